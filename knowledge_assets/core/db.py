@@ -1,0 +1,154 @@
+"""Connections to the knowledge store and the schema migration runner.
+
+``DATABASE_URL`` points at any Postgres >= 15 with pgvector. When it is unset, an embedded Postgres
+(the ``pgserver`` package) is started in a data directory of the project's own, so a fresh machine
+needs nothing but pip. Several processes can share that data directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SQL_DIR = PROJECT_ROOT / "sql"
+DEFAULT_DATA_DIR = PROJECT_ROOT / ".data"
+_MIGRATION_RE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+_REPEATABLE_RE = re.compile(r"^R__[a-z0-9_]+\.sql$")
+_servers: dict[Path, Any] = {}
+
+
+class MigrationError(RuntimeError):
+    """An applied migration was edited, or the migration files are inconsistent."""
+
+
+def data_dir() -> Path:
+    """The directory holding the embedded Postgres (``KA_DATA_DIR``, default ``.data/``)."""
+    return Path(os.environ.get("KA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()
+
+
+def embedded_url(pgdata: Path | None = None) -> str:
+    """Start (or attach to) the embedded Postgres and return its libpq URI."""
+    import pgserver  # imported lazily: only needed when DATABASE_URL is unset
+
+    path = (pgdata or data_dir() / "pg").resolve()
+    if path not in _servers:
+        path.mkdir(parents=True, exist_ok=True)
+        _servers[path] = pgserver.get_server(path, cleanup_mode="stop")
+    uri: str = _servers[path].get_uri()
+    return uri
+
+
+def resolve_url(database_url: str | None = None) -> str:
+    """The libpq URL to use: the argument, else ``DATABASE_URL``, else the embedded server."""
+    url = database_url or os.environ.get("DATABASE_URL")
+    return url if url else embedded_url()
+
+
+def dagster_storage_url(url: str) -> str:
+    """The same database as a SQLAlchemy URL for Dagster's storage.
+
+    SQLAlchemy 2.1 picks psycopg 3 for ``postgresql://``, and dagster-postgres then fails on
+    ``NOTIFY run_events, $1``; psycopg2 is the driver dagster-postgres is written for.
+    """
+    for prefix in ("postgresql+psycopg2://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg2://" + url[len(prefix) :]
+    raise ValueError("DATABASE_URL must start with postgresql://")
+
+
+@contextmanager
+def connect(url: str, *, autocommit: bool = False, read_only: bool = False) -> Iterator[psycopg.Connection]:
+    """Open a connection with pgvector types registered."""
+    conn = psycopg.connect(url, autocommit=autocommit)
+    try:
+        if read_only:
+            conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            conn.commit()
+        if _has_vector(conn):
+            register_vector(conn)
+        yield conn
+    finally:
+        conn.close()
+
+
+def _has_vector(conn: psycopg.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
+    if not conn.autocommit:
+        conn.commit()
+    return row is not None
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    sql: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+def load_migrations(sql_dir: Path = SQL_DIR) -> tuple[list[Migration], list[Migration]]:
+    """Numbered (append-only) migrations and repeatable ``R__`` files, each in name order."""
+    numbered, repeatable = [], []
+    for path in sorted(sql_dir.glob("*.sql")):
+        migration = Migration(path.name, path.read_text(encoding="utf-8"))
+        if _MIGRATION_RE.match(path.name):
+            numbered.append(migration)
+        elif _REPEATABLE_RE.match(path.name):
+            repeatable.append(migration)
+        else:
+            raise MigrationError(f"{path.name}: expected NNN_name.sql or R__name.sql")
+    return numbered, repeatable
+
+
+def migrate(url: str, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Apply new migrations, refuse edited ones, re-run repeatable files; return what was applied.
+
+    An advisory lock serialises concurrent callers (a sensor and a run starting together).
+    """
+    numbered, repeatable = load_migrations(sql_dir)
+    applied: list[str] = []
+    with connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge_assets.migrate'))")
+        conn.execute("CREATE SCHEMA IF NOT EXISTS meta")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS meta.migrations (name text PRIMARY KEY,"
+            " sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = dict(conn.execute("SELECT name, sha256 FROM meta.migrations").fetchall())
+        for migration in numbered:
+            if migration.name in done:
+                if done[migration.name] != migration.sha256:
+                    raise MigrationError(
+                        f"{migration.name} was edited after it was applied; migrations are "
+                        "append-only: add a new NNN_name.sql instead"
+                    )
+                continue
+            conn.execute(migration.sql.encode("utf-8"))
+            conn.execute(
+                "INSERT INTO meta.migrations (name, sha256) VALUES (%s, %s)",
+                (migration.name, migration.sha256),
+            )
+            applied.append(migration.name)
+        for migration in repeatable:
+            if done.get(migration.name) == migration.sha256:
+                continue
+            conn.execute(migration.sql.encode("utf-8"))
+            conn.execute(
+                "INSERT INTO meta.migrations (name, sha256) VALUES (%s, %s) ON CONFLICT (name)"
+                " DO UPDATE SET sha256 = EXCLUDED.sha256, applied_at = now()",
+                (migration.name, migration.sha256),
+            )
+            applied.append(migration.name)
+    return applied

@@ -1,0 +1,70 @@
+"""The source interface shared by the local-folder and GitHub sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class SourceError(RuntimeError):
+    """The source could not be read (unreachable, unauthorised, missing). Nothing was written."""
+
+
+@dataclass
+class ChangeSet:
+    """What changed in a source relative to what the store already holds.
+
+    ``versions`` maps every path in ``fetch`` to a cheap version token (the blob SHA for GitHub,
+    ``size:mtime_ns`` for a folder), stored so that the next sync can skip unchanged files.
+    ``renamed`` holds ``(old, new)`` pairs whose content may also need fetching (then ``new`` is
+    in ``fetch`` too). ``complete`` is True when ``present`` lists every file of the source.
+    """
+
+    head: str
+    fetch: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    present: set[str] | None = None
+    base: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.present is not None
+
+
+class Source(Protocol):
+    """A place notes are read from.
+
+    ``table`` names the raw table (``docs_local`` or ``docs_github``); ``key`` identifies this
+    source's sync state (``local:/abs/path`` or ``github:owner/repo@branch/prefix``).
+    """
+
+    table: str
+    key: str
+
+    def head(self) -> str:
+        """A cheap identifier of the source's current state: a commit SHA or a tree fingerprint."""
+        ...
+
+    def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
+        """Compare the source with ``known`` (path -> version token) and the last synced head.
+
+        ``since`` is the head recorded by the previous sync, or None for a full comparison.
+        """
+        ...
+
+    def read(self, path: str) -> bytes:
+        """The raw bytes of one file, as of the head returned in the last ``changes`` call."""
+        ...
+
+
+def is_markdown(path: str) -> bool:
+    """True for Markdown note paths, ignoring files in hidden folders (``.obsidian/``, ``.git/``)."""
+    parts = path.split("/")
+    if any(part.startswith(".") for part in parts):
+        return False
+    return path.lower().endswith(MARKDOWN_SUFFIXES)

@@ -1,0 +1,52 @@
+"""Shared fixtures: a real Postgres (``DATABASE_URL`` or the embedded pgserver) and blank databases."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from knowledge_assets.core import db
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+JSQUAD = SHARED / "eval" / "jsquad"
+SURVIVAL = SHARED / "eval" / "survival-ts" / "docs"
+EXAMPLE_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The admin URL of the test server: ``DATABASE_URL`` if set, else a throwaway pgserver."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    return db.embedded_url(tmp_path_factory.mktemp("pg") / "data")
+
+
+def _with_database(url: str, name: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["dbname"] = name
+    return psycopg.conninfo.make_conninfo(**info)
+
+
+@pytest.fixture
+def blank_db_url(server_url: str) -> Iterator[str]:
+    """A freshly created, empty database (no migrations applied), dropped afterwards."""
+    name = f"ka_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield _with_database(server_url, name)
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def db_url(blank_db_url: str) -> str:
+    """A fresh database with every migration applied."""
+    db.migrate(blank_db_url)
+    return blank_db_url
