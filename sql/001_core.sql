@@ -116,6 +116,7 @@ CREATE TABLE rag.models (
     provider text NOT NULL,
     dims int NOT NULL,
     max_tokens int NOT NULL,
+    options jsonb NOT NULL DEFAULT '{}',
     is_active boolean NOT NULL DEFAULT false,
     completed_at timestamptz,
     registered_at timestamptz NOT NULL DEFAULT now()
