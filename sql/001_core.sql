@@ -13,7 +13,7 @@ CREATE TABLE raw.docs_github (
     content text NOT NULL,
     content_hash text NOT NULL,
     fetched_at timestamptz NOT NULL DEFAULT now(),
-    blob_sha text
+    version text NOT NULL -- git blob SHA: an unchanged blob is never fetched again
 );
 CREATE INDEX docs_github_frontmatter_tags_idx ON raw.docs_github USING GIN ((frontmatter -> 'tags'));
 
@@ -24,8 +24,7 @@ CREATE TABLE raw.docs_local (
     content text NOT NULL,
     content_hash text NOT NULL,
     fetched_at timestamptz NOT NULL DEFAULT now(),
-    size_bytes bigint NOT NULL,
-    mtime_ns bigint NOT NULL
+    version text NOT NULL -- size:mtime_ns: an untouched file is never read again
 );
 CREATE INDEX docs_local_frontmatter_tags_idx ON raw.docs_local USING GIN ((frontmatter -> 'tags'));
 
@@ -35,9 +34,7 @@ CREATE TABLE raw.rejected_files (
     source_table text NOT NULL,
     file_path text NOT NULL,
     reason text NOT NULL,
-    size_bytes bigint,
-    mtime_ns bigint,
-    blob_sha text,
+    version text NOT NULL,
     seen_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (source_table, file_path)
 );

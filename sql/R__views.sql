@@ -27,3 +27,13 @@ SELECT
     (l.id IS NOT NULL) AS is_latest
 FROM raw.docs d
 LEFT JOIN rag.latest_docs l ON l.id = d.id;
+
+-- A frontmatter date (YYYY-MM-DD, optionally followed by a time) or NULL for anything else.
+CREATE OR REPLACE FUNCTION rag.try_date(value text) RETURNS date
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN substring(value from '^\d{4}-\d{2}-\d{2}')::date;
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END
+$$;

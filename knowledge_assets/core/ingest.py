@@ -1,0 +1,140 @@
+"""Sync a source into its raw table: fetch only what changed, parse, upsert, delete, record rejections.
+
+All writes of one sync happen in one transaction after every file was fetched, so a failure
+(an unreachable source, a wrong token) leaves the store exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import psycopg
+
+from knowledge_assets.core import store
+from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection, parse_document
+from knowledge_assets.core.sources.base import ChangeSet, Source
+
+
+@dataclass
+class SyncReport:
+    """What one sync did, for the UI and the CLI."""
+
+    source: str
+    head: str
+    base: str | None
+    new: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    deleted: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    fetched: int = 0
+
+    @property
+    def wrote_anything(self) -> bool:
+        return bool(self.new or self.changed or self.deleted or self.renamed or self.rejected)
+
+
+def sync_source(
+    conn: psycopg.Connection,
+    source: Source,
+    *,
+    full: bool = False,
+    since: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> SyncReport:
+    """Bring ``raw.<source.table>`` up to date with the source.
+
+    ``since`` overrides the stored last-synced head (a sensor passes the SHA it saw before);
+    ``full`` ignores it and compares the whole tree, which repairs anything a missed sync left.
+    """
+    table = source.table
+    known = store.known_versions(conn, table)
+    conn.commit()
+    base = None if full else (since or store.sync_state(conn, source.key))
+    changes = source.changes(base, known)
+    report = SyncReport(source=source.key, head=changes.head, base=base)
+    parsed = _fetch_and_parse(source, changes, max_bytes, report)
+    accepted, rejected = _split_case_duplicates(conn, table, changes, parsed)
+    with conn.transaction():
+        _write(conn, source, changes, accepted, rejected, report)
+    return report
+
+
+def _fetch_and_parse(
+    source: Source, changes: ChangeSet, max_bytes: int, report: SyncReport
+) -> list[ParsedDoc | Rejection]:
+    results: list[ParsedDoc | Rejection] = []
+    for path in changes.fetch:
+        results.append(parse_document(path, source.read(path), max_bytes))
+        report.fetched += 1
+    return results
+
+
+def _split_case_duplicates(
+    conn: psycopg.Connection, table: str, changes: ChangeSet, parsed: list[ParsedDoc | Rejection]
+) -> tuple[list[ParsedDoc], list[Rejection]]:
+    """Paths equal but for case collide on case-insensitive file systems: keep one, reject the rest.
+
+    The path already stored wins; otherwise the first in sorted order, so the choice is stable.
+    """
+    stored = set(store.stored_paths(conn, table))
+    conn.commit()
+    present = changes.present if changes.present is not None else _present(stored, changes)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for path in present:
+        groups[path.casefold()].append(path)
+    losers: dict[str, str] = {}
+    for paths in groups.values():
+        if len(paths) > 1:
+            keep = min(paths, key=lambda p: (p not in stored, p))
+            losers.update({p: keep for p in paths if p != keep})
+    accepted: list[ParsedDoc] = []
+    rejected: list[Rejection] = []
+    for item in parsed:
+        if item.path in losers:
+            reason = f"duplicate of {losers[item.path]} (paths differ only in case)"
+            rejected.append(Rejection(item.path, reason))
+        elif isinstance(item, Rejection):
+            rejected.append(item)
+        else:
+            accepted.append(item)
+    return accepted, rejected
+
+
+def _present(stored: set[str], changes: ChangeSet) -> set[str]:
+    present = stored - set(changes.deleted) - {old for old, _ in changes.renamed}
+    return present | {new for _, new in changes.renamed} | set(changes.fetch)
+
+
+def _write(
+    conn: psycopg.Connection,
+    source: Source,
+    changes: ChangeSet,
+    accepted: list[ParsedDoc],
+    rejected: list[Rejection],
+    report: SyncReport,
+) -> None:
+    table = source.table
+    if changes.deleted:
+        report.deleted = sorted(changes.deleted)
+        store.delete_docs(conn, table, report.deleted)
+    if changes.renamed:
+        store.rename_docs(conn, table, changes.renamed)
+        report.renamed = list(changes.renamed)
+    hashes = store.stored_hashes(conn, table, [d.path for d in accepted])
+    for doc in accepted:
+        if doc.path not in hashes:
+            report.new.append(doc.path)
+        elif hashes[doc.path] != doc.content_hash:
+            report.changed.append(doc.path)
+    store.upsert_docs(conn, table, [(d, changes.versions.get(d.path, "")) for d in accepted])
+    store.clear_rejections(conn, table, [d.path for d in accepted])
+    store.record_rejections(
+        conn, table, [(r.path, r.reason, changes.versions.get(r.path, "")) for r in rejected]
+    )
+    report.rejected = [(r.path, r.reason) for r in rejected]
+    report.unchanged = store.raw_count(conn, table) - len(report.new) - len(report.changed)
+    if report.wrote_anything or changes.base != changes.head:
+        store.set_sync_state(conn, source.key, changes.head)

@@ -1,0 +1,190 @@
+"""Version superseding: which documents are the newest version of a note (seed 000's ``previous``).
+
+A document named in another document's ``previous`` (by path, by file name, with or without
+``.md``, or as an Obsidian ``[[wikilink]]``) is superseded. Drafts (``draft: true``, seed 004) and
+documents without a body are excluded too. Cycles in ``previous`` are broken deterministically: of
+the documents in a cycle, the one with the highest ``version`` (then the latest ``updated``, then
+the greatest path) is kept, the others are superseded by it, and the cycle is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.core import store
+
+_WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
+
+
+@dataclass(frozen=True)
+class DocInfo:
+    """What superseding needs to know about one raw document."""
+
+    path: str
+    frontmatter: Mapping[str, Any]
+    has_body: bool
+
+
+@dataclass
+class LatestPlan:
+    """The outcome: kept paths, and why every other path was excluded."""
+
+    kept: list[str] = field(default_factory=list)
+    superseded: dict[str, str] = field(default_factory=dict)  # old path -> newer path
+    drafts: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    cycles: list[list[str]] = field(default_factory=list)
+    unresolved: list[tuple[str, str]] = field(default_factory=list)  # (path, previous not found)
+
+
+def previous_refs(frontmatter: Mapping[str, Any]) -> list[str]:
+    """The ``previous`` entries of a frontmatter, as a list of strings."""
+    value = frontmatter.get("previous")
+    items = value if isinstance(value, list) else [value] if value else []
+    return [str(item).strip() for item in items if item is not None and str(item).strip()]
+
+
+def _keys(path: str) -> set[str]:
+    name = path.rsplit("/", 1)[-1]
+    keys = {path, name}
+    return keys | {k[: -len(".md")] for k in keys if k.lower().endswith(".md")}
+
+
+def _ref_key(ref: str) -> str:
+    match = _WIKILINK.match(ref)
+    ref = (match.group(1) if match else ref).strip().lstrip("./")
+    return ref[: -len(".md")] if ref.lower().endswith(".md") else ref
+
+
+def _is_draft(frontmatter: Mapping[str, Any]) -> bool:
+    value = frontmatter.get("draft")
+    return value is True or (isinstance(value, str) and value.strip().lower() in {"true", "yes"})
+
+
+def supersede_edges(docs: Iterable[DocInfo]) -> tuple[dict[str, set[str]], list[tuple[str, str]]]:
+    """newer path -> older paths it names, and references that match no document."""
+    docs = list(docs)
+    index: dict[str, list[str]] = {}
+    for doc in docs:
+        for key in _keys(doc.path):
+            index.setdefault(key, []).append(doc.path)
+    edges: dict[str, set[str]] = {}
+    unresolved: list[tuple[str, str]] = []
+    for doc in docs:
+        for ref in previous_refs(doc.frontmatter):
+            targets = index.get(_ref_key(ref), [])
+            targets = [t for t in targets if t != doc.path]
+            if not targets:
+                unresolved.append((doc.path, ref))
+            edges.setdefault(doc.path, set()).update(targets)
+    return edges, unresolved
+
+
+def plan_latest(docs: Iterable[DocInfo]) -> LatestPlan:
+    """Decide which documents belong in ``latest_docs``."""
+    docs = sorted(docs, key=lambda d: d.path)
+    by_path = {d.path: d for d in docs}
+    edges, unresolved = supersede_edges(docs)
+    plan = LatestPlan(unresolved=unresolved)
+    component_of: dict[str, int] = {}
+    for number, component in enumerate(_cycles(edges)):
+        winner = max(component, key=lambda p: _recency(by_path[p].frontmatter, p))
+        plan.cycles.append(sorted(component))
+        component_of.update(dict.fromkeys(component, number))
+        plan.superseded.update({p: winner for p in sorted(component) if p != winner})
+    for newer, olders in sorted(edges.items()):
+        for old in sorted(olders):
+            # inside a cycle only the winner's verdict counts
+            if component_of.get(old, -1) != component_of.get(newer, -2):
+                plan.superseded.setdefault(old, newer)
+    for doc in docs:
+        if doc.path in plan.superseded:
+            continue
+        if _is_draft(doc.frontmatter):
+            plan.drafts.append(doc.path)
+        elif not doc.has_body:
+            plan.empty.append(doc.path)
+        else:
+            plan.kept.append(doc.path)
+    return plan
+
+
+def _recency(frontmatter: Mapping[str, Any], path: str) -> tuple[float, str, str]:
+    version = frontmatter.get("version")
+    try:
+        number = float(version) if version is not None else float("-inf")
+    except (TypeError, ValueError):
+        number = float("-inf")
+    return (number, str(frontmatter.get("updated") or ""), path)
+
+
+def _cycles(edges: Mapping[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components with more than one member (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[set[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(component)
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(edges.get(child, ())))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+@dataclass
+class LatestReport:
+    """What a ``latest_docs`` refresh did."""
+
+    plan: LatestPlan
+    upserted: int
+    removed: int
+
+
+def refresh_latest(conn: psycopg.Connection, table: str) -> LatestReport:
+    """Rebuild ``rag.latest_docs`` for one raw table in one transaction."""
+    from knowledge_assets.core.chunking import slug_from_filename
+
+    infos = [DocInfo(path, fm or {}, bool(has_body)) for path, fm, has_body in store.doc_infos(conn, table)]
+    plan = plan_latest(infos)
+    kept = [(path, slug_from_filename(path)) for path in plan.kept]
+    with conn.transaction():
+        upserted, removed = store.write_latest(conn, table, kept)
+        in_cycles = {p for cycle in plan.cycles for p in cycle}
+        store.write_superseded(conn, table, plan.superseded, in_cycles)
+    return LatestReport(plan=plan, upserted=upserted, removed=removed)

@@ -1,0 +1,205 @@
+"""Runtime SQL for ingest and indexing. Values are always psycopg parameters; table names are
+``psycopg.sql.Identifier``s chosen from a fixed set, never user text."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from knowledge_assets.core.parsing import ParsedDoc
+
+RAW_TABLES = ("docs_local", "docs_github")
+_DOC_NAMESPACE = uuid.UUID("6f1c2a57-3f0e-4d8b-9a59-8f1d0e3c7b21")
+
+
+def doc_id(table: str, path: str) -> uuid.UUID:
+    """Deterministic document id, so re-ingesting a path keeps its id and its chunks."""
+    return uuid.uuid5(_DOC_NAMESPACE, f"{table}:{path}")
+
+
+def raw_table(table: str) -> sql.Identifier:
+    if table not in RAW_TABLES:
+        raise ValueError(f"unknown raw table {table!r}")
+    return sql.Identifier("raw", table)
+
+
+def known_versions(conn: psycopg.Connection, table: str) -> dict[str, str]:
+    """path -> version token for stored documents, overridden by recorded rejections."""
+    query = sql.SQL("SELECT file_path, version FROM {}").format(raw_table(table))
+    known = dict(conn.execute(query).fetchall())
+    rejected = conn.execute(
+        "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s", (table,)
+    ).fetchall()
+    known.update(rejected)
+    return known
+
+
+def stored_hashes(conn: psycopg.Connection, table: str, paths: Sequence[str]) -> dict[str, str]:
+    """path -> content_hash for the given paths that are stored."""
+    query = sql.SQL("SELECT file_path, content_hash FROM {} WHERE file_path = ANY(%s)")
+    return dict(conn.execute(query.format(raw_table(table)), (list(paths),)).fetchall())
+
+
+def stored_paths(conn: psycopg.Connection, table: str) -> list[str]:
+    """Every stored path of a raw table."""
+    query = sql.SQL("SELECT file_path FROM {} ORDER BY file_path").format(raw_table(table))
+    return [row[0] for row in conn.execute(query)]
+
+
+def upsert_docs(
+    conn: psycopg.Connection, table: str, docs: Iterable[tuple[ParsedDoc, str]]
+) -> None:
+    """Insert or update documents; unchanged content only refreshes the version token."""
+    query = sql.SQL(
+        "INSERT INTO {t} (id, file_path, frontmatter, content, content_hash, version)"
+        " VALUES (%s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (file_path) DO UPDATE SET frontmatter = EXCLUDED.frontmatter,"
+        " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
+        " version = EXCLUDED.version,"
+        " fetched_at = CASE WHEN {t}.content_hash = EXCLUDED.content_hash"
+        " THEN {t}.fetched_at ELSE now() END"
+    ).format(t=raw_table(table))
+    rows = [
+        (doc_id(table, d.path), d.path, Jsonb(d.frontmatter), d.body, d.content_hash, version)
+        for d, version in docs
+    ]
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany(query, rows)
+
+
+def delete_docs(conn: psycopg.Connection, table: str, paths: Sequence[str]) -> int:
+    """Delete documents (and their rejections) by path; returns how many documents went."""
+    query = sql.SQL("DELETE FROM {} WHERE file_path = ANY(%s)").format(raw_table(table))
+    count = conn.execute(query, (list(paths),)).rowcount
+    clear_rejections(conn, table, paths)
+    return count
+
+
+def rename_docs(conn: psycopg.Connection, table: str, pairs: Sequence[tuple[str, str]]) -> int:
+    """Move documents to new paths in place; the id follows the path so it stays deterministic."""
+    query = sql.SQL("UPDATE {} SET file_path = %s, id = %s WHERE file_path = %s")
+    moved = 0
+    for old, new in pairs:
+        moved += conn.execute(query.format(raw_table(table)), (new, doc_id(table, new), old)).rowcount
+    return moved
+
+
+def record_rejections(
+    conn: psycopg.Connection, table: str, rejections: Iterable[tuple[str, str, str]]
+) -> None:
+    """Remember (path, reason, version) so an unchanged bad file is not re-read every sync."""
+    rows = [(table, path, reason, version) for path, reason, version in rejections]
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO raw.rejected_files (source_table, file_path, reason, version)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (source_table, file_path) DO UPDATE"
+                " SET reason = EXCLUDED.reason, version = EXCLUDED.version, seen_at = now()",
+                rows,
+            )
+
+
+def clear_rejections(conn: psycopg.Connection, table: str, paths: Sequence[str]) -> None:
+    conn.execute(
+        "DELETE FROM raw.rejected_files WHERE source_table = %s AND file_path = ANY(%s)",
+        (table, list(paths)),
+    )
+
+
+def rejections(conn: psycopg.Connection, table: str) -> list[tuple[str, str]]:
+    """Every currently rejected (path, reason) of a source table."""
+    return conn.execute(
+        "SELECT file_path, reason FROM raw.rejected_files WHERE source_table = %s"
+        " ORDER BY file_path",
+        (table,),
+    ).fetchall()
+
+
+def sync_state(conn: psycopg.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT last_sha FROM meta.sync_state WHERE source_key = %s", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_sync_state(conn: psycopg.Connection, key: str, head: str) -> None:
+    conn.execute(
+        "INSERT INTO meta.sync_state (source_key, last_sha) VALUES (%s, %s)"
+        " ON CONFLICT (source_key) DO UPDATE SET last_sha = EXCLUDED.last_sha, synced_at = now()",
+        (key, head),
+    )
+
+
+def raw_count(conn: psycopg.Connection, table: str) -> int:
+    row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(raw_table(table))).fetchone()
+    return int(row[0]) if row else 0
+
+
+
+def doc_infos(conn: psycopg.Connection, table: str) -> list[tuple[str, dict[str, Any], bool]]:
+    """(path, frontmatter, has_body) per raw document; a body of headings only counts as empty."""
+    query = sql.SQL(
+        "SELECT file_path, frontmatter,"
+        " regexp_replace(content, '^[ \\t]*#{{1,6}}([ \\t][^\\n]*)?$', '', 'gn') ~ '\\S'"
+        " FROM {}"
+    ).format(raw_table(table))
+    return conn.execute(query).fetchall()
+
+
+def write_latest(
+    conn: psycopg.Connection, table: str, kept: Sequence[tuple[str, str]]
+) -> tuple[int, int]:
+    """Make ``rag.latest_docs`` hold exactly the kept (path, slug) documents of ``table``.
+
+    Rows whose content is unchanged are not touched; rows no longer kept are deleted, and their
+    chunks go with them (ON DELETE CASCADE). Returns (upserted, deleted).
+    """
+    upserted = conn.execute(
+        sql.SQL(
+            "INSERT INTO rag.latest_docs (id, source_table, file_path, title, tags, aliases,"
+            " content_type, frontmatter, content, content_hash, created, updated)"
+            " SELECT d.id, %(table)s, d.file_path,"
+            " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
+            "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
+            " rag.jsonb_text_array(d.frontmatter -> 'tags'),"
+            " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
+            " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type'),"
+            " d.frontmatter, d.content, d.content_hash,"
+            " rag.try_date(d.frontmatter ->> 'created'), rag.try_date(d.frontmatter ->> 'updated')"
+            " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[]) AS k(path, slug)"
+            "   ON k.path = d.file_path"
+            " ON CONFLICT (id) DO UPDATE SET file_path = EXCLUDED.file_path,"
+            " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
+            " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
+            " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
+            " created = EXCLUDED.created, updated = EXCLUDED.updated"
+            " WHERE rag.latest_docs.content_hash IS DISTINCT FROM EXCLUDED.content_hash"
+            " OR rag.latest_docs.file_path IS DISTINCT FROM EXCLUDED.file_path"
+        ).format(raw=raw_table(table)),
+        {"table": table, "paths": [p for p, _ in kept], "slugs": [s for _, s in kept]},
+    ).rowcount
+    deleted = conn.execute(
+        "DELETE FROM rag.latest_docs WHERE source_table = %s AND NOT file_path = ANY(%s)",
+        (table, [p for p, _ in kept]),
+    ).rowcount
+    return upserted, deleted
+
+
+def write_superseded(
+    conn: psycopg.Connection, table: str, superseded: Mapping[str, str], cycles: set[str]
+) -> None:
+    """Replace the superseded-version list of ``table``."""
+    conn.execute("DELETE FROM rag.superseded_docs WHERE source_table = %s", (table,))
+    rows = [
+        (doc_id(table, old), table, old, newer, old in cycles) for old, newer in superseded.items()
+    ]
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO rag.superseded_docs (id, source_table, file_path, superseded_by,"
+                " in_cycle) VALUES (%s, %s, %s, %s, %s)",
+                rows,
+            )

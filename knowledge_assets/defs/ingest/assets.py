@@ -1,0 +1,111 @@
+"""Ingest assets: ``raw_docs`` (every file of the source) and ``latest_docs`` (newest versions)."""
+
+
+import dagster as dg
+
+from knowledge_assets.core.ingest import SyncReport, sync_source
+from knowledge_assets.core.latest import LatestReport, refresh_latest
+from knowledge_assets.defs.metadata import md_table, path_list
+from knowledge_assets.resources import PostgresResource, VaultResource
+
+
+class RawDocsConfig(dg.Config):
+    """``full``: compare the whole source, ignoring the last synced head (nightly repair).
+    ``since_sha``: the head to diff from (sensors pass the SHA they saw last)."""
+
+    full: bool = False
+    since_sha: str | None = None
+
+
+@dg.asset(key="raw_docs", group_name="ingest", kinds={"postgres"})
+def raw_docs(
+    context: dg.AssetExecutionContext,
+    config: RawDocsConfig,
+    postgres: PostgresResource,
+    vault: VaultResource,
+) -> dg.MaterializeResult:
+    """Every Markdown file of the source as stored in ``raw.docs_local`` or ``raw.docs_github``:
+    frontmatter (jsonb), body and the SHA-256 content hash. Only files that changed since the last
+    sync are read; files that cannot be parsed are listed in ``raw.rejected_files`` with a reason."""
+    source = vault.source()
+    with postgres.connect() as conn:
+        report = sync_source(
+            conn, source, full=config.full, since=config.since_sha, max_bytes=vault.max_file_bytes
+        )
+    if not report.wrote_anything:
+        context.log.info("source unchanged since %s: nothing written", report.head[:12])
+    for path, reason in report.rejected:
+        context.log.warning("rejected %s: %s", path, reason)
+    return dg.MaterializeResult(metadata=_raw_metadata(report, source.table))
+
+
+def _raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
+    return {
+        "summary": dg.MetadataValue.text(_summary(report)),
+        "source": dg.MetadataValue.text(report.source),
+        "table": dg.MetadataValue.text(f"raw.{table}"),
+        "head_sha": dg.MetadataValue.text(report.head),
+        "base_sha": dg.MetadataValue.text(report.base or "(full comparison)"),
+        "new": dg.MetadataValue.int(len(report.new)),
+        "changed": dg.MetadataValue.int(len(report.changed)),
+        "unchanged": dg.MetadataValue.int(report.unchanged),
+        "deleted": dg.MetadataValue.int(len(report.deleted)),
+        "renamed": dg.MetadataValue.int(len(report.renamed)),
+        "rejected": dg.MetadataValue.int(len(report.rejected)),
+        "files_read": dg.MetadataValue.int(report.fetched),
+        "rejected_files": dg.MetadataValue.md(md_table(("file", "reason"), report.rejected)),
+        "what_changed": dg.MetadataValue.md(
+            path_list({"new": report.new, "changed": report.changed, "deleted": report.deleted})
+        ),
+    }
+
+
+def _summary(report: SyncReport) -> str:
+    if not report.wrote_anything:
+        return "No changes: nothing written."
+    return (
+        f"{len(report.new)} new, {len(report.changed)} changed, {report.unchanged} unchanged, "
+        f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, "
+        f"{len(report.rejected)} rejected"
+    )
+
+
+@dg.asset(key="latest_docs", group_name="ingest", kinds={"postgres"}, deps=["raw_docs"])
+def latest_docs(
+    context: dg.AssetExecutionContext, postgres: PostgresResource, vault: VaultResource
+) -> dg.MaterializeResult:
+    """The newest version of every note (``rag.latest_docs``): documents named in another
+    document's ``previous`` are superseded, drafts and notes without a body are left out. This is
+    what gets chunked, embedded and searched."""
+    table = vault.source().table
+    with postgres.connect() as conn:
+        report = refresh_latest(conn, table)
+    for cycle in report.plan.cycles:
+        context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
+    return dg.MaterializeResult(metadata=_latest_metadata(report))
+
+
+def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:
+    plan = report.plan
+    return {
+        "latest": dg.MetadataValue.int(len(plan.kept)),
+        "superseded": dg.MetadataValue.int(len(plan.superseded)),
+        "drafts": dg.MetadataValue.int(len(plan.drafts)),
+        "empty": dg.MetadataValue.int(len(plan.empty)),
+        "cycles": dg.MetadataValue.int(len(plan.cycles)),
+        "rows_written": dg.MetadataValue.int(report.upserted),
+        "rows_removed": dg.MetadataValue.int(report.removed),
+        "superseded_versions": dg.MetadataValue.md(
+            md_table(("old version", "superseded by"), sorted(plan.superseded.items()))
+        ),
+        "excluded": dg.MetadataValue.md(
+            path_list(
+                {
+                    "draft": plan.drafts,
+                    "no body": plan.empty,
+                    "cycle": [" → ".join(c) for c in plan.cycles],
+                    "previous not found": [f"{p}: {ref}" for p, ref in plan.unresolved],
+                }
+            )
+        ),
+    }

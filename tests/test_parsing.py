@@ -1,0 +1,70 @@
+"""Parsing one file into a document or a rejection with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge_assets.core.parsing import ParsedDoc, Rejection, content_hash, parse_document
+
+
+def test_frontmatter_and_body_are_split_and_hashed_as_in_seed_000() -> None:
+    data = "---\ntitle: 梅雨\ntags: [天気]\ncreated: 2025-06-01\n---\n# 梅雨\n\n本文。\n".encode()
+    doc = parse_document("a.md", data)
+    assert isinstance(doc, ParsedDoc)
+    assert doc.frontmatter == {"title": "梅雨", "tags": ["天気"], "created": "2025-06-01"}
+    assert doc.body.strip() == "# 梅雨\n\n本文。"
+    fm_text = "\ntitle: 梅雨\ntags: [天気]\ncreated: 2025-06-01\n"
+    assert doc.content_hash == content_hash(fm_text, doc.body)
+
+
+def test_no_frontmatter_is_a_plain_body() -> None:
+    doc = parse_document("n.md", b"just text\n")
+    assert isinstance(doc, ParsedDoc)
+    assert doc.frontmatter == {}
+    assert doc.body == "just text\n"
+
+
+def test_crlf_and_bom_are_normalised() -> None:
+    a = parse_document("a.md", b"\xef\xbb\xbf---\r\ntitle: x\r\n---\r\nbody\r\n")
+    b = parse_document("a.md", b"---\ntitle: x\n---\nbody\n")
+    assert isinstance(a, ParsedDoc) and isinstance(b, ParsedDoc)
+    assert a.content_hash == b.content_hash
+
+
+def test_frontmatter_change_changes_the_hash() -> None:
+    a = parse_document("a.md", b"---\ntags: [a]\n---\nbody\n")
+    b = parse_document("a.md", b"---\ntags: [b]\n---\nbody\n")
+    assert isinstance(a, ParsedDoc) and isinstance(b, ParsedDoc)
+    assert a.content_hash != b.content_hash
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"---\ntitle: [unclosed\n---\nbody", "malformed YAML frontmatter"),
+        (b"---\n- a\n- b\n---\nbody", "frontmatter is not a mapping (got list)"),
+        (b"---\njust a string\n---\nbody", "frontmatter is not a mapping (got str)"),
+        (b"caf\xe9 au lait", "not valid UTF-8: byte 0xe9 at offset 3"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+        (b"", "empty file"),
+        (b" \n\n\t\n", "empty file"),
+        (b"x" * (10 * 1024 * 1024), "over the 2,097,152-byte limit"),
+    ],
+    ids=["bad-yaml", "list-fm", "scalar-fm", "non-utf8", "binary", "empty", "blank", "10mb"],
+)
+def test_bad_input_is_rejected_with_a_reason(data: bytes, reason: str) -> None:
+    result = parse_document("bad.md", data)
+    assert isinstance(result, Rejection)
+    assert reason in result.reason
+
+
+def test_yaml_error_names_the_line() -> None:
+    result = parse_document("bad.md", b"---\ntitle: ok\ntags: [a, b\n---\nbody")
+    assert isinstance(result, Rejection)
+    assert "line" in result.reason
+
+
+def test_odd_yaml_values_become_json_safe() -> None:
+    doc = parse_document("a.md", b"---\n1: one\nwhen: 2025-01-02 03:04:05\nnan: .nan\n---\nx")
+    assert isinstance(doc, ParsedDoc)
+    assert doc.frontmatter == {"1": "one", "when": "2025-01-02T03:04:05", "nan": None}
