@@ -1,0 +1,151 @@
+"""Runtime SQL for chunks, embeddings and models (the companion of ``store`` for the index side)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.types.json import Jsonb
+
+_CHUNK_NAMESPACE = uuid.UUID("0b8f7f0e-8a39-4f0a-b1d4-2f6a3d9c5e11")
+
+CHUNK_COLUMNS = (
+    "heading, parent_heading, heading_path, content, embedding_text, text_hash, token_estimate,"
+    " doc_hash, chunker_sig, warning"
+)
+
+
+def chunk_id(document_id: uuid.UUID, index: int) -> uuid.UUID:
+    """Deterministic chunk identity: the same section position keeps its row across runs."""
+    return uuid.uuid5(_CHUNK_NAMESPACE, f"{document_id}:{index}")
+
+
+def docs_to_chunk(conn: psycopg.Connection, sig: str) -> list[tuple[Any, ...]]:
+    """Latest documents whose chunks are missing or were made from other content or settings."""
+    return conn.execute(
+        "SELECT d.id, d.file_path, d.title, d.frontmatter, d.content, d.content_hash"
+        " FROM rag.latest_docs d WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c"
+        " WHERE c.document_id = d.id AND c.doc_hash = d.content_hash AND c.chunker_sig = %s)"
+        " ORDER BY d.file_path",
+        (sig,),
+    ).fetchall()
+
+
+def existing_hashes(conn: psycopg.Connection, document_id: uuid.UUID) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT chunk_index, text_hash FROM rag.chunks WHERE document_id = %s", (document_id,)
+    ).fetchall()
+    return dict(rows)
+
+
+def replace_chunks(
+    conn: psycopg.Connection, document_id: uuid.UUID, rows: Sequence[tuple[Any, ...]]
+) -> int:
+    """Upsert a document's chunks by position and drop positions past the end; returns removed.
+
+    ``rows`` are (chunk_index, heading, parent_heading, heading_path, content, embedding_text,
+    text_hash, token_estimate, doc_hash, chunker_sig, warning, tsvector_input).
+    """
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO rag.chunks (id, document_id, chunk_index, " + CHUNK_COLUMNS + ", tokens)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+            " to_tsvector('simple', %s))"
+            " ON CONFLICT (document_id, chunk_index) DO UPDATE SET heading = EXCLUDED.heading,"
+            " parent_heading = EXCLUDED.parent_heading, heading_path = EXCLUDED.heading_path,"
+            " content = EXCLUDED.content, embedding_text = EXCLUDED.embedding_text,"
+            " text_hash = EXCLUDED.text_hash, token_estimate = EXCLUDED.token_estimate,"
+            " doc_hash = EXCLUDED.doc_hash, chunker_sig = EXCLUDED.chunker_sig,"
+            " warning = EXCLUDED.warning, tokens = EXCLUDED.tokens",
+            [(chunk_id(document_id, row[0]), document_id, *row) for row in rows],
+        )
+    return conn.execute(
+        "DELETE FROM rag.chunks WHERE document_id = %s AND chunk_index >= %s",
+        (document_id, len(rows)),
+    ).rowcount
+
+
+def delete_orphan_embeddings(conn: psycopg.Connection) -> int:
+    """Remove vectors (of any model) whose text no chunk uses any more."""
+    return conn.execute(
+        "DELETE FROM rag.embeddings e WHERE NOT EXISTS"
+        " (SELECT 1 FROM rag.chunks c WHERE c.text_hash = e.text_hash)"
+    ).rowcount
+
+
+def register_model(
+    conn: psycopg.Connection, model: str, provider: str, dims: int, max_tokens: int,
+    options: dict[str, Any],
+) -> int:  # fmt: skip
+    """Record a model (first write wins) and return the dimension already stored for it."""
+    conn.execute(
+        "INSERT INTO rag.models (model, provider, dims, max_tokens, options)"
+        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (model) DO NOTHING",
+        (model, provider, dims, max_tokens, Jsonb(options)),
+    )
+    row = conn.execute("SELECT dims FROM rag.models WHERE model = %s", (model,)).fetchone()
+    return int(row[0]) if row else dims
+
+
+def texts_to_embed(
+    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None = None
+) -> list[tuple[str, str]]:
+    """(text_hash, embedding_text) of every distinct chunk text without a vector for ``model``."""
+    return conn.execute(
+        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text FROM rag.chunks c"
+        " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))"
+        " AND NOT EXISTS (SELECT 1 FROM rag.embeddings e"
+        " WHERE e.model = %(model)s AND e.text_hash = c.text_hash)"
+        " ORDER BY c.text_hash",
+        {"model": model, "ids": list(document_ids) if document_ids is not None else None},
+    ).fetchall()
+
+
+def count_texts(
+    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None = None
+) -> tuple[int, int]:
+    """(distinct chunk texts, of which already embedded with ``model``)."""
+    row = conn.execute(
+        "SELECT count(DISTINCT c.text_hash), count(DISTINCT e.text_hash) FROM rag.chunks c"
+        " LEFT JOIN rag.embeddings e ON e.model = %(model)s AND e.text_hash = c.text_hash"
+        " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))",
+        {"model": model, "ids": list(document_ids) if document_ids is not None else None},
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def insert_embeddings(
+    conn: psycopg.Connection, model: str, hashes: Sequence[str], vectors: Sequence[Sequence[float]]
+) -> None:
+    """Store one batch of vectors; a concurrent run that stored the same text first wins."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO rag.embeddings (model, text_hash, dims, embedding)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (model, text_hash) DO NOTHING",
+            [
+                (model, h, len(v), np.asarray(v, dtype=np.float32))
+                for h, v in zip(hashes, vectors, strict=True)
+            ],
+        )
+
+
+def mark_model_complete(conn: psycopg.Connection, model: str, complete: bool) -> bool:
+    """Record whether every chunk has a vector of ``model``; activate it if none is active.
+
+    Returns True when the model is (now) the active one.
+    """
+    conn.execute(
+        "UPDATE rag.models SET completed_at = CASE WHEN %s THEN now() END WHERE model = %s",
+        (complete, model),
+    )
+    if complete:
+        conn.execute(
+            "UPDATE rag.models SET is_active = true WHERE model = %s"
+            " AND NOT EXISTS (SELECT 1 FROM rag.models WHERE is_active)",
+            (model,),
+        )
+    row = conn.execute("SELECT is_active FROM rag.models WHERE model = %s", (model,)).fetchone()
+    return bool(row and row[0])

@@ -1,0 +1,36 @@
+"""The code location loads offline and exposes the expected graph."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from knowledge_assets.definitions import defs
+
+
+def test_code_location_loads_with_assets_resources_and_jobs() -> None:
+    loaded = defs()
+    keys = {k.to_user_string() for k in loaded.resolve_asset_graph().get_all_asset_keys()}
+    assert {"raw_docs", "latest_docs", "chunks", "embeddings"} <= keys
+    assert {"postgres", "vault", "embedder"} <= set(loaded.resources or {})
+    job = loaded.resolve_job_def("embeddings_job")
+    assert job.partitions_def is not None
+    assert "usem3" in job.partitions_def.get_partition_keys()
+    assert loaded.resolve_job_def("raw_docs_job") is not None
+
+
+def test_lineage_is_raw_latest_chunks_embeddings() -> None:
+    graph = defs().resolve_asset_graph()
+    parents = {
+        key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
+        for key in graph.get_all_asset_keys()
+    }
+    assert parents["latest_docs"] == {"raw_docs"}
+    assert parents["chunks"] == {"latest_docs"}
+    assert parents["embeddings"] == {"chunks"}
+
+
+def test_assets_have_descriptions_for_the_ui() -> None:
+    graph = defs().resolve_asset_graph()
+    for key in graph.get_all_asset_keys():
+        assert graph.get(key).description, key
+    assert dg.AssetKey("embeddings") in graph.get_all_asset_keys()

@@ -1,0 +1,166 @@
+"""Syncing a local vault into Postgres: incremental, idempotent, and nothing lost on bad input."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.core import db, store
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.sources.local import LocalSource
+
+from .conftest import EXAMPLE_VAULT
+
+
+def _write(root: Path, rel: str, data: bytes | str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, root)
+    return root
+
+
+def test_first_sync_stores_every_note_and_skips_hidden_folders(db_url: str, vault: Path) -> None:
+    _write(vault, ".obsidian/ignored.md", "# not a note")
+    _write(vault, "sub/.hidden/ignored.md", "# not a note")
+    _write(vault, "attachment.png", b"\x89PNG")
+    with db.connect(db_url) as conn:
+        report = sync_source(conn, LocalSource(vault))
+        paths = store.stored_paths(conn, "docs_local")
+    expected = sorted(
+        p.relative_to(vault).as_posix()
+        for p in vault.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(vault).parts)
+    )
+    assert paths == expected
+    assert sorted(report.new) == expected
+    assert report.rejected == []
+
+
+def test_second_sync_over_unchanged_vault_writes_nothing(db_url: str, vault: Path) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        before = conn.execute("SELECT max(xmin::text::bigint) FROM raw.docs_local").fetchone()
+        report = sync_source(conn, LocalSource(vault))
+        after = conn.execute("SELECT max(xmin::text::bigint) FROM raw.docs_local").fetchone()
+    assert not report.wrote_anything
+    assert report.fetched == 0
+    assert report.unchanged == len(list(vault.rglob("*.md")))
+    assert before == after
+
+
+def test_edit_add_delete_are_detected(db_url: str, vault: Path) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        edited = vault / "inbox.md"
+        edited.write_text(edited.read_text() + "\nもう一行。\n")
+        os.utime(edited, ns=(1, 1))
+        _write(vault, "new/note.md", "# 新しいノート\n\n本文")
+        (vault / "projects" / "garden.md").unlink()
+        report = sync_source(conn, LocalSource(vault))
+        paths = store.stored_paths(conn, "docs_local")
+    assert report.changed == ["inbox.md"]
+    assert report.new == ["new/note.md"]
+    assert report.deleted == ["projects/garden.md"]
+    assert report.fetched == 2
+    assert "projects/garden.md" not in paths
+
+
+def test_touched_but_identical_file_counts_as_unchanged(db_url: str, vault: Path) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        os.utime(vault / "inbox.md", ns=(5, 5))
+        report = sync_source(conn, LocalSource(vault))
+    assert report.fetched == 1
+    assert report.changed == [] and report.new == []
+
+
+BAD_FILES: dict[str, bytes] = {
+    "bad/yaml.md": b"---\ntitle: [oops\n---\nbody",
+    "bad/list.md": b"---\n- a\n---\nbody",
+    "bad/latin1.md": "café".encode("latin-1"),
+    "bad/binary.md": b"\x00\x01\x02PK\x03\x04",
+    "bad/empty.md": b"",
+    "bad/huge.md": b"# huge\n" + b"a" * (10 * 1024 * 1024),
+}
+
+
+def test_bad_files_are_rejected_with_reasons_and_the_rest_lands(db_url: str, vault: Path) -> None:
+    for rel, data in BAD_FILES.items():
+        _write(vault, rel, data)
+    _write(vault, "Case/Note.md", "# upper")
+    _write(vault, "case/note.md", "# lower")
+    with db.connect(db_url) as conn:
+        report = sync_source(conn, LocalSource(vault))
+        rejected = dict(store.rejections(conn, "docs_local"))
+        paths = set(store.stored_paths(conn, "docs_local"))
+    assert set(rejected) == set(BAD_FILES) | {"case/note.md"}
+    assert "differ only in case" in rejected["case/note.md"]
+    assert "malformed YAML" in rejected["bad/yaml.md"]
+    assert "UTF-8" in rejected["bad/latin1.md"]
+    assert "binary" in rejected["bad/binary.md"]
+    assert "empty" in rejected["bad/empty.md"]
+    assert "limit" in rejected["bad/huge.md"]
+    assert "Case/Note.md" in paths and "20251230_rag-design.md" in paths
+    assert len(report.rejected) == len(rejected)
+
+
+def test_fixed_file_lands_and_an_unchanged_bad_file_is_not_reread(db_url: str, vault: Path) -> None:
+    bad = _write(vault, "bad.md", b"---\ntitle: [oops\n---\nbody")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        again = sync_source(conn, LocalSource(vault))
+        assert again.fetched == 0 and again.rejected == []
+        bad.write_bytes(b"---\ntitle: fixed\n---\nbody")
+        os.utime(bad, ns=(7, 7))
+        fixed = sync_source(conn, LocalSource(vault))
+        assert fixed.new == ["bad.md"]
+        assert store.rejections(conn, "docs_local") == []
+
+
+def test_breaking_a_good_note_keeps_its_last_good_version(db_url: str, vault: Path) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        note = vault / "inbox.md"
+        note.write_bytes(b"---\ntitle: [broken\n---\nbody")
+        os.utime(note, ns=(9, 9))
+        report = sync_source(conn, LocalSource(vault))
+        content = conn.execute(
+            "SELECT content FROM raw.docs_local WHERE file_path = 'inbox.md'"
+        ).fetchone()
+    assert [p for p, _ in report.rejected] == ["inbox.md"]
+    assert content is not None and "Quick idea" in content[0]
+
+
+def test_latest_docs_excludes_superseded_drafts_and_empty(db_url: str, vault: Path) -> None:
+    _write(vault, "only-fm.md", "---\ntitle: nothing here\n---\n# Heading only\n")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        report = refresh_latest(conn, "docs_local")
+        latest = {r[0]: r[1] for r in conn.execute("SELECT file_path, title FROM rag.latest_docs")}
+        superseded = conn.execute("SELECT file_path, superseded_by FROM rag.superseded_docs").fetchall()
+        again = refresh_latest(conn, "docs_local")
+    assert "20251201_rag-design-draft.md" not in latest
+    assert superseded == [("20251201_rag-design-draft.md", "20251230_rag-design.md")]
+    assert "projects/reading-list.md" not in latest and "only-fm.md" not in latest
+    assert report.plan.empty == ["only-fm.md"]
+    assert latest["20251230_rag-design.md"] == "RAG設計メモ"
+    assert latest["inbox.md"] == "inbox"  # no title, no H1: the file-name slug
+    assert again.upserted == 0 and again.removed == 0
+
+
+def test_missing_vault_fails_before_writing(db_url: str, tmp_path: Path) -> None:
+    from knowledge_assets.core.sources import SourceError
+
+    with db.connect(db_url) as conn, pytest.raises(SourceError, match="does not exist"):
+        sync_source(conn, LocalSource(tmp_path / "nope"))
