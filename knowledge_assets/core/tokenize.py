@@ -2,8 +2,8 @@
 
 Postgres has no Japanese parser here (no pg_bigm/PGroonga), so text is split in Python with
 SudachiPy in mode A (short units: the best BM25 setting measured on jsquad), each morpheme is
-reduced to its normalized form and lowercased (``ＡＢＣ`` → ``abc``, ``行い`` → ``行う``), and
-particles, auxiliary verbs, punctuation and whitespace are dropped.
+reduced to its normalized form (``行い`` → ``行う``), Latin-script words are kept as written, all
+is lowercased after NFKC (``ＡＢＣ`` → ``abc``), and particles, auxiliary verbs, punctuation and whitespace are dropped.
 
 The tokens are stored as a ``tsvector`` built from a **tsvector literal** (``%s::tsvector``), not
 with ``to_tsvector('simple', …)``: the default text-search parser would split tokens such as
@@ -29,6 +29,7 @@ _MAX_POSITION = 16_383
 _MAX_POSITIONS_PER_TOKEN = 256
 _BREAKS = re.compile(r"(?<=[\n。．！？!?])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_LATIN = re.compile(r"^[A-Za-z0-9\u00c0-\u024f'’._+#-]+$")
 
 _lock = threading.Lock()
 _dictionary: Any = None
@@ -94,7 +95,9 @@ def tokens(text: str) -> list[str]:
         for m in tok.tokenize(piece):
             if drop(m):
                 continue
-            word = m.normalized_form().lower().strip()
+            surface = m.surface()
+            # Sudachi "normalizes" English words to katakana (not → ノット); keep Latin as typed.
+            word = (surface if _LATIN.match(surface) else m.normalized_form()).lower().strip()
             if word and len(word) <= _MAX_TOKEN_CHARS and not _is_punct(word):
                 out.append(word)
     return out
