@@ -1,0 +1,131 @@
+"""Line-level Markdown structure for the chunker: ATX headings outside fenced code.
+
+A full Markdown parser would normalise the text, and the chunker must keep every character of a
+note verbatim, so this module only classifies lines:
+
+- ATX headings ``#`` .. ``######`` indented at most 3 spaces, followed by a space/tab or the end of
+  the line (so ``#hashtag`` is text), with an optional closing run of ``#`` (``## Title ##``).
+- Fenced code blocks opened by 3+ backticks or tildes indented at most 3 spaces (a backtick fence's
+  info string may not contain a backtick, so ````` ```inline``` ````` is not a fence) and closed by
+  a run of the same character at least as long. Nothing inside a fence is a heading. An unclosed
+  fence runs to the end of the note, as in CommonMark.
+- Setext headings, HTML blocks and MDX/JSX lines are ordinary text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t])#+$")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+# Closing fences may be indented more than 3 spaces: fences inside list items are indented with
+# their item, and missing a close would swallow every later heading into "code".
+_FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
+# Split *after* each sentence end so that the pieces concatenate back to the exact input.
+_SENTENCE_END = re.compile(r"(?<=[。．.!?！？\n])")
+
+
+def normalise_newlines(text: str) -> str:
+    """Drop a leading BOM and turn CRLF/CR line endings into LF."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One source line; ``level`` is its ATX heading level (0 when it is not a heading)."""
+
+    text: str
+    level: int = 0
+    title: str = ""
+    fenced: bool = False  # inside a fenced code block, the fence lines included
+
+
+@dataclass
+class Section:
+    """Lines under one ``#``/``##`` heading; ``heading`` is None for text before any ``##``."""
+
+    h1: str | None
+    heading: str | None
+    lines: list[Line] = field(default_factory=list)
+
+
+def parse_heading(line: str) -> tuple[int, str]:
+    """``(level, title)`` of an ATX heading line, ``(0, "")`` for any other line."""
+    match = _ATX.match(line)
+    if match is None:
+        return 0, ""
+    title = _CLOSING_HASHES.sub("", (match[2] or "").strip()).strip()
+    return len(match[1]), title
+
+
+def scan_lines(text: str) -> list[Line]:
+    """Classify each line of LF-separated ``text``; headings inside fences are plain lines."""
+    out: list[Line] = []
+    fence: str | None = None  # the opening run, e.g. "````"
+    for raw in text.split("\n"):
+        if fence is not None:
+            out.append(Line(raw, fenced=True))
+            close = _FENCE_CLOSE.match(raw)
+            if close and close[1][0] == fence[0] and len(close[1]) >= len(fence):
+                fence = None
+            continue
+        opened = _FENCE_OPEN.match(raw)
+        if opened and not (opened[1][0] == "`" and "`" in opened[2]):
+            fence = opened[1]
+            out.append(Line(raw, fenced=True))
+            continue
+        level, title = parse_heading(raw)
+        out.append(Line(raw, level, title))
+    return out
+
+
+def split_sections(lines: list[Line]) -> list[Section]:
+    """Cut at ``##`` headings and H1s; heading lines themselves are not kept in any section.
+
+    The first H1 met before any ``##`` titles the leading (intro) section. A later H1 opens a new
+    intro section of its own, and becomes the parent of the ``##`` sections that follow it.
+    """
+    sections = [Section(None, None)]
+    current_h1: str | None = None
+    for line in lines:
+        current = sections[-1]
+        if line.level == 1:
+            if current.heading is None and current.h1 is None:
+                current.h1 = line.title
+            else:
+                sections.append(Section(line.title, None))
+            current_h1 = line.title
+        elif line.level == 2:
+            sections.append(Section(current_h1, line.title))
+        else:
+            current.lines.append(line)
+    return sections
+
+
+def split_subsections(lines: list[Line]) -> list[tuple[str | None, list[Line]]]:
+    """Cut at ``###`` lines, which stay first in their part; the lead part's title is None."""
+    parts: list[tuple[str | None, list[Line]]] = [(None, [])]
+    for line in lines:
+        if line.level == 3:
+            parts.append((line.title, []))
+        parts[-1][1].append(line)
+    return parts
+
+
+def paragraphs(lines: list[Line]) -> list[str]:
+    """Blocks separated by blank lines; a fenced code block is never cut at its blank lines."""
+    blocks: list[list[str]] = [[]]
+    for line in lines:
+        if not line.fenced and not line.text.strip():
+            if blocks[-1]:
+                blocks.append([])
+            continue
+        blocks[-1].append(line.text)
+    return ["\n".join(block) for block in blocks if block]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Pieces ending at ``。．.!?！？`` or a newline, which concatenate back to ``text`` exactly."""
+    return [piece for piece in _SENTENCE_END.split(text) if piece]
