@@ -39,12 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=3000)
     dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
-    try:
-        from knowledge_assets import search_cli
-    except ImportError:  # search commands are optional while the package is being built
-        pass
-    else:
-        search_cli.add_commands(sub)
     return parser
 
 

@@ -6,8 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from knowledge_assets.core import db
+
+if TYPE_CHECKING:
+    import dagster as dg
 
 
 def prepare_environment() -> str:
@@ -59,10 +64,13 @@ def run_demo(full: bool = False) -> int:
     config = {"ops": {"raw_docs": {"config": {"full": full}}}}
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(
-            instance=instance, partition_key=model_keys()[0], run_config=config, raise_on_error=False
+            instance=instance,
+            partition_key=model_keys()[0],
+            run_config=config,
+            raise_on_error=False,
         )
     for event in result.get_asset_materialization_events():
-        mat = event.asset_materialization
+        mat = event.materialization
         if mat is None:
             continue
         summary = mat.metadata.get("summary")
@@ -72,7 +80,7 @@ def run_demo(full: bool = False) -> int:
     return 0 if result.success else 1
 
 
-def _counts(metadata: dict) -> str:  # type: ignore[type-arg]
+def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:
     return ", ".join(f"{k}={v.value}" for k, v in metadata.items() if isinstance(v.value, int))
 
 

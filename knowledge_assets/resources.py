@@ -107,7 +107,9 @@ def embedder_for_key(model_key: str, resource: EmbedderResource):  # type: ignor
 
     provider, _, model = model_key.partition(":")
     if not model:
-        provider, model = ("voyage", model_key) if model_key.startswith("voyage") else (model_key, "")
+        provider, model = (
+            ("voyage", model_key) if model_key.startswith("voyage") else (model_key, "")
+        )
     same = provider == resource.provider
     return make_embedder(
         provider,

@@ -148,7 +148,9 @@ def test_latest_docs_excludes_superseded_drafts_and_empty(db_url: str, vault: Pa
         sync_source(conn, LocalSource(vault))
         report = refresh_latest(conn, "docs_local")
         latest = {r[0]: r[1] for r in conn.execute("SELECT file_path, title FROM rag.latest_docs")}
-        superseded = conn.execute("SELECT file_path, superseded_by FROM rag.superseded_docs").fetchall()
+        superseded = conn.execute(
+            "SELECT file_path, superseded_by FROM rag.superseded_docs"
+        ).fetchall()
         again = refresh_latest(conn, "docs_local")
     assert "20251201_rag-design-draft.md" not in latest
     assert superseded == [("20251201_rag-design-draft.md", "20251230_rag-design.md")]

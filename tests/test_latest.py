@@ -32,7 +32,11 @@ def test_chain_keeps_only_the_newest() -> None:
 
 
 def test_cycle_keeps_one_member_deterministically_and_reports_it() -> None:
-    docs = [_doc("a.md", previous="b.md"), _doc("b.md", previous="c.md"), _doc("c.md", previous="a.md")]
+    docs = [
+        _doc("a.md", previous="b.md"),
+        _doc("b.md", previous="c.md"),
+        _doc("c.md", previous="a.md"),
+    ]
     plan = plan_latest(docs)
     again = plan_latest(list(reversed(docs)))
     assert plan.cycles == [["a.md", "b.md", "c.md"]]
@@ -41,7 +45,9 @@ def test_cycle_keeps_one_member_deterministically_and_reports_it() -> None:
 
 
 def test_cycle_winner_is_the_highest_version() -> None:
-    plan = plan_latest([_doc("a.md", previous="b.md", version=3), _doc("b.md", previous="a.md", version=2)])
+    plan = plan_latest(
+        [_doc("a.md", previous="b.md", version=3), _doc("b.md", previous="a.md", version=2)]
+    )
     assert plan.kept == ["a.md"]
     assert plan.superseded == {"b.md": "a.md"}
 

@@ -33,7 +33,7 @@ def test_edited_migration_is_refused(blank_db_url: str, tmp_path: Path) -> None:
     db.migrate(blank_db_url, sql_dir)
     target = sql_dir / "001_core.sql"
     target.write_text(target.read_text() + "\n-- edited\n")
-    with pytest.raises(db.MigrationError, match="001_core.sql was edited"):
+    with pytest.raises(db.MigrationError, match=r"001_core\.sql was edited"):
         db.migrate(blank_db_url, sql_dir)
 
 
@@ -48,5 +48,5 @@ def test_new_migration_is_applied_after_existing(blank_db_url: str, tmp_path: Pa
 @pytest.mark.parametrize("bad_name", ["1_x.sql", "001-x.sql", "views.sql"])
 def test_misnamed_sql_file_is_refused(tmp_path: Path, bad_name: str) -> None:
     (tmp_path / bad_name).write_text("SELECT 1;")
-    with pytest.raises(db.MigrationError, match="expected NNN_name.sql"):
+    with pytest.raises(db.MigrationError, match=r"expected NNN_name\.sql"):
         db.load_migrations(tmp_path)

@@ -36,7 +36,7 @@ def _resources(db_url: str, vault: Path) -> dict[str, Any]:
 
 def _metadata(result: dg.ExecuteInProcessResult, key: str) -> dict[str, Any]:
     for event in result.get_asset_materialization_events():
-        mat = event.asset_materialization
+        mat = event.materialization
         if mat is not None and mat.asset_key.to_user_string() == key:
             return {k: v.value for k, v in mat.metadata.items()}
     raise AssertionError(f"no materialization of {key}")
@@ -46,7 +46,7 @@ def test_ingest_assets_report_counts_and_a_noop_rerun(db_url: str, vault: Path) 
     (vault / "broken.md").write_bytes(b"---\ntitle: [x\n---\nbody")
     first = dg.materialize([raw_docs, latest_docs], resources=_resources(db_url, vault))
     meta = _metadata(first, "raw_docs")
-    assert meta["new"] == 9 and meta["rejected"] == 1
+    assert meta["new"] == 8 and meta["rejected"] == 1
     assert "broken.md" in meta["rejected_files"] and "malformed YAML" in meta["rejected_files"]
     latest = _metadata(first, "latest_docs")
     assert latest["superseded"] == 1 and latest["drafts"] == 1
@@ -76,6 +76,20 @@ def test_editing_one_section_embeds_exactly_one_chunk(db_url: str, vault: Path) 
     assert emb2["summary"] == f"1 embedded, {emb2['reused']} reused"
     third = dg.materialize(ALL, resources=resources, partition_key="usem3")
     assert _metadata(third, "embeddings")["embedded"] == 0
+
+
+def test_editing_a_sections_last_sentence_also_refreshes_the_next_chunks_context(
+    db_url: str, vault: Path
+) -> None:
+    # Seed 000's context_previous copies the last sentences of a section into the next chunk's
+    # embedding text, so that chunk's text changes too, and only those two are embedded again.
+    resources = _resources(db_url, vault)
+    dg.materialize(ALL, resources=resources, partition_key="usem3")
+    note = vault / "projects" / "garden.md"
+    note.write_text(note.read_text().replace("water in the morning.", "water at dawn."))
+    second = dg.materialize(ALL, resources=resources, partition_key="usem3")
+    assert _metadata(second, "chunks")["chunks_written"] == 2
+    assert _metadata(second, "embeddings")["embedded"] == 2
 
 
 def test_deleting_a_note_removes_its_chunks_and_unused_vectors(db_url: str, vault: Path) -> None:

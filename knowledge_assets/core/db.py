@@ -67,18 +67,20 @@ def dagster_storage_url(url: str) -> str:
 
 
 @contextmanager
-def connect(url: str, *, autocommit: bool = False, read_only: bool = False) -> Iterator[psycopg.Connection]:
-    """Open a connection with pgvector types registered."""
-    conn = psycopg.connect(url, autocommit=autocommit)
-    try:
+def connect(
+    url: str, *, autocommit: bool = False, read_only: bool = False
+) -> Iterator[psycopg.Connection]:
+    """Open a connection with pgvector types registered.
+
+    Like psycopg's own context manager, a clean exit commits and an exception rolls back.
+    """
+    with psycopg.connect(url, autocommit=autocommit) as conn:
         if read_only:
             conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
             conn.commit()
         if _has_vector(conn):
             register_vector(conn)
         yield conn
-    finally:
-        conn.close()
 
 
 def _has_vector(conn: psycopg.Connection) -> bool:

@@ -12,11 +12,6 @@ from psycopg.types.json import Jsonb
 
 _CHUNK_NAMESPACE = uuid.UUID("0b8f7f0e-8a39-4f0a-b1d4-2f6a3d9c5e11")
 
-CHUNK_COLUMNS = (
-    "heading, parent_heading, heading_path, content, embedding_text, text_hash, token_estimate,"
-    " doc_hash, chunker_sig, warning"
-)
-
 
 def chunk_id(document_id: uuid.UUID, index: int) -> uuid.UUID:
     """Deterministic chunk identity: the same section position keeps its row across runs."""
@@ -51,7 +46,9 @@ def replace_chunks(
     """
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO rag.chunks (id, document_id, chunk_index, " + CHUNK_COLUMNS + ", tokens)"
+            "INSERT INTO rag.chunks (id, document_id, chunk_index, heading, parent_heading,"
+            " heading_path, content, embedding_text, text_hash, token_estimate, doc_hash,"
+            " chunker_sig, warning, tokens)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
             " to_tsvector('simple', %s))"
             " ON CONFLICT (document_id, chunk_index) DO UPDATE SET heading = EXCLUDED.heading,"

@@ -50,7 +50,9 @@ def refresh_chunks(
     pending = index_store.docs_to_chunk(conn, sig)
     conn.commit()
     for doc_id, path, _title, frontmatter, content, content_hash in pending:
-        chunks = chunk_document(path, frontmatter or {}, content, max_tokens=max_tokens, estimate=estimate)
+        chunks = chunk_document(
+            path, frontmatter or {}, content, max_tokens=max_tokens, estimate=estimate
+        )
         rows = [
             (
                 c.index, c.heading, c.parent_heading, c.heading_path, c.content, c.embedding_text,
@@ -141,7 +143,10 @@ def _prepare_model(conn: psycopg.Connection, embedder: Embedder) -> EmbedReport:
 
 
 def _write_batch(
-    conn: psycopg.Connection, model: str, batch: list[tuple[str, str]], vectors: Sequence[Sequence[float]]
+    conn: psycopg.Connection,
+    model: str,
+    batch: list[tuple[str, str]],
+    vectors: Sequence[Sequence[float]],
 ) -> None:
     with conn.transaction():
         index_store.insert_embeddings(conn, model, [h for h, _ in batch], vectors)

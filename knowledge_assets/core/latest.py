@@ -180,7 +180,10 @@ def refresh_latest(conn: psycopg.Connection, table: str) -> LatestReport:
     """Rebuild ``rag.latest_docs`` for one raw table in one transaction."""
     from knowledge_assets.core.chunking import slug_from_filename
 
-    infos = [DocInfo(path, fm or {}, bool(has_body)) for path, fm, has_body in store.doc_infos(conn, table)]
+    infos = [
+        DocInfo(path, fm or {}, bool(has_body))
+        for path, fm, has_body in store.doc_infos(conn, table)
+    ]
     plan = plan_latest(infos)
     kept = [(path, slug_from_filename(path)) for path in plan.kept]
     with conn.transaction():

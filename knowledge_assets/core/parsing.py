@@ -40,7 +40,9 @@ def content_hash(frontmatter_text: str, body: str) -> str:
     return hashlib.sha256((frontmatter_text + "\n---\n" + body).encode("utf-8")).hexdigest()
 
 
-def parse_document(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> ParsedDoc | Rejection:
+def parse_document(
+    path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES
+) -> ParsedDoc | Rejection:
     """Parse one Markdown file; every failure becomes a ``Rejection`` with a readable reason."""
     if len(data) > max_bytes:
         return Rejection(path, f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit")
@@ -49,7 +51,9 @@ def parse_document(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return Rejection(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}")
+        return Rejection(
+            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        )
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return Rejection(path, "empty file")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -30,7 +31,7 @@ def raw_table(table: str) -> sql.Identifier:
 def known_versions(conn: psycopg.Connection, table: str) -> dict[str, str]:
     """path -> version token for stored documents, overridden by recorded rejections."""
     query = sql.SQL("SELECT file_path, version FROM {}").format(raw_table(table))
-    known = dict(conn.execute(query).fetchall())
+    known: dict[str, str] = dict(conn.execute(query).fetchall())
     rejected = conn.execute(
         "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s", (table,)
     ).fetchall()
@@ -85,7 +86,9 @@ def rename_docs(conn: psycopg.Connection, table: str, pairs: Sequence[tuple[str,
     query = sql.SQL("UPDATE {} SET file_path = %s, id = %s WHERE file_path = %s")
     moved = 0
     for old, new in pairs:
-        moved += conn.execute(query.format(raw_table(table)), (new, doc_id(table, new), old)).rowcount
+        moved += conn.execute(
+            query.format(raw_table(table)), (new, doc_id(table, new), old)
+        ).rowcount
     return moved
 
 
@@ -121,7 +124,9 @@ def rejections(conn: psycopg.Connection, table: str) -> list[tuple[str, str]]:
 
 
 def sync_state(conn: psycopg.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT last_sha FROM meta.sync_state WHERE source_key = %s", (key,)).fetchone()
+    row = conn.execute(
+        "SELECT last_sha FROM meta.sync_state WHERE source_key = %s", (key,)
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -136,7 +141,6 @@ def set_sync_state(conn: psycopg.Connection, key: str, head: str) -> None:
 def raw_count(conn: psycopg.Connection, table: str) -> int:
     row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(raw_table(table))).fetchone()
     return int(row[0]) if row else 0
-
 
 
 def doc_infos(conn: psycopg.Connection, table: str) -> list[tuple[str, dict[str, Any], bool]]:

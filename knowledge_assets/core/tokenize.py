@@ -1,14 +1,16 @@
 """Japanese + English keyword tokens for Postgres full-text search (DESIGN decision 5).
 
 Postgres has no Japanese parser here (no pg_bigm/PGroonga), so text is split in Python with
-SudachiPy in mode A (short units: the best BM25 setting measured on jsquad), each morpheme is
-reduced to its normalized form (``行い`` → ``行う``), Latin-script words are kept as written, all
-is lowercased after NFKC (``ＡＢＣ`` → ``abc``), and particles, auxiliary verbs, punctuation and whitespace are dropped.
+SudachiPy in mode A (short units: the best BM25 setting measured on jsquad). Each morpheme is
+reduced to its normalized form (``行い`` → ``行う``); Latin-script words are kept as written
+(Sudachi would turn ``not`` into ``ノット``); everything is NFKC-folded and lowercased (``ＡＢＣ`` →
+``abc``); particles, auxiliary verbs, punctuation and whitespace are dropped.
 
-The tokens are stored as a ``tsvector`` built from a **tsvector literal** (``%s::tsvector``), not
-with ``to_tsvector('simple', …)``: the default text-search parser would split tokens such as
-``c++``, ``a:b`` or ``don't`` again and discard the positions. The literal keeps every token
-exactly and records its positions, which the BM25 scoring uses as term frequencies.
+Stored with ``to_tsvector('simple', tsvector_input(text))``. Postgres' default parser would split
+a token again at ``:``, ``'``, ``&``, ``-``, ``.`` and so on, so every token is reduced to its
+letters and digits first: each one then reaches the tsvector unchanged, one lexeme per token, with
+positions in token order (BM25 reads term frequencies from them). Queries go through the very
+same path (see ``search_sql``), so documents and queries always agree on the lexemes.
 """
 
 from __future__ import annotations
@@ -22,11 +24,8 @@ from typing import Any
 # Sudachi refuses inputs longer than 49,149 bytes; stay well below it (3 bytes per kana/kanji).
 _MAX_PIECE_BYTES = 12_000
 _DROPPED_POS = [("助詞",), ("助動詞",), ("補助記号",), ("空白",)]
-# Postgres limits: a lexeme is at most 2,046 bytes, positions run 1..16,383, at most 256 per
-# lexeme. Tokens longer than this are noise (base64, hashes), not words anyone types.
+# Postgres drops words over 2,047 bytes; far shorter ones are already noise (base64, hashes).
 _MAX_TOKEN_CHARS = 64
-_MAX_POSITION = 16_383
-_MAX_POSITIONS_PER_TOKEN = 256
 _BREAKS = re.compile(r"(?<=[\n。．！？!?])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _LATIN = re.compile(r"^[A-Za-z0-9\u00c0-\u024f'’._+#-]+$")
@@ -97,15 +96,18 @@ def tokens(text: str) -> list[str]:
                 continue
             surface = m.surface()
             # Sudachi "normalizes" English words to katakana (not → ノット); keep Latin as typed.
-            word = (surface if _LATIN.match(surface) else m.normalized_form()).lower().strip()
-            if word and len(word) <= _MAX_TOKEN_CHARS and not _is_punct(word):
+            word = _clean((surface if _LATIN.match(surface) else m.normalized_form()).lower())
+            if word and len(word) <= _MAX_TOKEN_CHARS:
                 out.append(word)
     return out
 
 
-def _is_punct(word: str) -> bool:
-    # Sudachi tags most punctuation 補助記号, but OOV symbol runs can come back as nouns.
-    return all(unicodedata.category(ch)[0] in "PZ" for ch in word)
+def _clean(word: str) -> str:
+    """Letters and digits only: what the Postgres parser keeps as one word (``don't`` → ``dont``).
+
+    Sudachi tags most punctuation 補助記号, but symbols inside words and OOV symbol runs remain.
+    """
+    return word if word.isalnum() else "".join(ch for ch in word if ch.isalnum())
 
 
 def _quote(token: str) -> str:
@@ -114,18 +116,12 @@ def _quote(token: str) -> str:
 
 
 def tsvector_input(text: str) -> str:
-    """A tsvector literal of ``text``'s tokens with positions, for ``%s::tsvector``.
+    """``text``'s tokens joined by spaces, for ``to_tsvector('simple', %s)``.
 
-    Example: ``"東京の大学"`` → ``"'東京':1 '大学':2"``. Do not pass it to ``to_tsvector``.
+    Example: ``"東京の大学でdon't!"`` → ``"東京 大学 dont"``. Every token is a plain word for the
+    Postgres parser, so the tsvector holds exactly these lexemes at positions 1, 2, 3, ...
     """
-    positions: dict[str, list[int]] = {}
-    for i, token in enumerate(tokens(text), start=1):
-        plist = positions.setdefault(token, [])
-        if len(plist) < _MAX_POSITIONS_PER_TOKEN and (not plist or plist[-1] < _MAX_POSITION):
-            plist.append(min(i, _MAX_POSITION))
-    return " ".join(
-        f"{_quote(tok)}:{','.join(map(str, plist))}" for tok, plist in positions.items()
-    )
+    return " ".join(tokens(text))
 
 
 def query_terms(query: str) -> list[str]:
@@ -134,8 +130,8 @@ def query_terms(query: str) -> list[str]:
 
 
 def tsquery_input(query: str) -> str:
-    """A tsquery literal OR-ing the query's tokens (recall first; ranking orders them).
+    """A tsquery literal OR-ing the query's tokens (recall first; BM25 ranking orders the hits).
 
-    Returns ``""`` when the query has no searchable token; callers skip keyword search then.
+    For ``%s::tsquery``. Returns ``""`` when the query has no searchable token.
     """
-    return " | ".join(_quote(t) for t in query_terms(query))
+    return " | ".join("'" + t + "'" for t in query_terms(query))

@@ -1,6 +1,5 @@
 """Ingest assets: ``raw_docs`` (every file of the source) and ``latest_docs`` (newest versions)."""
 
-
 import dagster as dg
 
 from knowledge_assets.core.ingest import SyncReport, sync_source

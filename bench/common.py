@@ -1,0 +1,29 @@
+"""Shared bench helpers: a fresh database on the embedded server (or DATABASE_URL)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from knowledge_assets.core import db
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+JSQUAD = SHARED / "eval" / "jsquad"
+
+
+def fresh_database() -> str:
+    """A new, migrated database; the embedded server lives in a temporary folder."""
+    base = os.environ.get("DATABASE_URL") or db.embedded_url(Path(tempfile.mkdtemp()) / "pg")
+    name = f"ka_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    info = psycopg.conninfo.conninfo_to_dict(base)
+    info["dbname"] = name
+    url = psycopg.conninfo.make_conninfo(**info)
+    db.migrate(url)
+    return url

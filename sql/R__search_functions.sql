@@ -1,0 +1,69 @@
+-- SQL entry points for search (seeds 000 and 003), for clients that call the database directly.
+-- The Python search (knowledge_assets.core.search) builds richer queries itself.
+-- Re-applied whenever this file changes; DROP first so a changed result type can be replaced.
+
+DROP FUNCTION IF EXISTS rag.search_chunks(vector, text[], int, float, text);
+-- Vector search over the latest notes. model NULL means the active model; filter_tags matches any
+-- of the tags. Unfiltered queries use the model's partial HNSW index (the model name and the
+-- dimension are spliced in as literals so the planner can match the index predicate); filtered
+-- ones scan the matching chunks exactly, because HNSW post-filtering can return too few rows.
+CREATE FUNCTION rag.search_chunks(
+    query_embedding vector,
+    filter_tags text[] DEFAULT NULL,
+    match_count int DEFAULT 5,
+    similarity_threshold float DEFAULT 0.7,
+    model text DEFAULT NULL
+)
+RETURNS TABLE (
+    id uuid,
+    title text,
+    heading text,
+    parent_heading text,
+    content text,
+    file_path text,
+    similarity float
+)
+LANGUAGE plpgsql STABLE
+SET search_path = rag, public
+AS $$
+DECLARE
+    m text := coalesce(model, (SELECT r.model FROM rag.models r WHERE r.is_active));
+    dims int := vector_dims(query_embedding);
+    dist text;
+BEGIN
+    IF m IS NULL THEN
+        RAISE EXCEPTION 'no active embedding model: run the embeddings asset first';
+    END IF;
+    IF filter_tags IS NULL THEN
+        dist := format('(e.embedding::vector(%s)) <=> $1::vector(%s)', dims, dims);
+    ELSE
+        dist := 'e.embedding <=> $1';  -- does not match the index expression: exact scan
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT c.id, d.title, c.heading, c.parent_heading, c.content, d.file_path,'
+        ' (1 - s.dist)::float'
+        ' FROM (SELECT e.text_hash, %1$s AS dist FROM rag.embeddings e'
+        '       WHERE e.model = %2$L %3$s ORDER BY %1$s LIMIT $3 * 4 + 40) s'
+        ' JOIN rag.chunks c ON c.text_hash = s.text_hash'
+        ' JOIN rag.latest_docs d ON d.id = c.document_id'
+        ' WHERE ($2 IS NULL OR d.tags && $2) AND 1 - s.dist >= $4'
+        ' ORDER BY s.dist, c.id LIMIT $3',
+        dist, m,
+        CASE WHEN filter_tags IS NULL THEN '' ELSE
+            'AND EXISTS (SELECT 1 FROM rag.chunks c2 JOIN rag.latest_docs d2'
+            ' ON d2.id = c2.document_id WHERE c2.text_hash = e.text_hash AND d2.tags && $2)'
+        END)
+    USING query_embedding, filter_tags, match_count, similarity_threshold;
+END
+$$;
+
+-- Tags of the latest notes with the number of notes carrying each, most used first.
+CREATE OR REPLACE FUNCTION rag.list_all_tags()
+RETURNS TABLE (tag text, count bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT t.tag, count(*) AS count
+    FROM rag.latest_docs d, unnest(d.tags) AS t(tag)
+    GROUP BY t.tag
+    ORDER BY count DESC, t.tag
+$$;
