@@ -13,7 +13,12 @@ CREATE TABLE raw.docs_github (
     content text NOT NULL,
     content_hash text NOT NULL,
     fetched_at timestamptz NOT NULL DEFAULT now(),
-    version text NOT NULL -- git blob SHA: an unchanged blob is never fetched again
+    version text NOT NULL, -- git blob SHA: an unchanged blob is never fetched again
+    -- Computed once per write, so latest_docs never re-scans every body: a body of headings
+    -- only counts as empty (seed 000).
+    has_body boolean GENERATED ALWAYS AS (
+        regexp_replace(content, '^[ \t]*#{1,6}([ \t][^\n]*)?$', '', 'gn') ~ '\S'
+    ) STORED
 );
 CREATE INDEX docs_github_frontmatter_tags_idx ON raw.docs_github USING GIN ((frontmatter -> 'tags'));
 
@@ -24,7 +29,12 @@ CREATE TABLE raw.docs_local (
     content text NOT NULL,
     content_hash text NOT NULL,
     fetched_at timestamptz NOT NULL DEFAULT now(),
-    version text NOT NULL -- size:mtime_ns: an untouched file is never read again
+    version text NOT NULL, -- size:mtime_ns: an untouched file is never read again
+    -- Computed once per write, so latest_docs never re-scans every body: a body of headings
+    -- only counts as empty (seed 000).
+    has_body boolean GENERATED ALWAYS AS (
+        regexp_replace(content, '^[ \t]*#{1,6}([ \t][^\n]*)?$', '', 'gn') ~ '\S'
+    ) STORED
 );
 CREATE INDEX docs_local_frontmatter_tags_idx ON raw.docs_local USING GIN ((frontmatter -> 'tags'));
 

@@ -145,11 +145,7 @@ def raw_count(conn: psycopg.Connection, table: str) -> int:
 
 def doc_infos(conn: psycopg.Connection, table: str) -> list[tuple[str, dict[str, Any], bool]]:
     """(path, frontmatter, has_body) per raw document; a body of headings only counts as empty."""
-    query = sql.SQL(
-        "SELECT file_path, frontmatter,"
-        " regexp_replace(content, '^[ \\t]*#{{1,6}}([ \\t][^\\n]*)?$', '', 'gn') ~ '\\S'"
-        " FROM {}"
-    ).format(raw_table(table))
+    query = sql.SQL("SELECT file_path, frontmatter, has_body FROM {}").format(raw_table(table))
     return conn.execute(query).fetchall()
 
 
@@ -175,6 +171,9 @@ def write_latest(
             " rag.try_date(d.frontmatter ->> 'created'), rag.try_date(d.frontmatter ->> 'updated')"
             " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[]) AS k(path, slug)"
             "   ON k.path = d.file_path"
+            # Unchanged rows are filtered before the title/date expressions are evaluated.
+            " WHERE NOT EXISTS (SELECT 1 FROM rag.latest_docs l WHERE l.id = d.id"
+            "   AND l.content_hash = d.content_hash AND l.file_path = d.file_path)"
             " ON CONFLICT (id) DO UPDATE SET file_path = EXCLUDED.file_path,"
             " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
             " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
