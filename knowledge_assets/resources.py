@@ -17,6 +17,8 @@ from knowledge_assets.core.settings import EXAMPLE_VAULT
 from knowledge_assets.core.sources.base import Source
 
 _migrated: set[str] = set()
+HEAD_RETRIES = 2
+HEAD_MAX_BACKOFF_S = 5.0
 
 
 class PostgresResource(dg.ConfigurableResource):
@@ -50,9 +52,14 @@ class VaultResource(dg.ConfigurableResource):
     base_url: str = "https://api.github.com"
     token: str | None = None
     max_file_bytes: int = DEFAULT_MAX_BYTES
+    max_retries: int = 5
+    max_backoff_s: float = 60.0
 
-    def source(self) -> Source:
-        """The configured source object (its client is created on first use)."""
+    def source(
+        self, *, max_retries: int | None = None, max_backoff_s: float | None = None
+    ) -> Source:
+        """The configured source object (its client is created on first use). ``max_retries``
+        and ``max_backoff_s`` bound GitHub's retrying (default: this resource's settings)."""
         if self.kind == "local":
             from knowledge_assets.core.sources.local import LocalSource
 
@@ -63,13 +70,28 @@ class VaultResource(dg.ConfigurableResource):
             if not self.repo:
                 raise dg.Failure("KA_GITHUB_REPO (owner/name) is required for the GitHub source")
             return GitHubSource(
-                self.repo, self.branch, self.prefix, token=self.token, base_url=self.base_url
+                self.repo,
+                self.branch,
+                self.prefix,
+                token=self.token,
+                base_url=self.base_url,
+                max_retries=self.max_retries if max_retries is None else max_retries,
+                max_backoff_s=self.max_backoff_s if max_backoff_s is None else max_backoff_s,
             )
         raise dg.Failure(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
 
     def head_sha(self) -> str:
-        """The source's current commit SHA (or tree fingerprint for a plain folder)."""
-        return self.source().head()
+        """The source's current commit SHA (or tree fingerprint for a plain folder).
+
+        A head probe retries briefly (at most ``HEAD_RETRIES`` times, ``HEAD_MAX_BACKOFF_S``
+        apart) so that a sensor tick stays short: the sensor's next tick is the real retry.
+        Raises :class:`SourceError` when the source stays unreachable.
+        """
+        source = self.source(
+            max_retries=min(self.max_retries, HEAD_RETRIES),
+            max_backoff_s=min(self.max_backoff_s, HEAD_MAX_BACKOFF_S),
+        )
+        return source.head()
 
 
 class EmbedderResource(dg.ConfigurableResource):

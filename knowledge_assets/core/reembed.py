@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.indexing import EmbedReport, embed_missing
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,46 @@ def replace_vectors(
                 ],
             )
     return len(todo)
+
+
+@dataclass
+class SubsetReport:
+    """What a (subset) embedding pass did: the selection, the notes it matched, how many vectors
+    were replaced (``force``) and the embedding pass that followed."""
+
+    selection: str
+    documents: list[str]
+    replaced: int
+    embed: EmbedReport
+
+
+def embed_selection(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    selection: DocumentFilter,
+    *,
+    force: bool = False,
+    batch_size: int | None = None,
+) -> SubsetReport:
+    """Embed what is missing for the selected notes (every note when the filter is empty) and,
+    with ``force``, first embed their already-embedded texts again and overwrite those vectors.
+
+    Raises :class:`NothingSelected` when a non-empty filter matches no latest note, so a typo in
+    a path or tag fails loudly instead of embedding nothing.
+    """
+    ids: list[uuid.UUID] | None = None
+    documents: list[str] = []
+    if not selection.is_empty:
+        matched = matching_documents(conn, selection)
+        conn.commit()
+        if not matched:
+            raise NothingSelected(f"no latest note matches {selection.describe()}")
+        ids = [doc_id for doc_id, _ in matched]
+        documents = [path for _, path in matched]
+    replaced = replace_vectors(conn, embedder, ids, batch_size=batch_size) if force else 0
+    report = embed_missing(conn, embedder, document_ids=ids, batch_size=batch_size)
+    return SubsetReport(selection.describe(), documents, replaced, report)
+
+
+class NothingSelected(ValueError):
+    """A document filter matched no latest note."""

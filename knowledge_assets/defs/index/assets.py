@@ -2,8 +2,15 @@
 (one vector per model and chunk text, partitioned by model)."""
 
 import dagster as dg
+from pydantic import Field
 
-from knowledge_assets.core.indexing import ChunkReport, EmbedReport, embed_missing, refresh_chunks
+from knowledge_assets.core.indexing import ChunkReport, EmbedReport, refresh_chunks
+from knowledge_assets.core.reembed import (
+    DocumentFilter,
+    NothingSelected,
+    SubsetReport,
+    embed_selection,
+)
 from knowledge_assets.defs.index.partitions import embedding_models
 from knowledge_assets.defs.metadata import md_table, path_list
 from knowledge_assets.resources import EmbedderResource, PostgresResource
@@ -43,6 +50,22 @@ def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataVal
     }
 
 
+class EmbeddingsConfig(dg.Config):
+    """Which notes to embed. By default every chunk text without a vector of the partition's
+    model. ``paths`` (exact file paths), ``path_prefix`` (a folder such as ``projects/``) and
+    ``tag`` (a frontmatter tag) restrict the run to the notes matching all that are set;
+    ``force`` embeds their existing vectors again and overwrites them (after a model update,
+    or to repair suspect vectors)."""
+
+    paths: list[str] = Field(default_factory=list)
+    path_prefix: str = ""
+    tag: str = ""
+    force: bool = False
+
+    def selection(self) -> DocumentFilter:
+        return DocumentFilter(tuple(self.paths), self.path_prefix, self.tag)
+
+
 @dg.asset(
     key="embeddings",
     group_name="index",
@@ -51,17 +74,45 @@ def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataVal
     partitions_def=embedding_models,
 )
 def embeddings(
-    context: dg.AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    config: EmbeddingsConfig,
+    postgres: PostgresResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     """Vectors in ``rag.embeddings``, keyed by (model, hash of the embedding text); the partition
     is the model. Texts that already have a vector of the model are reused, never sent again.
     When every chunk has a vector the model is marked complete, and becomes the active search
-    model if none is active yet."""
+    model if none is active yet; otherwise switching is explicit (``knowledge-assets models
+    activate NAME``), so a backfill of a new model never changes what search serves.
+
+    Each batch of vectors is committed on its own: a failed or cancelled partition re-runs
+    embedding only what is still missing, and a finished one re-runs embedding nothing.
+
+    Re-embedding a subset (one note, a folder, a tag) is run config (``EmbeddingsConfig``), not
+    a partition dimension: partitions are the models, and a subset is a one-off repair whose
+    vectors replace the partition's own, so it must not show up as a separate, forever
+    "missing" partition in the UI."""
     model = embedder.embedder(context.partition_key)
+    selection = config.selection()
     with postgres.connect() as conn:
-        report = embed_missing(conn, model)
-    context.log.info("%s: %d embedded, %d reused", report.model, report.embedded, report.reused)
-    return dg.MaterializeResult(metadata=_embed_metadata(report))
+        try:
+            subset = embed_selection(conn, model, selection, force=config.force)
+        except NothingSelected as exc:
+            raise dg.Failure(str(exc)) from exc
+    report = subset.embed
+    context.log.info(
+        "%s (%s): %d replaced, %d embedded, %d reused",
+        report.model, subset.selection, subset.replaced, report.embedded, report.reused,
+    )  # fmt: skip
+    return dg.MaterializeResult(metadata=_embed_metadata(report) | _subset_metadata(subset))
+
+
+def _subset_metadata(subset: SubsetReport) -> dict[str, dg.MetadataValue]:
+    return {
+        "selection": dg.MetadataValue.text(subset.selection),
+        "replaced": dg.MetadataValue.int(subset.replaced),
+        "selected_notes": dg.MetadataValue.md(path_list({"notes": subset.documents})),
+    }
 
 
 def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:

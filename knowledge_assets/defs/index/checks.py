@@ -1,1 +1,88 @@
-"""Index checks."""
+"""Index checks: vectors cover the chunks search reads, nothing is left over, sizes fit.
+
+Each failing check names the offending files in its metadata (a Markdown table in the UI).
+The SQL lives in :mod:`knowledge_assets.core.checks_sql`.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from knowledge_assets.core import checks_sql, models
+from knowledge_assets.defs.metadata import md_table
+from knowledge_assets.resources import PostgresResource
+
+
+@dg.asset_check(asset="embeddings", name="active_model_covers_every_chunk")
+def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheckResult:
+    """Every chunk of ``latest_docs`` has a vector of the active search model; otherwise those
+    sections cannot be found by meaning (materialize the active model's partition)."""
+    with postgres.connect() as conn:
+        active = models.active_model(conn)
+        missing = checks_sql.chunks_without_vectors(conn, active)
+    chunks = sum(count for _, count in missing)
+    return dg.AssetCheckResult(
+        passed=not missing,
+        description=f"{chunks} chunks in {len(missing)} notes have no vector of "
+        f"{active or '(no active model)'}"
+        if missing
+        else f"every chunk has a vector of {active or '(no chunks yet)'}",
+        metadata={
+            "active_model": dg.MetadataValue.text(active or "(none)"),
+            "chunks_missing": dg.MetadataValue.int(chunks),
+            "files": dg.MetadataValue.md(md_table(("file", "chunks without a vector"), missing)),
+        },
+    )
+
+
+@dg.asset_check(asset="embeddings", name="no_orphaned_embeddings")
+def no_orphaned_embeddings(postgres: PostgresResource) -> dg.AssetCheckResult:
+    """No vector (of any model) is left whose text no chunk uses; ``chunks`` removes them."""
+    with postgres.connect() as conn:
+        orphans = checks_sql.orphan_embeddings(conn)
+    return dg.AssetCheckResult(
+        passed=not orphans,
+        description=f"{len(orphans)} vectors belong to no chunk" if orphans else None,
+        metadata={
+            "orphans": dg.MetadataValue.int(len(orphans)),
+            "vectors": dg.MetadataValue.md(md_table(("model", "text hash"), orphans)),
+        },
+    )
+
+
+@dg.asset_check(asset="embeddings", name="vectors_match_model_dimension")
+def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckResult:
+    """Every vector of a model has the dimension registered for that model in ``rag.models``;
+    a mismatch breaks the model's vector index and its searches."""
+    with postgres.connect() as conn:
+        wrong = checks_sql.wrong_dimension_vectors(conn)
+    return dg.AssetCheckResult(
+        passed=not wrong,
+        description=f"{len(wrong)} vectors have the wrong dimension" if wrong else None,
+        metadata={
+            "wrong_dimension": dg.MetadataValue.int(len(wrong)),
+            "files": dg.MetadataValue.md(
+                md_table(("file", "model", "vector dims", "model dims"), wrong)
+            ),
+        },
+    )
+
+
+@dg.asset_check(asset="chunks", name="chunks_fit_model_input_limit")
+def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckResult:
+    """No chunk is longer than the input limit of a registered model, which would truncate or
+    refuse it (a warning: the chunk is still stored and searchable by keyword). Split the
+    section with more ``###`` headings."""
+    with postgres.connect() as conn:
+        oversized = checks_sql.oversized_chunks(conn)
+    return dg.AssetCheckResult(
+        passed=not oversized,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"{len(oversized)} chunks exceed a model's input limit" if oversized else None,
+        metadata={
+            "oversized": dg.MetadataValue.int(len(oversized)),
+            "chunks": dg.MetadataValue.md(
+                md_table(("file", "chunk", "heading", "tokens (est.)", "model", "limit"), oversized)
+            ),
+        },
+    )

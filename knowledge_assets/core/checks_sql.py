@@ -1,0 +1,114 @@
+"""The queries behind the data-quality checks: each returns the offending rows, named by file,
+so a failing check can say *which* notes are wrong rather than how many.
+
+Every query is read-only and takes its values as parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import psycopg
+
+from knowledge_assets.core import store
+from knowledge_assets.core.sources.base import Source
+
+
+def chunks_without_vectors(conn: psycopg.Connection, model: str | None) -> list[tuple[str, int]]:
+    """(file path, chunks without a vector of ``model``) for every latest note that has some;
+    with no model (none active yet) every chunk counts as missing."""
+    return conn.execute(
+        "SELECT d.file_path, count(*)::int FROM rag.chunks c"
+        " JOIN rag.latest_docs d ON d.id = c.document_id"
+        " WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e"
+        "   WHERE e.model = %s AND e.text_hash = c.text_hash)"
+        " GROUP BY d.file_path ORDER BY d.file_path",
+        (model,),
+    ).fetchall()
+
+
+def orphan_embeddings(conn: psycopg.Connection) -> list[tuple[str, str]]:
+    """(model, text hash) of vectors whose text no chunk uses any more."""
+    return conn.execute(
+        "SELECT e.model, e.text_hash FROM rag.embeddings e WHERE NOT EXISTS"
+        " (SELECT 1 FROM rag.chunks c WHERE c.text_hash = e.text_hash)"
+        " ORDER BY e.model, e.text_hash"
+    ).fetchall()
+
+
+def wrong_dimension_vectors(conn: psycopg.Connection) -> list[tuple[str, str, int, int]]:
+    """(file path or text hash, model, vector dims, model dims) of vectors of the wrong size.
+
+    A vector used by several chunks is listed once per file; one no chunk uses is named by its
+    text hash.
+    """
+    return conn.execute(
+        "SELECT DISTINCT coalesce(d.file_path, 'text ' || e.text_hash), e.model,"
+        " vector_dims(e.embedding), m.dims FROM rag.embeddings e"
+        " JOIN rag.models m ON m.model = e.model"
+        " LEFT JOIN rag.chunks c ON c.text_hash = e.text_hash"
+        " LEFT JOIN rag.latest_docs d ON d.id = c.document_id"
+        " WHERE vector_dims(e.embedding) <> m.dims OR e.dims <> m.dims"
+        " ORDER BY 1, 2"
+    ).fetchall()
+
+
+def oversized_chunks(conn: psycopg.Connection) -> list[tuple[str, int, str, int, str, int]]:
+    """(file, chunk index, heading, estimated tokens, model, model limit) of every chunk longer
+    than the input limit of a registered model (the model would truncate or refuse it)."""
+    return conn.execute(
+        "SELECT d.file_path, c.chunk_index, c.heading, c.token_estimate, m.model, m.max_tokens"
+        " FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
+        " JOIN rag.models m ON c.token_estimate > m.max_tokens"
+        " ORDER BY d.file_path, c.chunk_index, m.model"
+    ).fetchall()
+
+
+def supersede_cycles(conn: psycopg.Connection) -> list[tuple[str, str, str]]:
+    """(source table, file, superseded by) for every version caught in a ``previous`` cycle."""
+    return conn.execute(
+        "SELECT source_table, file_path, superseded_by FROM rag.superseded_docs"
+        " WHERE in_cycle ORDER BY source_table, file_path"
+    ).fetchall()
+
+
+@dataclass
+class SourceDrift:
+    """How ``raw_docs`` differs from the source right now."""
+
+    head: str
+    synced_head: str | None
+    source_files: int
+    stored_files: int
+    missing: list[str] = field(default_factory=list)  # in the source, not stored
+    stale: list[str] = field(default_factory=list)  # stored, but changed in the source since
+    extra: list[str] = field(default_factory=list)  # stored, but gone from the source
+
+    @property
+    def in_sync(self) -> bool:
+        """Same head as last synced, and every file stored (or rejected) at its current version."""
+        return self.head == self.synced_head and not (self.missing or self.stale or self.extra)
+
+
+def source_drift(conn: psycopg.Connection, source: Source) -> SourceDrift:
+    """Compare the raw table with a full listing of the source (no file content is read).
+
+    Rejected files count as stored at the version that was rejected, so a note that cannot be
+    parsed is not reported as drift again and again.
+    """
+    known = store.known_versions(conn, source.table)
+    stored = set(store.stored_paths(conn, source.table))
+    synced = store.sync_state(conn, source.key)
+    conn.commit()
+    changes = source.changes(None, known)
+    present = changes.present or set()
+    rejected = set(known) - stored
+    return SourceDrift(
+        head=changes.head,
+        synced_head=synced,
+        source_files=len(present - rejected),
+        stored_files=len(stored),
+        missing=sorted(p for p in changes.fetch if p not in known),
+        stale=sorted(p for p in changes.fetch if p in known),
+        extra=sorted(changes.deleted),
+    )
