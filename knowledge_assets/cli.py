@@ -27,6 +27,12 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from knowledge_assets.mcp_server import serve
+
+    return serve(transport=args.transport, port=args.port)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     parser = argparse.ArgumentParser(prog="knowledge-assets", description=__doc__)
@@ -39,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=3000)
     dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
+    mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
+    mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")
+    mcp.set_defaults(func=_mcp)
     return parser
 
 

@@ -1,0 +1,103 @@
+"""Compact renderings of search results for an LLM: JSON without ASCII escapes, short snippets."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from knowledge_assets.core.search import SearchResponse, SimilarNote
+
+SNIPPET_CHARS = 360
+_SPACE = re.compile(r"\s+")
+
+
+def to_json(value: Any) -> str:
+    """One line of JSON; Japanese stays readable (no ``\\uXXXX``)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """``text`` on one line, cut at ``limit`` characters with an ellipsis."""
+    flat = _SPACE.sub(" ", text or "").strip()
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _heading(heading: str | None, parent: str | None) -> str:
+    heading, parent = heading or "", parent or ""
+    if parent and heading and parent != heading:
+        return f"{parent} > {heading}"
+    return heading or parent
+
+
+def search_result(response: SearchResponse) -> dict[str, Any]:
+    """A search response as a compact dict: ranked hits plus model and timings (ms)."""
+    hits = [
+        {
+            "rank": rank,
+            "title": hit.title,
+            "heading": _heading(hit.heading, hit.parent_heading),
+            "path": hit.file_path,
+            "score": round(float(hit.score), 4),
+            "retrievers": list(hit.retrievers),
+            "tags": list(hit.tags),
+            "snippet": snippet(hit.content),
+        }
+        for rank, hit in enumerate(response.hits, start=1)
+    ]
+    result: dict[str, Any] = {
+        "query": response.query,
+        "mode": response.mode,
+        "model": response.model,
+        "timings_ms": {k.removesuffix("_ms"): round(v, 1) for k, v in response.timings.items()},
+        "hits": hits,
+    }
+    if not hits:
+        result["note"] = "no matches: try other words, mode='keyword', or fewer tags"
+    return result
+
+
+def similar_result(file_path: str, notes: Sequence[SimilarNote]) -> dict[str, Any]:
+    """Notes similar to ``file_path``, best first."""
+    return {
+        "file_path": file_path,
+        "similar": [
+            {
+                "title": n.title,
+                "path": n.file_path,
+                "score": round(float(n.score), 4),
+                "heading": n.heading,
+                "tags": list(n.tags),
+                "snippet": snippet(n.content),
+            }
+            for n in notes
+        ],
+    }
+
+
+def tags_result(tags: Iterable[tuple[str, int]]) -> dict[str, Any]:
+    """Tags with the number of current notes carrying each, most used first."""
+    rows = [{"tag": tag, "count": count} for tag, count in tags]
+    return {"tags": rows, "total": len(rows)}
+
+
+def _listed(values: Any) -> str:
+    return ", ".join(str(v) for v in values or ())
+
+
+def document_text(doc: Mapping[str, Any]) -> str:
+    """A note as text: a short metadata header, ``---``, then the Markdown body."""
+    lines = [f"path: {doc['file_path']}", f"title: {doc.get('title') or ''}"]
+    for key in ("tags", "aliases"):
+        if doc.get(key):
+            lines.append(f"{key}: {_listed(doc[key])}")
+    for key in ("content_type", "created", "updated"):
+        if doc.get(key):
+            lines.append(f"{key}: {doc[key]}")
+    if not doc.get("latest", True):
+        newer = doc.get("superseded_by")
+        lines.append(
+            f"latest: false (superseded by {newer})" if newer else "latest: false (not searched)"
+        )
+    return "\n".join(lines) + "\n---\n" + (doc.get("content") or "")

@@ -1,0 +1,182 @@
+"""The MCP tools over the knowledge store: search_docs, get_doc, list_tags, similar_docs.
+
+Each tool's docstring is the description an LLM client reads, and each parameter carries a
+description in the input schema. Failures a caller can act on (unknown note, refused path, no
+embedding model yet, database unreachable) come back as ``isError`` results with a clear message.
+"""
+
+from __future__ import annotations
+
+import inspect
+import unicodedata
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+import psycopg
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from knowledge_assets.core import search as core_search
+from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.search_sql import SearchFilters, get_model
+from knowledge_assets.mcp import format as fmt
+from knowledge_assets.mcp.reader import PathRefused, ReaderStore, check_note_path
+
+SERVER_NAME = "knowledge-assets"
+INSTRUCTIONS = (
+    "Personal knowledge base (an Obsidian vault, mostly Japanese Markdown notes). Use search_docs "
+    "to find passages, get_doc to read a whole note by the path a result gives, similar_docs for "
+    "related notes and list_tags to see which tags exist. Everything is read-only."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+Mode = Literal["hybrid", "vector", "keyword"]
+T = TypeVar("T")
+
+
+class KnowledgeTools:
+    """The tool implementations, bound to one ReaderStore."""
+
+    def __init__(self, store: ReaderStore) -> None:
+        self.store = store
+
+    def search_docs(
+        self,
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English).", min_length=1)],
+        tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
+        limit: Annotated[int, Field(description="How many passages to return.", ge=1, le=50)] = 5,
+        mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
+    ) -> str:  # fmt: skip
+        """Search the personal notes and return the best-matching passages (sections of notes).
+
+        Each hit has the note title, the section heading, the note path, a relevance score, which
+        retrievers found it (keyword / vector), the note's tags and a snippet of the passage.
+        Higher scores are better: cosine similarity in vector mode, BM25 in keyword mode and a
+        fused rank score (small numbers, only the order matters) in hybrid mode.
+        Pass a hit's path to get_doc to read the whole note. Only the latest version of each
+        note is searched; drafts and superseded versions are left out. Returns compact JSON with
+        the timings in milliseconds.
+        """
+        filters = SearchFilters(tags=tuple(tags)) if tags else None
+
+        def run(conn: psycopg.Connection) -> core_search.SearchResponse:
+            embedder = None if mode == "keyword" else self._embedder(conn)
+            return core_search.search(
+                conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder
+            )
+
+        return fmt.to_json(fmt.search_result(self._call(run)))
+
+    def get_doc(
+        self,
+        file_path: Annotated[str, Field(description="The note's vault-relative path, exactly as search_docs or similar_docs returned it, e.g. 'projects/garden.md'.")],
+    ) -> str:  # fmt: skip
+        """Return one whole note: a metadata header (path, title, tags, aliases, dates), a line
+        '---', then the full Markdown body.
+
+        Superseded and draft versions are returned too, marked 'latest: false'. An unknown path
+        or one outside the vault (absolute, '..') is an error.
+        """
+        path = self._path(file_path)
+        doc = self._call(lambda conn: self._find_doc(conn, path))
+        if doc is None:
+            raise ToolError(f"no note at {path!r}; search_docs returns valid paths")
+        return fmt.document_text(doc)
+
+    def list_tags(self) -> str:
+        """List every tag used by the current notes with how many notes carry it, most used
+        first. Use the tag names to filter search_docs."""
+        return fmt.to_json(fmt.tags_result(self._call(core_search.list_tags)))
+
+    def similar_docs(
+        self,
+        file_path: Annotated[str, Field(description="The vault-relative path of the note to compare with, as search_docs returned it.")],
+        limit: Annotated[int, Field(description="How many similar notes to return.", ge=1, le=50)] = 5,
+    ) -> str:  # fmt: skip
+        """Find the notes most similar in meaning to the given note (by their embeddings).
+
+        The note itself and its older or newer versions are never listed. Each result has the
+        title, path, score, the best-matching section heading, tags and a snippet. Returns
+        compact JSON.
+        """
+        path = self._path(file_path)
+
+        def run(conn: psycopg.Connection) -> list[core_search.SimilarNote] | None:
+            try:
+                return core_search.similar(conn, path, limit=limit)
+            except core_search.UnknownNote:
+                return None
+
+        notes = self._call(run)
+        if notes is None:
+            raise ToolError(
+                f"no current note at {path!r} (unknown, a draft or a superseded version); "
+                "search_docs returns valid paths"
+            )
+        return fmt.to_json(fmt.similar_result(path, notes))
+
+    def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
+        info = get_model(conn)
+        if info is None:
+            return None
+        return self.store.cached_embedder(info.model, lambda: core_search.query_embedder(conn))
+
+    @staticmethod
+    def _find_doc(conn: psycopg.Connection, path: str) -> dict[str, Any] | None:
+        # Vaults written on macOS may store decomposed (NFD) Japanese file names.
+        for candidate in dict.fromkeys(
+            [path, *(unicodedata.normalize(f, path) for f in ("NFC", "NFD"))]
+        ):
+            doc = core_search.get_doc(conn, candidate)
+            if doc is not None:
+                return doc
+        return None
+
+    @staticmethod
+    def _path(file_path: str) -> str:
+        try:
+            return check_note_path(file_path)
+        except PathRefused as exc:
+            raise ToolError(str(exc)) from exc
+
+    def _call(self, fn: Callable[[psycopg.Connection], T]) -> T:
+        try:
+            return self.store.run(fn)
+        except psycopg.errors.QueryCanceled as exc:
+            raise ToolError("the query took too long and was cancelled; narrow it") from exc
+        except psycopg.OperationalError as exc:
+            raise ToolError(
+                f"cannot reach the knowledge store as a read-only reader: {_message(exc)}. "
+                "Run `knowledge-assets migrate` (it creates the ka_reader role) or set KA_READER_URL."
+            ) from exc
+        except psycopg.Error as exc:
+            raise ToolError(f"knowledge store error: {_message(exc)}") from exc
+        except (ValueError, LookupError) as exc:  # bad arguments, no active model yet
+            raise ToolError(_message(exc)) from exc
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+
+
+def build_server(store: ReaderStore | None = None) -> MCPServer[Any]:
+    """The MCP server with the four read-only tools. Opens no connection."""
+    tools = KnowledgeTools(store or ReaderStore())
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
+    )
+    for fn in (tools.search_docs, tools.get_doc, tools.list_tags, tools.similar_docs):
+        description = inspect.cleandoc(fn.__doc__ or "")
+        server.add_tool(fn, description=description, annotations=READ_ONLY, structured_output=False)
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("knowledge-assets")
+    except PackageNotFoundError:
+        return "0"

@@ -1,0 +1,56 @@
+"""Serve the knowledge store to LLM clients over MCP: ``python -m knowledge_assets.mcp_server``
+or ``knowledge-assets mcp``.
+
+stdio (the default) is what Claude Desktop and Claude Code launch; ``--transport http`` serves
+streamable HTTP on a loopback port at ``/mcp``. The store is found like everywhere else
+(``DATABASE_URL``, else the embedded Postgres) and read as the read-only ``ka_reader`` role
+(``KA_READER_URL`` overrides the derived URL). Nothing connects before the first tool call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_PORT = 8765
+TRANSPORTS = ("stdio", "http")
+
+
+def serve(transport: str = "stdio", port: int = DEFAULT_PORT) -> int:
+    """Run the server until the client disconnects (stdio) or the process is interrupted (http)."""
+    from knowledge_assets.mcp import build_server
+
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}; expected one of {TRANSPORTS}")
+    server = build_server()
+    try:
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            print(f"MCP server on http://{LOOPBACK}:{port}/mcp", file=sys.stderr, flush=True)
+            server.run("streamable-http", host=LOOPBACK, port=port)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The server's options, shared with the ``knowledge-assets mcp`` sub-command."""
+    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="loopback port for --transport http"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m knowledge_assets.mcp_server``."""
+    parser = argparse.ArgumentParser(prog="knowledge-assets-mcp", description=__doc__)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return serve(args.transport, args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

