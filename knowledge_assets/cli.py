@@ -27,6 +27,39 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _models(args: argparse.Namespace) -> int:
+    from knowledge_assets.core import db, models
+
+    with db.connect(db.resolve_url()) as conn:
+        if args.action == "activate":
+            try:
+                models.activate_model(conn, args.name)
+            except models.ModelNotReady as exc:
+                print(f"not activated: {exc}", file=sys.stderr)
+                return 1
+            print(f"search now uses {args.name}")
+            return 0
+        listed = models.list_models(conn)
+    if not listed:
+        print("no model embedded yet: materialize an embeddings partition first")
+    for info in listed:
+        state = "active" if info.is_active else "ready" if info.ready else "incomplete"
+        print(
+            f"{'*' if info.is_active else ' '} {info.model:<28} {state:<10} {info.dims:>5} dims"
+            f"  {info.embedded}/{info.chunk_texts} chunk texts"
+        )
+    return 0
+
+
+def _add_models(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    models = sub.add_parser("models", help="list embedding models or switch search to one")
+    actions = models.add_subparsers(dest="action")
+    actions.add_parser("list", help="every model with its coverage; * marks the active one")
+    activate = actions.add_parser("activate", help="make a complete model the one search uses")
+    activate.add_argument("name", help="model name as listed, e.g. usem3 or voyage-3-lite")
+    models.set_defaults(func=_models, action="list")
+
+
 def _mcp(args: argparse.Namespace) -> int:
     from knowledge_assets.mcp_server import serve
 
@@ -49,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")
     mcp.set_defaults(func=_mcp)
+    _add_models(sub)
     return parser
 
 

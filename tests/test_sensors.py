@@ -1,0 +1,177 @@
+"""``source_changed_sensor`` evaluated directly: GitHub on a loopback server, local folders."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from knowledge_assets.core import db
+from knowledge_assets.defs.index.partitions import default_model_key
+from knowledge_assets.defs.ingest.sensors import (
+    HEAD_TAG,
+    MIN_INTERVAL_S,
+    PREVIOUS_HEAD_TAG,
+    source_changed_sensor,
+)
+from knowledge_assets.resources import PostgresResource, VaultResource
+from tests.fakes.github_server import FakeGitHub
+
+from .conftest import EXAMPLE_VAULT
+
+TOKEN = "ghp_sensor_token"
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with FakeGitHub(token=TOKEN) as fake:
+        yield fake
+
+
+def github_vault(base_url: str, repo: str = "owner/notes") -> VaultResource:
+    # No backoff: a failing head probe gives up after its few retries at once.
+    return VaultResource(kind="github", repo=repo, token=TOKEN, base_url=base_url, max_backoff_s=0)
+
+
+def evaluate(
+    vault: VaultResource, db_url: str, cursor: str | None
+) -> dg.SensorResult | dg.SkipReason:
+    resources: dict[str, Any] = {"vault": vault, "postgres": PostgresResource(database_url=db_url)}
+    context = dg.build_sensor_context(cursor=cursor, resources=resources)
+    result = source_changed_sensor(context)
+    assert isinstance(result, dg.SensorResult | dg.SkipReason)
+    return result
+
+
+def only_request(result: dg.SensorResult | dg.SkipReason) -> dg.RunRequest:
+    assert isinstance(result, dg.SensorResult), result
+    assert result.run_requests is not None and len(result.run_requests) == 1
+    request = result.run_requests[0]
+    assert isinstance(request, dg.RunRequest)
+    return request
+
+
+def raw_config(request: dg.RunRequest) -> dict[str, Any]:
+    return dict(request.run_config["ops"]["raw_docs"]["config"])
+
+
+def test_sensor_ticks_at_most_every_30_seconds() -> None:
+    assert source_changed_sensor.minimum_interval_seconds == MIN_INTERVAL_S == 30
+    assert source_changed_sensor.job_name == "embeddings_job"
+
+
+def test_github_head_moved_requests_a_diff_sync_of_the_whole_graph(
+    gh: FakeGitHub, db_url: str
+) -> None:
+    old = gh.commit({"notes/a.md": b"# A\n"})
+    with db.connect(db_url) as conn:  # the store last synced ``old``
+        conn.execute(
+            "INSERT INTO meta.sync_state (source_key, last_sha) VALUES (%s, %s)",
+            ("github:owner/notes@main/", old),
+        )
+    new = gh.commit({"notes/b.md": b"# B\n"})
+    result = evaluate(github_vault(gh.base_url), db_url, cursor=old)
+    request = only_request(result)
+    assert isinstance(result, dg.SensorResult) and result.cursor == new
+    assert raw_config(request) == {"full": False, "since_sha": old}
+    assert request.tags[HEAD_TAG] == new and request.tags[PREVIOUS_HEAD_TAG] == old
+    assert request.run_key == new
+    assert request.partition_key == default_model_key()  # no model active yet
+    assert request.job_name in (None, "embeddings_job")
+
+
+def test_github_head_unchanged_skips_without_a_run(gh: FakeGitHub, db_url: str) -> None:
+    head = gh.commit({"notes/a.md": b"# A\n"})
+    result = evaluate(github_vault(gh.base_url), db_url, cursor=head)
+    assert isinstance(result, dg.SkipReason)
+    assert result.skip_message is not None and "unchanged" in result.skip_message
+
+
+def test_first_tick_without_cursor_requests_a_sync_from_the_stored_head(
+    gh: FakeGitHub, db_url: str
+) -> None:
+    head = gh.commit({"notes/a.md": b"# A\n"})
+    request = only_request(evaluate(github_vault(gh.base_url), db_url, cursor=None))
+    assert raw_config(request) == {"full": False, "since_sha": None}
+    assert request.tags[HEAD_TAG] == head and request.tags[PREVIOUS_HEAD_TAG] == ""
+
+
+def test_github_server_errors_skip_and_keep_the_cursor(gh: FakeGitHub, db_url: str) -> None:
+    gh.commit({"notes/a.md": b"# A\n"})
+    gh.fail_next(500, times=3)  # as many as one probe tries
+    started = time.monotonic()
+    result = evaluate(github_vault(gh.base_url), db_url, cursor="c0ffee")
+    assert time.monotonic() - started < 10
+    assert isinstance(result, dg.SkipReason)
+    message = result.skip_message or ""
+    assert "unreachable" in message and "c0ffee" in message and "500" in message
+    assert len(gh.paths("/branches/main")) == 3  # one try and two retries, then give up
+    # The next tick retries from the same cursor and sees the head move.
+    assert only_request(evaluate(github_vault(gh.base_url), db_url, cursor="c0ffee"))
+
+
+def test_github_connection_refused_skips(db_url: str) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = evaluate(github_vault(f"http://127.0.0.1:{port}"), db_url, cursor="c0ffee")
+    assert isinstance(result, dg.SkipReason)
+    assert "unreachable" in (result.skip_message or "")
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(cwd)}
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=30
+    )
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+def test_local_git_vault_uses_head_commit(tmp_path: Path, db_url: str) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    git(vault, "init", "-q", "-b", "main")
+    git(vault, "add", ".")
+    git(vault, "commit", "-q", "-m", "first")
+    first = git(vault, "rev-parse", "HEAD")
+    resource = VaultResource(path=str(vault))
+    assert isinstance(evaluate(resource, db_url, cursor=first), dg.SkipReason)
+    (vault / "inbox.md").write_text("# Inbox\n\nnew thought\n")
+    git(vault, "commit", "-q", "-am", "second")
+    second = git(vault, "rev-parse", "HEAD")
+    result = evaluate(resource, db_url, cursor=first)
+    request = only_request(result)
+    assert isinstance(result, dg.SensorResult) and result.cursor == second
+    assert request.tags[HEAD_TAG] == second and request.tags[PREVIOUS_HEAD_TAG] == first
+
+
+def test_local_folder_fingerprint_moves_when_a_note_changes(tmp_path: Path, db_url: str) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    resource = VaultResource(path=str(vault))
+    first = evaluate(resource, db_url, cursor=None)
+    assert isinstance(first, dg.SensorResult) and first.cursor is not None
+    assert first.cursor.startswith("tree:")
+    assert isinstance(evaluate(resource, db_url, cursor=first.cursor), dg.SkipReason)
+    (vault / "projects" / "new-idea.md").write_text("# New idea\n")
+    moved = evaluate(resource, db_url, cursor=first.cursor)
+    assert isinstance(moved, dg.SensorResult)
+    assert moved.cursor not in (None, first.cursor)
+    assert only_request(moved).tags[PREVIOUS_HEAD_TAG] == first.cursor
+
+
+def test_missing_local_folder_skips_and_keeps_the_cursor(tmp_path: Path, db_url: str) -> None:
+    result = evaluate(VaultResource(path=str(tmp_path / "gone")), db_url, cursor="tree:abc")
+    assert isinstance(result, dg.SkipReason)
+    assert "unreachable" in (result.skip_message or "") and "tree:abc" in (
+        result.skip_message or ""
+    )
