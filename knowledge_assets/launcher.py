@@ -61,7 +61,11 @@ def run_demo(full: bool = False) -> int:
     print(f"source: {settings.kind} {where}")
     print(f"store:  {_redact(url)}")
     job = defs().resolve_job_def("embeddings_job")
-    config = {"ops": {"raw_docs": {"config": {"full": full}}}}
+    config = {
+        "ops": {"raw_docs": {"config": {"full": full}}},
+        # The per-step DEBUG stream belongs in the UI; the terminal gets warnings and the summary.
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+    }
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(
             instance=instance,
