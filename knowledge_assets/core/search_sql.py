@@ -1,4 +1,4 @@
-"""All runtime SQL of search: per-model HNSW indexes, vector and BM25 keyword candidates, notes.
+"""Runtime SQL of chunk search: per-model HNSW indexes, vector and BM25 keyword candidates.
 
 Values always travel as query parameters. The two things that cannot — a model name inside an
 index predicate and a vector dimension inside a type modifier — are spliced in with
@@ -113,7 +113,8 @@ def model_index_name(model: str) -> str:
     return f"embeddings_hnsw_{slug}_{hashlib.sha256(model.encode()).hexdigest()[:8]}"
 
 
-def _vec_type(dims: int) -> sql.Composable:
+def vec_type(dims: int) -> sql.Composable:
+    """The type ``vector(dims)``, for casts that must match a model's index expression."""
     return sql.SQL("vector({})").format(sql.Literal(int(dims)))
 
 
@@ -125,7 +126,7 @@ def ensure_model_index(conn: psycopg.Connection, model: str, dims: int) -> None:
             " ((embedding::{vt}) vector_cosine_ops) WHERE model = {model}"
         ).format(
             name=sql.Identifier(model_index_name(model)),
-            vt=_vec_type(dims),
+            vt=vec_type(dims),
             model=sql.Literal(model),
         )
     )
@@ -146,9 +147,10 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-def _fetch(
+def fetch_dicts(
     conn: psycopg.Connection, query: sql.Composed | sql.SQL, params: dict[str, Any]
 ) -> list[dict[str, Any]]:
+    """Run ``query`` and return its rows as dicts."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(query, params).fetchall()
 
@@ -179,7 +181,7 @@ def vector_exact(
         " ORDER BY e.embedding <=> %(q)s::vector, c.id LIMIT %(limit)s"
     ).format(cols=_HIT_COLUMNS, model=sql.Literal(model.model), where=where)
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
-    return _fetch(conn, query, params)
+    return fetch_dicts(conn, query, params)
 
 
 def vector_hnsw(
@@ -191,7 +193,7 @@ def vector_hnsw(
     Returns the hits and, for deepening, how many neighbours came back and the largest distance.
     """
     where, params = filter_clause(filters)
-    vt = _vec_type(model.dims)
+    vt = vec_type(model.dims)
     query = sql.SQL(
         "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
         "  FROM rag.embeddings e WHERE e.model = {model}"
@@ -207,7 +209,7 @@ def vector_hnsw(
     ).format(vt=vt, model=sql.Literal(model.model), cols=_HIT_COLUMNS, where=where)
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit, "k": k}
     conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
-    rows = _fetch(conn, query, params)
+    rows = fetch_dicts(conn, query, params)
     nn_count, nn_max = (int(rows[0]["nn_count"]), float(rows[0]["nn_max"])) if rows else (0, 0.0)
     hits = [{k_: v for k_, v in r.items() if k_ not in ("nn_count", "nn_max")} for r in rows]
     return [h for h in hits if h["chunk_id"] is not None], nn_count, nn_max
@@ -266,95 +268,10 @@ def keyword_bm25(
         "k1": k1, "b": b, "avgdl": max(avgdl, 1.0), "terms": list(idf), "idf": list(idf.values()),
         "tsq": _tsquery(generating), "limit": limit,
     }  # fmt: skip
-    return _fetch(conn, query, params)
+    return fetch_dicts(conn, query, params)
 
 
-def note_vector(
-    conn: psycopg.Connection, model: ModelInfo, file_path: str
-) -> tuple[str | None, list[str]]:
-    """The mean vector of a latest note's chunks (text form) and every path of its versions.
-
-    Versions are followed both ways through rag.superseded_docs, so neither an older nor a newer
-    version of the note counts as "similar" to it.
-    """
-    row = conn.execute(
-        sql.SQL(
-            "WITH RECURSIVE fam(path) AS (SELECT %(p)s::text UNION"
-            " SELECT CASE WHEN s.superseded_by = fam.path THEN s.file_path ELSE s.superseded_by END"
-            " FROM rag.superseded_docs s JOIN fam"
-            " ON s.superseded_by = fam.path OR s.file_path = fam.path)"
-            " SELECT (SELECT avg(e.embedding::{vt})::text FROM rag.latest_docs d"
-            "  JOIN rag.chunks c ON c.document_id = d.id"
-            "  JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
-            "  WHERE d.file_path = %(p)s), (SELECT array_agg(path) FROM fam)"
-        ).format(vt=_vec_type(model.dims), model=sql.Literal(model.model)),
-        {"p": file_path},
-    ).fetchone()
-    return (row[0], list(row[1] or [])) if row else (None, [file_path])
-
-
-def similar_notes(
-    conn: psycopg.Connection, model: ModelInfo, vector: str, *, exclude: Sequence[str],
-    limit: int, k: int,
-) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
-    """Notes owning the ``k`` nearest chunks to ``vector``, best chunk first, minus ``exclude``;
-    and how many neighbours the index returned (fewer than ``k``: the index is exhausted)."""
-    vt = _vec_type(model.dims)
-    query = sql.SQL(
-        "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
-        "  FROM rag.embeddings e WHERE e.model = {model}"
-        "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s)"
-        " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.title, d.tags,"
-        "  max(1 - nn.dist) AS score, (array_agg(c.heading ORDER BY nn.dist, c.id))[1] AS heading,"
-        "  (array_agg(c.content ORDER BY nn.dist, c.id))[1] AS content"
-        " FROM nn JOIN rag.chunks c ON c.text_hash = nn.text_hash"
-        " JOIN rag.latest_docs d ON d.id = c.document_id"
-        " WHERE NOT d.file_path = ANY(%(ex)s::text[])"
-        " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
-    ).format(vt=vt, model=sql.Literal(model.model))
-    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
-    rows = _fetch(conn, query, {"q": vector, "k": k, "ex": list(exclude), "limit": limit})
-    if rows:
-        return rows, int(rows[0]["nn_count"])
-    count = conn.execute(
-        sql.SQL("SELECT count(*) FROM rag.embeddings WHERE model = {m}").format(
-            m=sql.Literal(model.model)
-        )
-    ).fetchone()
-    return [], min(k, int(count[0]) if count else 0)
-
-
-def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
-    """A note by path: the latest version, else a stored older/draft version (``latest`` false)."""
-    latest = _fetch(
-        conn,
-        sql.SQL(
-            "SELECT file_path, title, tags, aliases, content_type, created, updated, frontmatter,"
-            " content, true AS latest, NULL::text AS superseded_by FROM rag.latest_docs"
-            " WHERE file_path = %(p)s ORDER BY source_table LIMIT 1"
-        ),
-        {"p": file_path},
-    )
-    if latest:
-        return latest[0]
-    stored = _fetch(
-        conn,
-        sql.SQL(
-            "SELECT r.file_path, coalesce(r.frontmatter->>'title', '') AS title,"
-            " rag.jsonb_text_array(r.frontmatter->'tags') AS tags,"
-            " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
-            " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
-            " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by"
-            " FROM raw.docs r LEFT JOIN rag.superseded_docs s"
-            " ON s.file_path = r.file_path AND s.source_table = r.source_table"
-            " WHERE r.file_path = %(p)s ORDER BY r.source_table LIMIT 1"
-        ),
-        {"p": file_path},
-    )
-    return stored[0] if stored else None
-
-
-def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
-    """(tag, number of latest notes carrying it), most used first."""
-    rows = conn.execute("SELECT tag, count FROM rag.list_all_tags()").fetchall()
-    return [(r[0], int(r[1])) for r in rows]
+def count_chunks(conn: psycopg.Connection) -> int:
+    """How many chunks the store holds (from the BM25 totals row, so it costs nothing)."""
+    row = conn.execute("SELECT ndocs FROM rag.keyword_totals").fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,112 @@
+"""SQL of the note-level reads: similar notes, one note by path, the tag list.
+
+Like :mod:`knowledge_assets.core.search_sql`, values travel as parameters; only the model name
+(for the partial index predicate) and the vector dimension are spliced in as literals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from knowledge_assets.core.search_sql import EF_SEARCH_MAX, ModelInfo, fetch_dicts, vec_type
+
+
+def note_vector(
+    conn: psycopg.Connection, model: ModelInfo, file_path: str
+) -> tuple[str | None, list[str]]:
+    """The mean vector of a latest note's chunks (text form) and every path of its versions.
+
+    Versions are followed both ways through rag.superseded_docs, so neither an older nor a newer
+    version of the note counts as "similar" to it.
+    """
+    row = conn.execute(
+        sql.SQL(
+            "WITH RECURSIVE fam(path) AS (SELECT %(p)s::text UNION"
+            " SELECT CASE WHEN s.superseded_by = fam.path THEN s.file_path ELSE s.superseded_by END"
+            " FROM rag.superseded_docs s JOIN fam"
+            " ON s.superseded_by = fam.path OR s.file_path = fam.path)"
+            " SELECT (SELECT avg(e.embedding::{vt})::text FROM rag.latest_docs d"
+            "  JOIN rag.chunks c ON c.document_id = d.id"
+            "  JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
+            "  WHERE d.file_path = %(p)s), (SELECT array_agg(path) FROM fam)"
+        ).format(vt=vec_type(model.dims), model=sql.Literal(model.model)),
+        {"p": file_path},
+    ).fetchone()
+    return (row[0], list(row[1] or [])) if row else (None, [file_path])
+
+
+def similar_notes(
+    conn: psycopg.Connection, model: ModelInfo, vector: str, *, exclude: Sequence[str],
+    limit: int, k: int,
+) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+    """Notes owning the ``k`` nearest chunks to ``vector``, best chunk first, minus ``exclude``;
+    and how many neighbours the index returned (fewer than ``k``: the index is exhausted)."""
+    vt = vec_type(model.dims)
+    query = sql.SQL(
+        "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
+        "  FROM rag.embeddings e WHERE e.model = {model}"
+        "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s)"
+        " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.title, d.tags,"
+        "  max(1 - nn.dist) AS score, (array_agg(c.heading ORDER BY nn.dist, c.id))[1] AS heading,"
+        "  (array_agg(c.content ORDER BY nn.dist, c.id))[1] AS content"
+        " FROM nn JOIN rag.chunks c ON c.text_hash = nn.text_hash"
+        " JOIN rag.latest_docs d ON d.id = c.document_id"
+        " WHERE NOT d.file_path = ANY(%(ex)s::text[])"
+        " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
+    ).format(vt=vt, model=sql.Literal(model.model))
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
+    rows = fetch_dicts(conn, query, {"q": vector, "k": k, "ex": list(exclude), "limit": limit})
+    if rows:
+        return rows, int(rows[0]["nn_count"])
+    count = conn.execute(
+        sql.SQL("SELECT count(*) FROM rag.embeddings WHERE model = {m}").format(
+            m=sql.Literal(model.model)
+        )
+    ).fetchone()
+    return [], min(k, int(count[0]) if count else 0)
+
+
+def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
+    """A note by path: the latest version, else a stored older/draft version (``latest`` false)."""
+    latest = fetch_dicts(
+        conn,
+        sql.SQL(
+            "SELECT file_path, title, tags, aliases, content_type, created, updated, frontmatter,"
+            " content, true AS latest, NULL::text AS superseded_by FROM rag.latest_docs"
+            " WHERE file_path = %(p)s ORDER BY source_table LIMIT 1"
+        ),
+        {"p": file_path},
+    )
+    if latest:
+        return latest[0]
+    stored = fetch_dicts(
+        conn,
+        sql.SQL(
+            "SELECT r.file_path, coalesce(r.frontmatter->>'title', '') AS title,"
+            " rag.jsonb_text_array(r.frontmatter->'tags') AS tags,"
+            " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
+            " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
+            " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by"
+            " FROM raw.docs r LEFT JOIN rag.superseded_docs s"
+            " ON s.file_path = r.file_path AND s.source_table = r.source_table"
+            " WHERE r.file_path = %(p)s ORDER BY r.source_table LIMIT 1"
+        ),
+        {"p": file_path},
+    )
+    return stored[0] if stored else None
+
+
+def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
+    """(tag, number of latest notes carrying it), most used first."""
+    rows = conn.execute("SELECT tag, count FROM rag.list_all_tags()").fetchall()
+    return [(r[0], int(r[1])) for r in rows]
+
+
+def is_latest(conn: psycopg.Connection, file_path: str) -> bool:
+    """Whether ``file_path`` is a latest note."""
+    row = conn.execute("SELECT 1 FROM rag.latest_docs WHERE file_path = %s", (file_path,))
+    return row.fetchone() is not None

