@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +20,7 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 from psycopg import sql
 
@@ -25,7 +30,7 @@ from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.mcp.reader import open_reader, reader_url
+from knowledge_assets.mcp.reader import PathRefused, check_note_path, open_reader, reader_url
 from tests.conftest import EXAMPLE_VAULT
 
 pytestmark = pytest.mark.timeout(180)
@@ -263,3 +268,133 @@ def test_reader_role_cannot_insert_even_in_a_read_write_transaction(store_url: s
                 " VALUES (gen_random_uuid(), %s, %s, %s, %s)",
                 ("evil.md", "x", "0", "0"),
             )
+
+
+def inspector(url: str, *args: str) -> Any:
+    """Run the MCP Inspector's CLI against ``python -m knowledge_assets.mcp_server``."""
+    npx = shutil.which("npx")
+    assert npx is not None
+    env_args = [arg for k, v in server_env(url).items() for arg in ("-e", f"{k}={v}")]
+    command = [npx, "-y", "@modelcontextprotocol/inspector", "--cli", *env_args]
+    command += [sys.executable, "-m", "knowledge_assets.mcp_server", *args]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=240, cwd=db.PROJECT_ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(shutil.which("npx") is None, reason="the MCP Inspector runs through npx")
+def test_inspector_cli_lists_the_tools_and_calls_list_tags(store_url: str) -> None:
+    listed = inspector(store_url, "--method", "tools/list")
+    assert {t["name"] for t in listed["tools"]} == TOOLS
+    called = inspector(store_url, "--method", "tools/call", "--tool-name", "list_tags")
+    assert not called.get("isError")
+    tags = json.loads(called["content"][0]["text"])["tags"]
+    assert {"tag": "日記", "count": 2} in tags
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the HTTP server exited early"
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on port {port}")
+
+
+async def _http_session(url: str) -> tuple[set[str], str]:
+    with anyio.fail_after(CALL_TIMEOUT):
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            return names, text_of(await session.call_tool("list_tags", {}))
+
+
+def test_streamable_http_on_a_loopback_port_serves_the_tools(store_url: str) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "knowledge_assets.cli", "mcp", "--transport", "http"]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port)],
+        env={**os.environ, **server_env(store_url)},
+        cwd=db.PROJECT_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+        names, tags = anyio.run(_http_session, f"http://127.0.0.1:{port}/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert names == TOOLS
+    assert {"tag": "運動", "count": 1} in json.loads(tags)["tags"]
+
+
+def test_unreachable_store_is_a_clear_tool_error_and_listing_needs_no_database() -> None:
+    env = {"DATABASE_URL": "postgresql://postgres@/postgres?host=/nonexistent-socket-dir"}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "knowledge_assets.mcp_server"],
+        env={**server_env(""), **env},
+        cwd=str(db.PROJECT_ROOT),
+    )
+
+    async def session() -> tuple[set[str], CallToolResult]:
+        with anyio.fail_after(CALL_TIMEOUT):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                names = {t.name for t in (await s.list_tools()).tools}
+                return names, await s.call_tool("list_tags", {})
+
+    names, result = anyio.run(session)
+    assert names == TOOLS
+    assert result.is_error
+    assert "cannot reach the knowledge store" in text_of(result)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("日記/2026-01-10.md", "日記/2026-01-10.md"),
+        ("./日記//2026-01-10.md", "日記/2026-01-10.md"),
+        ("projects\\garden.md", "projects/garden.md"),
+    ],
+)
+def test_check_note_path_normalises_vault_relative_paths(given: str, expected: str) -> None:
+    assert check_note_path(given) == expected
+
+
+@pytest.mark.parametrize(
+    "path", ["", "  ", "/abs.md", "a/../../b.md", "..", "file:///x.md", "a\x00b"]
+)
+def test_check_note_path_refuses_what_could_leave_the_vault(path: str) -> None:
+    with pytest.raises(PathRefused):
+        check_note_path(path)
+
+
+def test_reader_url_swaps_the_user_and_drops_the_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KA_READER_URL", raising=False)
+    info = psycopg.conninfo.conninfo_to_dict(
+        reader_url("postgresql://owner:secret@db.example:5433/notes?sslmode=require")
+    )
+    assert info == {
+        "user": "ka_reader", "host": "db.example", "port": "5433", "dbname": "notes",
+        "sslmode": "require",
+    }  # fmt: skip
+    monkeypatch.setenv("KA_READER_URL", "postgresql://ka_reader:pw@db.example/notes")
+    override = "postgresql://ka_reader:pw@db.example/notes"
+    assert reader_url("postgresql://owner:secret@db.example/notes") == override
