@@ -24,13 +24,19 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 from psycopg import sql
 
-from knowledge_assets.core import db
+from knowledge_assets.core import db, search
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.mcp.reader import PathRefused, check_note_path, open_reader, reader_url
+from knowledge_assets.mcp.reader import (
+    PathRefused,
+    ReaderStore,
+    check_note_path,
+    open_reader,
+    reader_url,
+)
 from tests.conftest import EXAMPLE_VAULT
 
 pytestmark = pytest.mark.timeout(180)
@@ -398,3 +404,18 @@ def test_reader_url_swaps_the_user_and_drops_the_password(monkeypatch: pytest.Mo
     monkeypatch.setenv("KA_READER_URL", "postgresql://ka_reader:pw@db.example/notes")
     override = "postgresql://ka_reader:pw@db.example/notes"
     assert reader_url("postgresql://owner:secret@db.example/notes") == override
+
+
+def test_reader_store_reconnects_after_its_connection_was_killed(
+    store_url: str, server_url: str
+) -> None:
+    store = ReaderStore(reader_url(store_url))
+    try:
+        first_pid = store.run(lambda conn: conn.info.backend_pid)
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s, 5000)", (first_pid,))
+        second_pid, tags = store.run(lambda conn: (conn.info.backend_pid, search.list_tags(conn)))
+    finally:
+        store.close()
+    assert second_pid != first_pid
+    assert ("日記", 2) in tags
