@@ -1,0 +1,153 @@
+"""The Dagster UI end to end: ``knowledge-assets dev`` on a fresh database and a copy of the
+sample vault, ``raw_docs`` materialized from the asset graph in headless Chromium, and the
+materialization's counts shown on the asset page.
+
+Screenshots of every step land in ``tests/artifacts/``. Deselect with ``-m "not browser"``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.browser_support import (
+    CHROMIUM,
+    EXAMPLE_VAULT,
+    DagsterDev,
+    chromium_args,
+    database_uri,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
+    ),
+]
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+RUN_TIMEOUT_S = 180
+UI_TIMEOUT_MS = 30_000
+SAMPLE_NOTES = 8  # Markdown files in examples/vault
+
+_RUN_STATUS = "query ($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"
+_LATEST_MATERIALIZATION = """
+query ($key: AssetKeyInput!) { assetOrError(assetKey: $key) {
+  ... on Asset { assetMaterializations(limit: 1) { runId } } } }
+"""
+
+
+@pytest.fixture
+def dagster_dev(tmp_path: Path, blank_db_url: str) -> Iterator[DagsterDev]:
+    """``knowledge-assets dev`` on a fresh database with a copy of the sample vault and
+    every sensor stopped, so the only runs are those launched from the UI."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    server = DagsterDev(tmp_path, database_uri(blank_db_url), vault)
+    server.stop_sensors()
+    with server:
+        yield server
+
+
+@pytest.fixture
+def page(dagster_dev: DagsterDev) -> Iterator[Page]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=chromium_args()
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            # The first visit may greet with a newsletter dialog; skip it whenever it shows up.
+            page.add_locator_handler(
+                page.get_by_text("Join the Dagster community"),
+                lambda: page.get_by_role("button", name="Skip").click(),
+            )
+            yield page
+        finally:
+            browser.close()
+
+
+def _shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _wait_for_run(server: DagsterDev, run_id: str) -> str:
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    status = "unknown"
+    while time.monotonic() < deadline:
+        status = server.graphql(_RUN_STATUS, {"id": run_id})["runOrError"].get("status", status)
+        if status in ("SUCCESS", "FAILURE", "CANCELED"):
+            return status
+        time.sleep(1)
+    raise AssertionError(f"run {run_id} still {status} after {RUN_TIMEOUT_S} s")
+
+
+def _latest_materialization_run(server: DagsterDev, asset: str) -> str | None:
+    data = server.graphql(_LATEST_MATERIALIZATION, {"key": {"path": [asset]}})
+    events = data["assetOrError"].get("assetMaterializations") or []
+    return events[0]["runId"] if events else None
+
+
+def _metadata_value(page: Page, key: str) -> Locator:
+    """The value cell of one row of the asset page's metadata table."""
+    row = page.get_by_role("row").filter(has=page.get_by_role("cell", name=key, exact=True))
+    return row.get_by_role("cell").last
+
+
+def test_materialize_raw_docs_from_the_asset_graph(dagster_dev: DagsterDev, page: Page) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    try:
+        # The asset graph of the ingest group; select raw_docs and materialize just it.
+        page.goto(f"{dagster_dev.url}/locations/knowledge_assets/asset-groups/ingest")
+        node = page.get_by_text("raw_docs", exact=True).first
+        expect(node).to_be_visible()
+        _shot(page, "01_asset_graph")
+        node.click()
+        materialize = page.get_by_role("button", name="Materialize selected")
+        expect(materialize).to_be_enabled()
+        _shot(page, "02_raw_docs_selected")
+        materialize.click()
+
+        # The toast names the run; its "View" link opens the run page, whose URL has the id.
+        launched = page.get_by_text(re.compile(r"Launched run \w+"))
+        expect(launched).to_be_visible()
+        _shot(page, "03_run_launched")
+        view = page.get_by_role("button", name="View").or_(page.get_by_role("link", name="View"))
+        view.first.click()
+        page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}"))
+        run_id = page.url.rsplit("/runs/", 1)[1].split("?")[0]
+        short_id = re.search(r"Launched run (\w+)", launched.inner_text())
+        assert short_id and run_id.startswith(short_id.group(1))
+
+        status = _wait_for_run(dagster_dev, run_id)
+        _shot(page, "04_run_page")
+        assert status == "SUCCESS", f"run {run_id} ended {status}:\n{dagster_dev.log_tail()}"
+        expect(page.get_by_text("Success", exact=True).first).to_be_visible()
+
+        # The asset page shows this run's materialization and its counts.
+        assert _latest_materialization_run(dagster_dev, "raw_docs") == run_id
+        page.goto(f"{dagster_dev.url}/assets/raw_docs")
+        expect(_metadata_value(page, "new")).to_have_text(str(SAMPLE_NOTES))
+        for key in ("changed", "unchanged", "deleted", "renamed", "rejected"):
+            expect(_metadata_value(page, key)).to_have_text("0")
+        expect(_metadata_value(page, "summary")).to_contain_text(f"{SAMPLE_NOTES} new")
+        _shot(page, "05_raw_docs_asset")
+    except BaseException:
+        _shot(page, "failure")
+        raise
