@@ -34,3 +34,31 @@ def test_assets_have_descriptions_for_the_ui() -> None:
     for key in graph.get_all_asset_keys():
         assert graph.get(key).description, key
     assert dg.AssetKey("embeddings") in graph.get_all_asset_keys()
+
+
+def test_sensors_schedules_and_checks_are_registered() -> None:
+    loaded = defs()
+    sensor = loaded.resolve_sensor_def("source_changed_sensor")
+    assert sensor.job_name == "embeddings_job" and sensor.minimum_interval_seconds == 30
+    schedule = loaded.resolve_schedule_def("embeddings_schedule")
+    assert schedule.job_name == "embeddings_job" and schedule.cron_schedule == "0 3 * * *"
+    checks = {
+        (key.asset_key.to_user_string(), key.name)
+        for key in loaded.resolve_asset_graph().asset_check_keys
+    }
+    assert checks == {
+        ("raw_docs", "raw_docs_match_source"),
+        ("latest_docs", "previous_has_no_cycles"),
+        ("chunks", "chunks_fit_model_input_limit"),
+        ("embeddings", "active_model_covers_every_chunk"),
+        ("embeddings", "no_orphaned_embeddings"),
+        ("embeddings", "vectors_match_model_dimension"),
+    }
+
+
+def test_jobs_run_the_checks_of_their_assets() -> None:
+    loaded = defs()
+    whole = loaded.resolve_job_def("embeddings_job").asset_layer.asset_graph.asset_check_keys
+    ingest = loaded.resolve_job_def("raw_docs_job").asset_layer.asset_graph.asset_check_keys
+    assert len(whole) == 6
+    assert {key.name for key in ingest} == {"raw_docs_match_source", "previous_has_no_cycles"}
