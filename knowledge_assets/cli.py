@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from knowledge_assets import search_cli
+
 
 def _demo(args: argparse.Namespace) -> int:
     from knowledge_assets.launcher import run_demo
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=3000)
     dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
+    search_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")

@@ -1,0 +1,188 @@
+"""``knowledge-assets search | similar | get | tags``: read what the pipeline wrote.
+
+They use the same store as the rest of the command (``DATABASE_URL``, else the embedded
+Postgres in the project's data directory). Every command takes ``--json`` for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import date
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.core import db
+from knowledge_assets.core.search import (
+    MODES,
+    NoActiveModel,
+    SearchFilters,
+    SearchResponse,
+    UnknownNote,
+    get_doc,
+    list_tags,
+    search,
+    similar,
+)
+
+SNIPPET_CHARS = 120
+EMPTY_STORE = (
+    "the store holds no notes yet: run `knowledge-assets demo` to ingest and embed a vault"
+)
+
+
+def _connect() -> Any:
+    """The store every other command uses (``DATABASE_URL`` or the embedded server), migrated."""
+    url = db.resolve_url()
+    db.migrate(url)
+    return db.connect(url)
+
+
+def _snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def _store_is_empty(conn: psycopg.Connection) -> bool:
+    return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM rag.chunks)").fetchone() == (True,)
+
+
+def _print_response(response: SearchResponse) -> None:
+    for i, h in enumerate(response.hits, start=1):
+        where = " › ".join(p for p in (h.title, h.heading) if p)
+        print(f"{i:2d}. {where}")
+        print(f"    {h.file_path}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
+        if h.tags:
+            print(f"    tags: {', '.join(h.tags)}")
+        print(f"    {_snippet(h.content)}")
+    t = response.timings
+    model = response.model or "no active model: keyword only"
+    print(
+        f"-- {len(response.hits)} hits · {response.mode} · {model} · embed {t['embed_ms']:.1f} ms"
+        f" · search {t['search_ms']:.1f} ms · total {t['total_ms']:.1f} ms"
+    )
+
+
+def _search(args: argparse.Namespace) -> int:
+    filters = SearchFilters(
+        tags=tuple(args.tag or ()),
+        path_prefix=args.path_prefix,
+        alias_prefix=args.alias_prefix,
+        content_types=tuple(args.content_type or ()),
+        created_from=args.created_from,
+        created_to=args.created_to,
+        updated_from=args.updated_from,
+        updated_to=args.updated_to,
+    )
+    with _connect() as conn:
+        if _store_is_empty(conn):
+            return _fail(EMPTY_STORE)
+        try:
+            response = search(
+                conn, args.query, mode=args.mode, filters=filters, limit=args.limit,
+                threshold=args.threshold,
+            )  # fmt: skip
+        except NoActiveModel as exc:
+            return _fail(f"{exc} (or use --mode keyword)")
+    if args.json:
+        _print_json(asdict(response))
+    else:
+        _print_response(response)
+    return 0
+
+
+def _similar(args: argparse.Namespace) -> int:
+    with _connect() as conn:
+        try:
+            notes = similar(conn, args.path, limit=args.limit)
+        except UnknownNote:
+            return _fail(f"no latest note at {args.path!r} (see `knowledge-assets get`)")
+        except NoActiveModel as exc:
+            return _fail(str(exc))
+    if args.json:
+        _print_json([asdict(n) for n in notes])
+        return 0
+    for i, n in enumerate(notes, start=1):
+        print(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
+        print(f"    {n.file_path} › {n.heading}")
+        print(f"    {_snippet(n.content)}")
+    if not notes:
+        print("no similar notes")
+    return 0
+
+
+def _get(args: argparse.Namespace) -> int:
+    with _connect() as conn:
+        doc = get_doc(conn, args.path)
+    if doc is None:
+        return _fail(f"no note at {args.path!r}")
+    if args.json:
+        _print_json(doc)
+        return 0
+    state = "latest" if doc["latest"] else f"not latest (superseded by {doc['superseded_by']})"
+    print(f"# {doc['title'] or doc['file_path']}")
+    print(f"path: {doc['file_path']} · {state}")
+    if doc["tags"]:
+        print(f"tags: {', '.join(doc['tags'])}")
+    print()
+    print(doc["content"])
+    return 0
+
+
+def _tags(args: argparse.Namespace) -> int:
+    with _connect() as conn:
+        tags = list_tags(conn)
+    if args.json:
+        _print_json([{"tag": t, "count": n} for t, n in tags])
+        return 0
+    width = max((len(t) for t, _ in tags), default=0)
+    for tag, count in tags:
+        print(f"{tag:<{width}}  {count}")
+    if not tags:
+        print("no tags")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _add(
+    sub: Any, name: str, help_: str, func: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_, description=help_)
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``search``, ``similar``, ``get`` and ``tags`` on the CLI's sub-parsers."""
+    s = _add(sub, "search", "search the latest notes (vector, keyword or hybrid)", _search)
+    s.add_argument("query")
+    s.add_argument("--mode", choices=MODES, default="hybrid")
+    s.add_argument("--tag", action="append", metavar="T", help="any of these tags (repeatable)")
+    s.add_argument("--path-prefix", metavar="P", help="only paths starting with P, e.g. 日記/")
+    s.add_argument("--alias-prefix", metavar="A", help="only notes with an alias starting with A")
+    s.add_argument("--content-type", action="append", metavar="C", help="repeatable")
+    for name in ("created-from", "created-to", "updated-from", "updated-to"):
+        s.add_argument(f"--{name}", type=date.fromisoformat, metavar="YYYY-MM-DD")
+    s.add_argument("--limit", type=int, default=10)
+    s.add_argument(
+        "--threshold", type=float, help="minimum cosine similarity (default: the model's)"
+    )
+    sim = _add(sub, "similar", "notes similar to a note (active model)", _similar)
+    sim.add_argument("path")
+    sim.add_argument("--limit", type=int, default=5)
+    _add(sub, "get", "print a note by path", _get).add_argument("path")
+    _add(sub, "tags", "tags of the latest notes with their counts", _tags)

