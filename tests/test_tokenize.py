@@ -1,0 +1,93 @@
+"""Keyword tokens: Sudachi normalized forms, function words dropped, Latin kept, NFKC + lowercase."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from knowledge_assets.core.tokenize import query_terms, tokens, tsquery_input, tsvector_input
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("行いました", ["行う"]),
+        ("走った", ["走る"]),
+        ("見られる", ["見る"]),
+        ("コンピュータ", ["コンピューター"]),  # spelling variants share one normalized form
+        ("ｶﾀｶﾅ", ["片仮名"]),
+    ],
+)
+def test_japanese_words_become_their_normalized_form(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("東京の大学で", ["東京", "大学"]),  # の, で: particles
+        ("雪が降っていた", ["雪", "降る", "居る"]),  # が particle; た auxiliary verb
+        ("検索、検索。", ["検索", "検索"]),  # punctuation; repeats kept for term frequency
+    ],
+)
+def test_particles_auxiliaries_and_punctuation_are_dropped(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PostgreSQL and pgvector", ["postgresql", "and", "pgvector"]),
+        ("not", ["not"]),  # Sudachi alone would give ノット
+        ("東京の大学でdon't!", ["東京", "大学", "dont"]),
+    ],
+)
+def test_latin_words_are_kept_as_written_and_lowercased(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ＡＢＣ\u3000ｄｅｆ", ["abc", "def"]),  # full-width letters and space
+        ("①②", ["12"]),
+        ("ＢＭ２５", ["bm", "25"]),  # Sudachi splits letters from digits
+    ],
+)
+def test_nfkc_folding_and_lowercasing(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("E-mail: a.b@example.com", ["email", "a", "b", "example", "com"]),
+        ("C++ と C#", ["c", "c"]),
+        ("😀絵文字", ["絵", "文字"]),
+        ("", []),
+        ("  \n\t ", []),
+    ],
+)
+def test_symbols_are_reduced_to_letters_and_digits(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+def test_query_terms_are_distinct_in_first_seen_order() -> None:
+    assert query_terms("検索 システム 検索") == ["検索", "システム"]
+    assert tsquery_input("検索の速度") == "'検索' | '速度'"
+    assert tsquery_input("のに") == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["東京の大学でdon't!", "E-mail: a.b@example.com", "ＡＢＣ　ｄｅｆ 走った", "x" * 80 + " 雪"],
+)
+def test_postgres_keeps_every_token_as_one_lexeme(db_url: str, text: str) -> None:
+    expected = [t for t in tokens(text)]
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT array_agg(lexeme ORDER BY positions[1]) FROM unnest(to_tsvector('simple', %s))",
+            (tsvector_input(text),),
+        ).fetchone()
+    assert row is not None
+    assert row[0] == list(dict.fromkeys(expected))
