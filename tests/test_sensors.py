@@ -175,3 +175,16 @@ def test_missing_local_folder_skips_and_keeps_the_cursor(tmp_path: Path, db_url:
     assert "unreachable" in (result.skip_message or "") and "tree:abc" in (
         result.skip_message or ""
     )
+
+
+def test_unreachable_store_still_requests_the_sync(gh: FakeGitHub) -> None:
+    # The run reports the store's error; the tick itself must neither fail nor be lost.
+    head = gh.commit({"notes/a.md": b"# A\n"})
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    down = f"postgresql://nobody@127.0.0.1:{port}/none?connect_timeout=2"
+    result = evaluate(github_vault(gh.base_url), down, cursor="c0ffee")
+    request = only_request(result)
+    assert raw_config(request) == {"full": False, "since_sha": None}
+    assert request.partition_key == default_model_key() and request.tags[HEAD_TAG] == head
