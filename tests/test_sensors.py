@@ -188,3 +188,28 @@ def test_unreachable_store_still_requests_the_sync(gh: FakeGitHub) -> None:
     request = only_request(result)
     assert raw_config(request) == {"full": False, "since_sha": None}
     assert request.partition_key == default_model_key() and request.tags[HEAD_TAG] == head
+
+
+def test_requested_run_syncs_and_embeds_the_whole_graph(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_assets.definitions import defs
+
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_VAULT_PATH", str(vault))
+    request = only_request(evaluate(VaultResource(path=str(vault)), db_url, cursor=None))
+    job = defs().resolve_job_def("embeddings_job")
+    result = job.execute_in_process(
+        run_config=request.run_config, partition_key=request.partition_key, tags=request.tags
+    )
+    materialized = {
+        event.asset_key.to_user_string()
+        for event in result.get_asset_materialization_events()
+        if event.asset_key is not None
+    }
+    assert materialized == {"raw_docs", "latest_docs", "chunks", "embeddings"}
+    with db.connect(db_url) as conn:
+        row = conn.execute("SELECT count(*) FROM rag.embeddings").fetchone()
+    assert row is not None and row[0] > 10
