@@ -21,12 +21,11 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
         active = models.active_model(conn)
         missing = checks_sql.chunks_without_vectors(conn, active)
     chunks = sum(count for _, count in missing)
+    name = active or "(no active model)"
+    summary = f"{chunks} chunks in {len(missing)} notes have no vector of {name}"
     return dg.AssetCheckResult(
         passed=not missing,
-        description=f"{chunks} chunks in {len(missing)} notes have no vector of "
-        f"{active or '(no active model)'}"
-        if missing
-        else f"every chunk has a vector of {active or '(no chunks yet)'}",
+        description=summary if missing else f"every chunk has a vector of {name}",
         metadata={
             "active_model": dg.MetadataValue.text(active or "(none)"),
             "chunks_missing": dg.MetadataValue.int(chunks),
