@@ -84,7 +84,7 @@ def metrics(ranked: list[list[Key]], gold: list[Key]) -> dict[str, float]:
 
 
 def fmt(m: dict[str, float]) -> str:
-    return "  ".join(f"{k} {v:.3f}" for k, v in m.items())
+    return "  ".join(f"{k} {v:.4f}" for k, v in m.items())
 
 
 def run_mode(url: str, emb: Embedder, queries: list[dict[str, Any]], mode: str, **kw: Any) -> Any:
