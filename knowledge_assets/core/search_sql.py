@@ -240,6 +240,18 @@ def _tsquery(lexemes: Sequence[str]) -> str:
     return " | ".join("'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes)
 
 
+def _generating_terms(terms: list[tuple[str, int]], budget: int) -> list[str]:
+    """The rarest terms whose document frequencies add up to at most ``budget`` (at least one)."""
+    chosen: list[str] = []
+    total = 0
+    for lx, df in sorted(terms, key=lambda t: (t[1], t[0])):
+        if chosen and total + df > budget:
+            break
+        chosen.append(lx)
+        total += df
+    return chosen
+
+
 def _binary_bm25(n: int) -> sql.Composable:
     """BM25 with every term frequency taken as 1: only C-level ``@@`` tests per chunk, so it
     pre-ranks thousands of candidates cheaply; exact BM25 then re-scores the best of them."""
@@ -264,13 +276,7 @@ def keyword_bm25(
     if not terms or not ndocs:
         return []
     idf = {lx: math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
-    generating: list[str] = []
-    total = 0
-    for lx, df in sorted(terms, key=lambda t: (t[1], t[0])):
-        if generating and total + df > budget:
-            break
-        generating.append(lx)
-        total += df
+    generating = _generating_terms(terms, budget)
     where, params = filter_clause(filters)
     # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
     # only when a filter needs its columns.
