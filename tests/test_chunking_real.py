@@ -10,20 +10,25 @@ the two texts are equal once all whitespace is removed.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from functools import cache
 
+import psycopg
 import pytest
 
 from knowledge_assets.core import db
 from knowledge_assets.core.chunking import Chunk, chunk_document
 from knowledge_assets.core.embedders.usem3 import MAX_TOKENS as USEM3_MAX_TOKENS
-from knowledge_assets.core.indexing import refresh_chunks
+from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.parsing import ParsedDoc, parse_document
+from knowledge_assets.core.search_sql import model_index_name
 from knowledge_assets.core.sources.local import LocalSource
 
 from .conftest import JSQUAD, SURVIVAL
@@ -232,3 +237,55 @@ def test_jsquad_through_the_pipeline_stores_the_judged_chunks(db_url: str) -> No
     second = texts[("a10336_梅雨.md", "第2段落")]
     assert second.startswith("title:梅雨|tags:jsquad,wikipedia\n\n[prev] ")
     assert "\n\n# 梅雨\n\n## 第2段落\n\n梅雨の時期が始まる" in second
+
+
+class _HashEmbedder:
+    """A fast deterministic stand-in with the Embedder shape (vectors from text hashes)."""
+
+    provider = "usem3"
+    model = "fake-bulk"
+    dims = 16
+    max_tokens = USEM3_MAX_TOKENS
+    batch_size = 128
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def embed(self, texts: Sequence[str], input_type: str) -> list[list[float]]:
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise RuntimeError("model crashed")
+        out = []
+        for text in texts:
+            digest = hashlib.sha256(text.encode()).digest()[: self.dims]
+            vec = [b - 127.5 for b in digest]
+            norm = math.sqrt(sum(v * v for v in vec))
+            out.append([v / norm for v in vec])
+        return out
+
+
+def _has_index(conn: psycopg.Connection, model: str) -> bool:
+    name = model_index_name(model)
+    row = conn.execute("SELECT to_regclass(%s)", (f"rag.{name}",)).fetchone()
+    return row is not None and row[0] is not None
+
+
+@needs_jsquad
+def test_bulk_embedding_of_the_jsquad_chunks_leaves_the_model_index_in_place(db_url: str) -> None:
+    # 1,145 texts is a bulk load: the index is built once at the end, also after a failure.
+    source = LocalSource(JSQUAD / "vault")
+    with db.connect(db_url) as conn:
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=USEM3_MAX_TOKENS)
+        with pytest.raises(RuntimeError, match="model crashed"):
+            embed_missing(conn, _HashEmbedder(fail_after=3))
+        assert _has_index(conn, "fake-bulk")
+        partial = conn.execute("SELECT count(*) FROM rag.embeddings").fetchone()
+        assert partial == (3 * 128,)  # every finished batch was kept
+        report = embed_missing(conn, _HashEmbedder())
+        assert (report.embedded, report.reused, report.complete) == (1145 - 384, 384, True)
+        assert _has_index(conn, "fake-bulk")
+        again = embed_missing(conn, _HashEmbedder())
+        assert (again.embedded, again.reused) == (0, 1145)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 _CHUNK_NAMESPACE = uuid.UUID("0b8f7f0e-8a39-4f0a-b1d4-2f6a3d9c5e11")
@@ -127,6 +128,17 @@ def insert_embeddings(
                 for h, v in zip(hashes, vectors, strict=True)
             ],
         )
+
+
+def is_active(conn: psycopg.Connection, model: str) -> bool:
+    """Whether search currently uses ``model``."""
+    row = conn.execute("SELECT is_active FROM rag.models WHERE model = %s", (model,)).fetchone()
+    return bool(row and row[0])
+
+
+def drop_index(conn: psycopg.Connection, name: str) -> None:
+    """Drop the index ``rag.<name>`` if it exists."""
+    conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier("rag", name)))
 
 
 def mark_model_complete(conn: psycopg.Connection, model: str, complete: bool) -> bool:
