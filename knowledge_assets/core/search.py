@@ -12,6 +12,7 @@ candidate lists (normalized-score fusion by default, weighted RRF on request); t
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -114,16 +115,30 @@ def _embedder_args(info: ModelInfo) -> tuple[str | None, dict[str, Any]]:
     return info.model, {"dims": info.dims, "prefixes": prefixes}
 
 
+def _make_query_embedder(info: ModelInfo) -> Embedder:
+    model, kwargs = _embedder_args(info)
+    return make_embedder(info.provider, model, api_key=api_key_for(info.provider), **kwargs)
+
+
 def query_embedder(conn: psycopg.Connection) -> Embedder | None:
-    """The embedder for the active model (provider and options from ``rag.models``), or None.
+    """A new embedder for the active model (provider and options from ``rag.models``), or None.
 
     API keys come from the environment (``VOYAGE_API_KEY``, ``OPENAI_API_KEY``).
     """
     info = search_sql.get_model(conn)
-    if info is None:
-        return None
-    model, kwargs = _embedder_args(info)
-    return make_embedder(info.provider, model, api_key=api_key_for(info.provider), **kwargs)
+    return _make_query_embedder(info) if info is not None else None
+
+
+_embedders: dict[str, Embedder] = {}
+
+
+def _shared_embedder(info: ModelInfo) -> Embedder:
+    """One embedder per stored model and API key per process, so a local model loads once."""
+    key = json.dumps([info.provider, info.model, info.dims, info.options, api_key_for(info.provider)],
+                     sort_keys=True, default=str)  # fmt: skip
+    if key not in _embedders:
+        _embedders[key] = _make_query_embedder(info)
+    return _embedders[key]
 
 
 def _ms(start: float) -> float:
@@ -183,10 +198,11 @@ def _check_args(mode: str, limit: int) -> None:
 def _embed_query(
     conn: psycopg.Connection, info: ModelInfo, query: str, embedder: Embedder | None
 ) -> list[float]:
-    embedder = embedder or query_embedder(conn)
-    if embedder is None or embedder.model != info.model:
-        got = embedder.model if embedder else None
-        raise ValueError(f"the query embedder ({got}) is not the active model {info.model}")
+    embedder = embedder or _shared_embedder(info)
+    if embedder.model != info.model:
+        raise ValueError(
+            f"the query embedder ({embedder.model}) is not the active model {info.model}"
+        )
     return list(embedder.embed([query], "query")[0])
 
 
@@ -207,7 +223,7 @@ def search(
     None means :func:`default_threshold` of the model), ``keyword`` (BM25) or ``hybrid``
     (both fused as ``weights`` say; ``threshold`` there filters the vector candidates only when
     given).
-    ``embedder`` defaults to :func:`query_embedder`. Hybrid search without an active model
+    ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
     """
     _check_args(mode, limit)
