@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -63,7 +64,18 @@ def dagster_storage_url(url: str) -> str:
     for prefix in ("postgresql+psycopg2://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+psycopg2://" + url[len(prefix) :]
-    raise ValueError("DATABASE_URL must start with postgresql://")
+    # A keyword/value conninfo ("host=... dbname=..."): rebuild it as a URL, socket dirs included.
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        # The parser's message quotes the string, which may hold a password: say less.
+        raise ValueError("DATABASE_URL is neither a postgresql:// URL nor a conninfo") from None
+    user = quote(str(info.pop("user", "")), safe="")
+    password = info.pop("password", None)
+    auth = f"{user}:{quote(str(password), safe='')}@" if password else (f"{user}@" if user else "")
+    dbname = quote(str(info.pop("dbname", "")), safe="")
+    query = urlencode({k: str(v) for k, v in info.items()})
+    return f"postgresql+psycopg2://{auth}/{dbname}" + (f"?{query}" if query else "")
 
 
 @contextmanager

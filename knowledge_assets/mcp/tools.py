@@ -52,8 +52,9 @@ class KnowledgeTools:
 
         Each hit has the note title, the section heading, the note path, a relevance score, which
         retrievers found it (keyword / vector), the note's tags and a snippet of the passage.
-        Higher scores are better: cosine similarity in vector mode, BM25 in keyword mode and a
-        fused rank score (small numbers, only the order matters) in hybrid mode.
+        Higher scores are better: cosine similarity in vector mode, BM25 in keyword mode and in
+        hybrid mode the keyword score relative to the best one plus a weighted cosine similarity
+        (about 0 to 1.2; only the order matters).
         Pass a hit's path to get_doc to read the whole note. Only the latest version of each
         note is searched; drafts and superseded versions are left out. Returns compact JSON with
         the timings in milliseconds.
