@@ -59,7 +59,6 @@ def main(argv: list[str] | None = None) -> int:
                 env=server.env,
                 check=True,
             )
-            server.stop_sensors()
             with server:
                 _screenshot(server.url, args.out, args.width, args.height)
     print(f"wrote {args.out}")

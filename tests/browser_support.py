@@ -13,8 +13,6 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -22,7 +20,6 @@ from knowledge_assets.core import db
 from knowledge_assets.core.db import PROJECT_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
-LOCATION_NAME = "knowledge_assets"  # workspace.yaml
 EXAMPLE_VAULT = PROJECT_ROOT / "examples" / "vault"
 
 _LOCATION_STATUS = """
@@ -96,8 +93,9 @@ class DagsterDev:
             "DATABASE_URL": database_url,
             "DAGSTER_HOME": str(self.home),
             "KA_DATA_DIR": str(data),
-            # What ``prepare_environment`` exports too; set here so ``stop_sensors`` can open
-            # the instance before the server starts.
+            # The sensor would sync the vault before the UI does: start automation stopped,
+            # so the only runs are the ones launched from the UI.
+            "KA_AUTOMATION": "off",
             "KA_DAGSTER_PG_URL": db.dagster_storage_url(database_url),
             "KA_DAGSTER_ARTIFACTS": str(data / "dagster" / "artifacts"),
             "KA_DAGSTER_COMPUTE_LOGS": str(data / "dagster" / "compute_logs"),
@@ -119,51 +117,6 @@ class DagsterDev:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-    def stop_sensors(self) -> list[str]:
-        """Record every sensor of the code location as stopped, before the daemon starts.
-
-        Sensors that default to running (``source_changed_sensor`` syncs the vault as soon as
-        the daemon sees it) would otherwise launch runs of their own; with them stopped, the
-        only runs are those launched from the UI. Returns the names of the stopped sensors.
-        """
-        import dagster as dg
-        from dagster._core.definitions.run_request import InstigatorType
-        from dagster._core.remote_origin import (
-            InProcessCodeLocationOrigin,
-            RemoteInstigatorOrigin,
-            RemoteRepositoryOrigin,
-        )
-        from dagster._core.scheduler.instigation import (
-            InstigatorState,
-            InstigatorStatus,
-            SensorInstigatorData,
-        )
-        from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-
-        from knowledge_assets.definitions import defs
-
-        repository = defs().get_repository_def()
-        location = InProcessCodeLocationOrigin(
-            LoadableTargetOrigin(module_name="knowledge_assets.definitions"),
-            location_name=LOCATION_NAME,
-        )
-        origin = RemoteRepositoryOrigin(location, repository.name)
-        names = []
-        with _environ(self.env), dg.DagsterInstance.get() as instance:
-            for sensor in repository.sensor_defs:
-                state = InstigatorState(
-                    RemoteInstigatorOrigin(origin, sensor.name),
-                    InstigatorType.SENSOR,
-                    InstigatorStatus.STOPPED,
-                    SensorInstigatorData(
-                        min_interval=sensor.minimum_interval_seconds,
-                        sensor_type=sensor.sensor_type,
-                    ),
-                )
-                instance.add_instigator_state(state)
-                names.append(sensor.name)
-        return names
 
     def start(self, timeout: float = 120.0) -> None:
         """Start the webserver and daemon; return once the code location has loaded."""
@@ -270,16 +223,3 @@ def _signal_group(pgid: int, sig: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-@contextmanager
-def _environ(env: Mapping[str, str]) -> Iterator[None]:
-    """Run a block with ``os.environ`` replaced by ``env``."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)

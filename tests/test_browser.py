@@ -54,7 +54,6 @@ def dagster_dev(tmp_path: Path, blank_db_url: str) -> Iterator[DagsterDev]:
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
     server = DagsterDev(tmp_path, database_uri(blank_db_url), vault)
-    server.stop_sensors()
     with server:
         yield server
 

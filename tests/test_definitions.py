@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dagster as dg
+import pytest
 
 from knowledge_assets.definitions import defs
 
@@ -62,3 +63,29 @@ def test_jobs_run_the_checks_of_their_assets() -> None:
     ingest = loaded.resolve_job_def("raw_docs_job").asset_layer.asset_graph.asset_check_keys
     assert len(whole) == 6
     assert {key.name for key in ingest} == {"raw_docs_match_source", "previous_has_no_cycles"}
+
+
+@pytest.mark.parametrize(
+    ("setting", "running"), [(None, True), ("on", True), ("off", False), ("OFF", False)]
+)
+def test_ka_automation_sets_whether_sensor_and_schedule_start_running(
+    monkeypatch: pytest.MonkeyPatch, setting: str | None, running: bool
+) -> None:
+    if setting is None:
+        monkeypatch.delenv("KA_AUTOMATION", raising=False)
+    else:
+        monkeypatch.setenv("KA_AUTOMATION", setting)
+    import importlib
+
+    from knowledge_assets.defs.index import schedules
+    from knowledge_assets.defs.ingest import sensors
+
+    try:
+        sensor = importlib.reload(sensors).source_changed_sensor
+        schedule = importlib.reload(schedules).embeddings_schedule
+        assert (sensor.default_status == dg.DefaultSensorStatus.RUNNING) is running
+        assert (schedule.default_status == dg.DefaultScheduleStatus.RUNNING) is running
+    finally:  # leave the modules as the rest of the suite imports them
+        monkeypatch.delenv("KA_AUTOMATION", raising=False)
+        importlib.reload(sensors)
+        importlib.reload(schedules)

@@ -16,6 +16,12 @@ EXAMPLE_VAULT = PROJECT_ROOT / "examples" / "vault"
 API_KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
+def automation_enabled() -> bool:
+    """``KA_AUTOMATION``: ``on`` (default) starts the sensor and the nightly schedule running;
+    ``off`` starts them stopped (turn them on in the UI), e.g. to only materialize by hand."""
+    return env("KA_AUTOMATION", "on").lower() not in ("off", "0", "false", "no")
+
+
 def env(name: str, default: str = "") -> str:
     """An environment variable, with empty strings treated as unset."""
     return os.environ.get(name) or default

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from knowledge_assets.core.settings import automation_enabled
 from knowledge_assets.defs.index.jobs import embeddings_job
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.resources import PostgresResource
@@ -16,7 +17,11 @@ NIGHTLY_CRON = "0 3 * * *"
     job=embeddings_job,
     cron_schedule=NIGHTLY_CRON,
     execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
+    default_status=(
+        dg.DefaultScheduleStatus.RUNNING
+        if automation_enabled()
+        else dg.DefaultScheduleStatus.STOPPED
+    ),
 )
 def embeddings_schedule(
     context: dg.ScheduleEvaluationContext, postgres: PostgresResource

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dagster as dg
 
 from knowledge_assets.core import store
+from knowledge_assets.core.settings import automation_enabled
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.defs.index.jobs import embeddings_job
 from knowledge_assets.defs.index.partitions import search_partition
@@ -28,7 +29,9 @@ TRIGGER_TAG = "knowledge-assets/trigger"
     name="source_changed_sensor",
     job=embeddings_job,
     minimum_interval_seconds=MIN_INTERVAL_S,
-    default_status=dg.DefaultSensorStatus.RUNNING,
+    default_status=(
+        dg.DefaultSensorStatus.RUNNING if automation_enabled() else dg.DefaultSensorStatus.STOPPED
+    ),
 )
 def source_changed_sensor(
     context: dg.SensorEvaluationContext, vault: VaultResource, postgres: PostgresResource
