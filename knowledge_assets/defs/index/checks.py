@@ -9,6 +9,7 @@ from __future__ import annotations
 import dagster as dg
 
 from knowledge_assets.core import checks_sql, models
+from knowledge_assets.defs.check_results import listing_result
 from knowledge_assets.defs.metadata import md_table
 from knowledge_assets.resources import PostgresResource
 
@@ -39,13 +40,12 @@ def no_orphaned_embeddings(postgres: PostgresResource) -> dg.AssetCheckResult:
     """No vector (of any model) is left whose text no chunk uses; ``chunks`` removes them."""
     with postgres.connect() as conn:
         orphans = checks_sql.orphan_embeddings(conn)
-    return dg.AssetCheckResult(
-        passed=not orphans,
-        description=f"{len(orphans)} vectors belong to no chunk" if orphans else None,
-        metadata={
-            "orphans": dg.MetadataValue.int(len(orphans)),
-            "vectors": dg.MetadataValue.md(md_table(("model", "text hash"), orphans)),
-        },
+    return listing_result(
+        orphans,
+        problem="vectors belong to no chunk",
+        count_key="orphans",
+        table_key="vectors",
+        columns=("model", "text hash"),
     )
 
 
@@ -55,15 +55,12 @@ def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckRe
     a mismatch breaks the model's vector index and its searches."""
     with postgres.connect() as conn:
         wrong = checks_sql.wrong_dimension_vectors(conn)
-    return dg.AssetCheckResult(
-        passed=not wrong,
-        description=f"{len(wrong)} vectors have the wrong dimension" if wrong else None,
-        metadata={
-            "wrong_dimension": dg.MetadataValue.int(len(wrong)),
-            "files": dg.MetadataValue.md(
-                md_table(("file", "model", "vector dims", "model dims"), wrong)
-            ),
-        },
+    return listing_result(
+        wrong,
+        problem="vectors have the wrong dimension",
+        count_key="wrong_dimension",
+        table_key="files",
+        columns=("file", "model", "vector dims", "model dims"),
     )
 
 
@@ -74,14 +71,11 @@ def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckRes
     section with more ``###`` headings."""
     with postgres.connect() as conn:
         oversized = checks_sql.oversized_chunks(conn)
-    return dg.AssetCheckResult(
-        passed=not oversized,
+    return listing_result(
+        oversized,
+        problem="chunks exceed a model's input limit",
+        count_key="oversized",
+        table_key="chunks",
+        columns=("file", "chunk", "heading", "tokens (est.)", "model", "limit"),
         severity=dg.AssetCheckSeverity.WARN,
-        description=f"{len(oversized)} chunks exceed a model's input limit" if oversized else None,
-        metadata={
-            "oversized": dg.MetadataValue.int(len(oversized)),
-            "chunks": dg.MetadataValue.md(
-                md_table(("file", "chunk", "heading", "tokens (est.)", "model", "limit"), oversized)
-            ),
-        },
     )

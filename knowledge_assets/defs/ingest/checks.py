@@ -10,6 +10,7 @@ import dagster as dg
 
 from knowledge_assets.core import checks_sql
 from knowledge_assets.core.sources.base import SourceError
+from knowledge_assets.defs.check_results import listing_result
 from knowledge_assets.defs.metadata import md_table, path_list
 from knowledge_assets.resources import PostgresResource, VaultResource
 
@@ -65,12 +66,11 @@ def previous_has_no_cycles(postgres: PostgresResource) -> dg.AssetCheckResult:
     frontmatter of the listed files."""
     with postgres.connect() as conn:
         cycles = checks_sql.supersede_cycles(conn)
-    return dg.AssetCheckResult(
-        passed=not cycles,
+    return listing_result(
+        cycles,
+        problem="notes are in a `previous` cycle",
+        count_key="in_cycle",
+        table_key="files",
+        columns=("table", "file", "superseded by"),
         severity=dg.AssetCheckSeverity.WARN,
-        description=f"{len(cycles)} notes are in a `previous` cycle" if cycles else None,
-        metadata={
-            "in_cycle": dg.MetadataValue.int(len(cycles)),
-            "files": dg.MetadataValue.md(md_table(("table", "file", "superseded by"), cycles)),
-        },
     )
