@@ -12,7 +12,7 @@
     -> embeddings): exactly one chunk must be embedded.
 (c) No change: the same materialization again: nothing may be embedded.
 
-    .venv/bin/python bench/embed_pipeline.py [--rounds 3]
+    .venv/bin/python bench/embed_pipeline.py [--rounds 3] [--compare-index] [--write-cost 3]
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from typing import Any
 import dagster as dg
 from common import JSQUAD, fresh_database
 
-from knowledge_assets.core import db, index_store
+from knowledge_assets.core import db, index_store, indexing
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.indexing import DEFER_INDEX_MIN, embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.sources.local import LocalSource
@@ -72,6 +72,43 @@ def pipeline_rate(vault: Path, embedder: Embedder, batch_size: int) -> tuple[flo
     return report.embedded / seconds, report.embedded
 
 
+def write_cost(vault: Path, embedder: Embedder, repeats: int) -> None:
+    """Seconds to store the 1,145 vectors (precomputed, no model running) and index them, with
+    the model's HNSW index maintained on every insert against built once after the writes."""
+    from knowledge_assets.core.search_sql import ensure_model_index, model_index_name
+
+    url = fresh_database()
+    texts = prepare(url, vault, embedder)
+    with db.connect(url) as conn:
+        todo = index_store.texts_to_embed(conn, embedder.model)
+    vectors = embedder.embed(texts, "document")
+    by_hash = dict(zip(texts, vectors, strict=True))
+    rows = [(h, by_hash[t]) for h, t in todo]
+    for rep in range(1, repeats + 1):
+        for kept in (True, False):
+            with db.connect(url) as conn:
+                conn.execute("DELETE FROM rag.embeddings")
+                index_store.drop_index(conn, model_index_name(embedder.model))
+                if kept:
+                    ensure_model_index(conn, embedder.model, embedder.dims)
+                conn.commit()
+                started = time.perf_counter()
+                for i in range(0, len(rows), embedder.batch_size):
+                    batch = rows[i : i + embedder.batch_size]
+                    with conn.transaction():
+                        index_store.insert_embeddings(
+                            conn, embedder.model, [h for h, _ in batch], [v for _, v in batch]
+                        )
+                writes = time.perf_counter() - started
+                started = time.perf_counter()
+                with conn.transaction():
+                    ensure_model_index(conn, embedder.model, embedder.dims)
+                build = time.perf_counter() - started
+            how = "index kept during writes" if kept else "index built after writes"
+            print(f"  run {rep}, {how}: writes {writes:5.2f} s + index build {build:5.2f} s "
+                  f"= {writes + build:5.2f} s")  # fmt: skip
+
+
 def edit_one_section(vault: Path) -> str:
     """Change the first sentence of a section that has at least three, so that the last two
     sentences (the next chunk's ``[prev]`` context) stay as they are."""
@@ -104,11 +141,50 @@ def materialize(url: str, vault: Path) -> tuple[float, dict[str, Any], dict[str,
     return seconds, meta["chunks"], meta["embeddings"]
 
 
+def efficiency(args: argparse.Namespace, vault: Path, embedder: Embedder, texts: list[str]) -> None:
+    size = embedder.batch_size
+    print("\n(a) pipeline efficiency, alternating runs on the same texts:")
+    bare: list[float] = []
+    piped: list[float] = []
+    per_insert: list[float] = []
+    for r in range(1, args.rounds + 1):
+        bare.append(bare_rate(embedder, texts, size))
+        rate, embedded = pipeline_rate(vault, embedder, size)
+        piped.append(rate)
+        line = (f"  round {r}: bare {bare[-1]:6.1f} passages/s | pipeline {rate:6.1f} passages/s "
+                f"({embedded} embedded) | ratio {rate / bare[-1]:.3f}")  # fmt: skip
+        if args.compare_index:
+            indexing.DEFER_INDEX_MIN = 10**9  # the index maintained on every insert
+            try:
+                per_insert.append(pipeline_rate(vault, embedder, size)[0])
+            finally:
+                indexing.DEFER_INDEX_MIN = DEFER_INDEX_MIN
+            line += (f" | index kept during writes {per_insert[-1]:6.1f} passages/s, ratio "
+                     f"{per_insert[-1] / bare[-1]:.3f}")  # fmt: skip
+        print(line)
+    ratios = [p / b for p, b in zip(piped, bare, strict=True)]
+    print(f"  median: bare {statistics.median(bare):.1f} passages/s, pipeline "
+          f"{statistics.median(piped):.1f} passages/s, ratio {statistics.median(ratios):.3f} "
+          f"(goal >= 0.9)")  # fmt: skip
+    if per_insert:
+        kept = [k / b for k, b in zip(per_insert, bare, strict=True)]
+        print(f"  median with the index kept during writes: {statistics.median(per_insert):.1f} "
+              f"passages/s, ratio {statistics.median(kept):.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--write-cost", type=int, default=0, metavar="REPEATS")
+    parser.add_argument(
+        "--compare-index",
+        action="store_true",
+        help="per round, also run the pipeline with the HNSW index maintained on every insert",
+    )
     args = parser.parse_args()
-    print(f"command: .venv/bin/python bench/embed_pipeline.py --rounds {args.rounds}")
+    print(f"command: .venv/bin/python bench/embed_pipeline.py --rounds {args.rounds}"
+          + (" --compare-index" if args.compare_index else "")
+          + (f" --write-cost {args.write_cost}" if args.write_cost else ""))  # fmt: skip
     vault = Path(tempfile.mkdtemp(prefix="jsquad_")) / "vault"
     shutil.copytree(JSQUAD / "vault", vault)
     url = fresh_database()
@@ -126,19 +202,11 @@ def main() -> None:
     embedder.embed(["warm-up"], "document")  # loads the bundled weights
     print(f"model load (first embed): {time.perf_counter() - t0:.1f} s, excluded below")
 
-    print("\n(a) pipeline efficiency, alternating runs on the same texts:")
-    bare: list[float] = []
-    piped: list[float] = []
-    for r in range(1, args.rounds + 1):
-        bare.append(bare_rate(embedder, texts, size))
-        rate, embedded = pipeline_rate(vault, embedder, size)
-        piped.append(rate)
-        print(f"  round {r}: bare {bare[-1]:6.1f} passages/s | pipeline {rate:6.1f} passages/s "
-              f"({embedded} embedded) | ratio {rate / bare[-1]:.3f}")  # fmt: skip
-    ratios = [p / b for p, b in zip(piped, bare, strict=True)]
-    print(f"  median: bare {statistics.median(bare):.1f} passages/s, pipeline "
-          f"{statistics.median(piped):.1f} passages/s, ratio {statistics.median(ratios):.3f} "
-          f"(goal >= 0.9)")  # fmt: skip
+    if args.rounds:
+        efficiency(args, vault, embedder, texts)
+    if args.write_cost:
+        print("\n(a, write side) database cost of storing the vectors, model not running:")
+        write_cost(vault, embedder, args.write_cost)
 
     print("\n(b) incremental edit, then dg.materialize of raw_docs, latest_docs, chunks, "
           "embeddings:")  # fmt: skip
