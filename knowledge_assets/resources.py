@@ -12,6 +12,7 @@ import psycopg
 from pydantic import PrivateAttr
 
 from knowledge_assets.core import db
+from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.settings import EXAMPLE_VAULT
 from knowledge_assets.core.sources.base import Source
@@ -103,9 +104,9 @@ class EmbedderResource(dg.ConfigurableResource):
     base_url: str = ""
     api_key: str | None = None
     dims: int | None = None
-    _embedder: object | None = PrivateAttr(default=None)
+    _embedder: Embedder | None = PrivateAttr(default=None)
 
-    def embedder(self, model_key: str | None = None):  # type: ignore[no-untyped-def]
+    def embedder(self, model_key: str | None = None) -> Embedder:
         """The embedder for ``model_key`` (a partition key) or for this resource's own settings."""
         from knowledge_assets.core.embedders import make_embedder
 
@@ -122,7 +123,7 @@ class EmbedderResource(dg.ConfigurableResource):
         return self._embedder
 
 
-def embedder_for_key(model_key: str, resource: EmbedderResource):  # type: ignore[no-untyped-def]
+def embedder_for_key(model_key: str, resource: EmbedderResource) -> Embedder:
     """Resolve a model partition key (``usem3``, ``voyage-3-lite``, ``openai:name``) to an embedder."""
     from knowledge_assets.core.embedders import make_embedder
     from knowledge_assets.core.settings import api_key_for

@@ -15,13 +15,32 @@ LANGUAGE sql IMMUTABLE AS $$
     END
 $$;
 
+-- Frontmatter tags as the chunker reads them (knowledge_assets.core.chunking.normalise_tags):
+-- a list, or one string split on commas (else on whitespace); a leading '#' and blanks dropped.
+CREATE OR REPLACE FUNCTION rag.note_tags(value jsonb) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(t ORDER BY n) FILTER (WHERE t <> ''), '{}'::text[])
+    FROM (
+        SELECT btrim(ltrim(btrim(item), '#')) AS t, n
+        FROM unnest(CASE jsonb_typeof(value)
+            WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(value))
+            WHEN 'string' THEN CASE WHEN strpos(value #>> '{}', ',') > 0
+                THEN string_to_array(value #>> '{}', ',')
+                ELSE regexp_split_to_array(btrim(value #>> '{}'), '\s+') END
+            WHEN 'number' THEN ARRAY[value #>> '{}']
+            ELSE '{}'::text[]
+        END) WITH ORDINALITY AS u(item, n)
+        WHERE item IS NOT NULL
+    ) s
+$$;
+
 CREATE OR REPLACE VIEW rag.documents_with_metadata AS
 SELECT
     d.id,
     d.source_table,
     d.file_path,
     d.frontmatter ->> 'title' AS title,
-    rag.jsonb_text_array(d.frontmatter -> 'tags') AS tags,
+    rag.note_tags(d.frontmatter -> 'tags') AS tags,
     rag.jsonb_text_array(d.frontmatter -> 'aliases') AS aliases,
     d.content_hash,
     (l.id IS NOT NULL) AS is_latest

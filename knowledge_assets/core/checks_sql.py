@@ -96,8 +96,9 @@ def source_drift(conn: psycopg.Connection, source: Source) -> SourceDrift:
     Rejected files count as stored at the version that was rejected, so a note that cannot be
     parsed is not reported as drift again and again.
     """
-    known = store.known_versions(conn, source.table)
-    stored = set(store.stored_paths(conn, source.table))
+    versions = store.stored_versions(conn, source.table)
+    known = store.known_versions(versions, conn, source.table)
+    stored = set(versions)
     synced = store.sync_state(conn, source.key)
     conn.commit()
     changes = source.changes(None, known)

@@ -100,10 +100,11 @@ def _context_sentences(previous_content: str | None) -> list[str]:
     return [s.strip() for s in _CONTEXT_SPLIT.split(previous_content) if s.strip()]
 
 
-def context_previous(previous_content: str | None) -> str | None:
-    """The last one or two sentences of the previous chunk, joined and ended with ``。``."""
-    sentences = _context_sentences(previous_content)
-    return "。".join(sentences[-2:]) + "。" if sentences else None
+def context_previous(previous_content: str | None, sentences: int = 2) -> str | None:
+    """The last ``sentences`` (one or two) sentences of the previous chunk, joined and ended
+    with ``。``."""
+    found = _context_sentences(previous_content)
+    return "。".join(found[-sentences:]) + "。" if found else None
 
 
 def build_embedding_text(
@@ -126,16 +127,21 @@ def build_embedding_text(
     return "\n\n".join(parts)
 
 
-def _normalise_tags(value: Any) -> list[str]:
-    """Frontmatter tags as a list: ``[a, b]``, ``"a, b"``, ``"a b"`` or ``"#a"`` all work."""
+def normalise_tags(value: Any) -> list[str]:
+    """Frontmatter tags as a list: ``[a, b]``, ``"a, b"``, ``"a b"`` or ``"#a"`` all work.
+
+    ``rag.note_tags`` (sql/R__views.sql) applies the same rule to ``latest_docs.tags``, so the
+    tags in the embedding text are the ones search filters on."""
     if value is None:
         return []
     if isinstance(value, str):
         items: list[Any] = value.split(",") if "," in value else value.split()
     elif isinstance(value, list | tuple | set):
         items = sorted(value, key=str) if isinstance(value, set) else list(value)
-    else:
+    elif isinstance(value, int | float) and not isinstance(value, bool):
         items = [value]
+    else:  # a mapping or a boolean is not a tag list
+        return []
     tags = (str(item).strip().lstrip("#").strip() for item in items if item is not None)
     return [tag for tag in tags if tag]
 
@@ -188,9 +194,8 @@ class _Doc:
         return max(1, self.max_tokens - self.estimate(header) - self.context_cap)
 
     def context(self, previous_content: str | None) -> str | None:
-        sentences = _context_sentences(previous_content)
         for n in (2, 1):
-            candidate = "。".join(sentences[-n:]) + "。" if sentences else None
+            candidate = context_previous(previous_content, n)
             # "[prev] " and the paragraph break count against the reservation too.
             if candidate and self.estimate(f"[prev] {candidate}\n\n") <= self.context_cap:
                 return candidate
@@ -289,7 +294,7 @@ def chunk_document(
     first_h1 = next((s.h1 for s in sections if s.h1), None)
     doc = _Doc(
         title=fm_title or first_h1 or slug,
-        tags=_normalise_tags(frontmatter.get("tags")),
+        tags=normalise_tags(frontmatter.get("tags")),
         max_tokens=max_tokens,
         estimate=estimate,
     )

@@ -50,13 +50,14 @@ def sync_source(
     ``full`` ignores it and compares the whole tree, which repairs anything a missed sync left.
     """
     table = source.table
-    known = store.known_versions(conn, table)
+    stored = store.stored_versions(conn, table)
+    known = store.known_versions(stored, conn, table)
     conn.commit()
     base = None if full else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
     report = SyncReport(source=source.key, head=changes.head, base=base)
     parsed = _fetch_and_parse(source, changes, max_bytes, report)
-    accepted, rejected = _split_case_duplicates(conn, table, changes, parsed)
+    accepted, rejected = _split_case_duplicates(set(stored), changes, parsed)
     with conn.transaction():
         _write(conn, source, changes, accepted, rejected, report)
     return report
@@ -73,14 +74,12 @@ def _fetch_and_parse(
 
 
 def _split_case_duplicates(
-    conn: psycopg.Connection, table: str, changes: ChangeSet, parsed: list[ParsedDoc | Rejection]
+    stored: set[str], changes: ChangeSet, parsed: list[ParsedDoc | Rejection]
 ) -> tuple[list[ParsedDoc], list[Rejection]]:
     """Paths equal but for case collide on case-insensitive file systems: keep one, reject the rest.
 
     The path already stored wins; otherwise the first in sorted order, so the choice is stable.
     """
-    stored = set(store.stored_paths(conn, table))
-    conn.commit()
     present = changes.present if changes.present is not None else _present(stored, changes)
     groups: dict[str, list[str]] = defaultdict(list)
     for path in present:

@@ -87,7 +87,7 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
         conn,
         sql.SQL(
             "SELECT r.file_path, coalesce(r.frontmatter->>'title', '') AS title,"
-            " rag.jsonb_text_array(r.frontmatter->'tags') AS tags,"
+            " rag.note_tags(r.frontmatter->'tags') AS tags,"
             " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
             " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
             " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by"

@@ -28,15 +28,20 @@ def raw_table(table: str) -> sql.Identifier:
     return sql.Identifier("raw", table)
 
 
-def known_versions(conn: psycopg.Connection, table: str) -> dict[str, str]:
-    """path -> version token for stored documents, overridden by recorded rejections."""
+def stored_versions(conn: psycopg.Connection, table: str) -> dict[str, str]:
+    """path -> version token of every stored document."""
     query = sql.SQL("SELECT file_path, version FROM {}").format(raw_table(table))
-    known: dict[str, str] = dict(conn.execute(query).fetchall())
+    return dict(conn.execute(query).fetchall())
+
+
+def known_versions(
+    stored: Mapping[str, str], conn: psycopg.Connection, table: str
+) -> dict[str, str]:
+    """``stored`` overridden by the versions of recorded rejections: what a sync need not read."""
     rejected = conn.execute(
         "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s", (table,)
     ).fetchall()
-    known.update(rejected)
-    return known
+    return {**stored, **dict(rejected)}
 
 
 def stored_hashes(conn: psycopg.Connection, table: str, paths: Sequence[str]) -> dict[str, str]:
@@ -164,7 +169,7 @@ def write_latest(
             " SELECT d.id, %(table)s, d.file_path,"
             " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
             "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
-            " rag.jsonb_text_array(d.frontmatter -> 'tags'),"
+            " rag.note_tags(d.frontmatter -> 'tags'),"
             " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
             " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type'),"
             " d.frontmatter, d.content, d.content_hash,"
