@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -28,6 +27,7 @@ from knowledge_assets.core.search import (
     list_tags,
     search,
     similar,
+    snippet,
 )
 
 SNIPPET_CHARS = 120
@@ -41,11 +41,6 @@ def _connect() -> Any:
     url = db.resolve_url()
     db.migrate(url)
     return db.connect(url)
-
-
-def _snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _print_json(value: Any) -> None:
@@ -63,7 +58,7 @@ def _print_response(response: SearchResponse) -> None:
         print(f"    {h.file_path}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:
             print(f"    tags: {', '.join(h.tags)}")
-        print(f"    {_snippet(h.content)}")
+        print(f"    {snippet(h.content, SNIPPET_CHARS)}")
     t = response.timings
     model = response.model or "no active model: keyword only"
     print(
@@ -114,7 +109,7 @@ def _similar(args: argparse.Namespace) -> int:
     for i, n in enumerate(notes, start=1):
         print(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
         print(f"    {n.file_path} › {n.heading}")
-        print(f"    {_snippet(n.content)}")
+        print(f"    {snippet(n.content, SNIPPET_CHARS)}")
     if not notes:
         print("no similar notes")
     return 0

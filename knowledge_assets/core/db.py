@@ -87,19 +87,19 @@ def connect(
     Like psycopg's own context manager, a clean exit commits and an exception rolls back.
     """
     with psycopg.connect(url, autocommit=autocommit) as conn:
-        if read_only:
-            conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-            conn.commit()
-        if _has_vector(conn):
-            register_vector(conn)
+        configure(conn, read_only=read_only)
         yield conn
 
 
-def _has_vector(conn: psycopg.Connection) -> bool:
-    row = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
+def configure(conn: psycopg.Connection, *, read_only: bool = False) -> None:
+    """Make a fresh session read-only if asked, and register pgvector's types once it exists."""
+    if read_only:
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    has_vector = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
     if not conn.autocommit:
         conn.commit()
-    return row is not None
+    if has_vector:
+        register_vector(conn)
 
 
 @dataclass(frozen=True)

@@ -306,6 +306,12 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
     return notes_sql.get_doc(conn, file_path)
 
 
+def snippet(text: str | None, limit: int) -> str:
+    """``text`` on one line, cut at ``limit`` characters with an ellipsis (for result lists)."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     """(tag, number of latest notes carrying it), most used first."""
     return notes_sql.list_tags(conn)

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from knowledge_assets.core.search import SearchResponse, SimilarNote
+from knowledge_assets.core.search import SearchResponse, SimilarNote, snippet
 
 SNIPPET_CHARS = 360
-_SPACE = re.compile(r"\s+")
 
 
 def to_json(value: Any) -> str:
     """One line of JSON; Japanese stays readable (no ``\\uXXXX``)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """``text`` on one line, cut at ``limit`` characters with an ellipsis."""
-    flat = _SPACE.sub(" ", text or "").strip()
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _heading(heading: str | None, parent: str | None) -> str:
@@ -42,7 +34,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
             "score": round(float(hit.score), 4),
             "retrievers": list(hit.retrievers),
             "tags": list(hit.tags),
-            "snippet": snippet(hit.content),
+            "snippet": snippet(hit.content, SNIPPET_CHARS),
         }
         for rank, hit in enumerate(response.hits, start=1)
     ]
@@ -69,7 +61,7 @@ def similar_result(file_path: str, notes: Sequence[SimilarNote]) -> dict[str, An
                 "score": round(float(n.score), 4),
                 "heading": n.heading,
                 "tags": list(n.tags),
-                "snippet": snippet(n.content),
+                "snippet": snippet(n.content, SNIPPET_CHARS),
             }
             for n in notes
         ],

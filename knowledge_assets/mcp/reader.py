@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import psycopg
-from pgvector.psycopg import register_vector
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from knowledge_assets.core import db
@@ -55,15 +54,10 @@ def open_reader(url: str) -> psycopg.Connection:
     """Connect, make every transaction of the session read-only and bound each statement."""
     conn = psycopg.connect(url, connect_timeout=10, application_name="knowledge-assets-mcp")
     try:
-        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         conn.execute(
             "SELECT set_config('statement_timeout', %s, false)", (str(STATEMENT_TIMEOUT_MS),)
         )
-        has_vector = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
-        conn.commit()
-        if has_vector:
-            register_vector(conn)
-            conn.commit()
+        db.configure(conn, read_only=True)
     except BaseException:
         conn.close()
         raise
