@@ -115,14 +115,30 @@ def count_texts(
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
+_INSERT_EMBEDDING = (
+    "INSERT INTO rag.embeddings (model, text_hash, dims, embedding) VALUES (%s, %s, %s, %s)"
+    " ON CONFLICT (model, text_hash) DO NOTHING"
+)
+_REPLACE_EMBEDDING = (
+    "INSERT INTO rag.embeddings (model, text_hash, dims, embedding) VALUES (%s, %s, %s, %s)"
+    " ON CONFLICT (model, text_hash) DO UPDATE"
+    " SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
+)
+
+
 def insert_embeddings(
-    conn: psycopg.Connection, model: str, hashes: Sequence[str], vectors: Sequence[Sequence[float]]
+    conn: psycopg.Connection,
+    model: str,
+    hashes: Sequence[str],
+    vectors: Sequence[Sequence[float]],
+    *,
+    replace: bool = False,
 ) -> None:
-    """Store one batch of vectors; a concurrent run that stored the same text first wins."""
+    """Store one batch of vectors. A stored vector of the same text is kept (a concurrent run
+    that stored it first wins), or overwritten with ``replace`` (a forced re-embedding)."""
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO rag.embeddings (model, text_hash, dims, embedding)"
-            " VALUES (%s, %s, %s, %s) ON CONFLICT (model, text_hash) DO NOTHING",
+            _REPLACE_EMBEDDING if replace else _INSERT_EMBEDDING,
             [
                 (model, h, len(v), np.asarray(v, dtype=np.float32))
                 for h, v in zip(hashes, vectors, strict=True)

@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import psycopg
 
+from knowledge_assets.core import index_store
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.indexing import EmbedReport, embed_missing
 
@@ -56,8 +56,8 @@ def matching_documents(
         "SELECT d.id, d.file_path FROM rag.latest_docs d"
         " WHERE (cardinality(%(paths)s::text[]) = 0 OR d.file_path = ANY(%(paths)s::text[]))"
         " AND (%(prefix)s = '' OR starts_with(d.file_path, %(prefix)s))"
-        " AND (%(tag)s = '' OR EXISTS (SELECT 1 FROM unnest(d.tags) AS t(tag)"
-        "      WHERE ltrim(t.tag, '#') = %(tag)s))"
+        # latest_docs.tags are normalised (rag.note_tags): no leading '#' to strip there.
+        " AND (%(tag)s = '' OR %(tag)s = ANY(d.tags))"
         " ORDER BY d.file_path",
         {
             "paths": list(selection.paths),
@@ -98,15 +98,9 @@ def replace_vectors(
     for start in range(0, len(todo), size):
         batch = todo[start : start + size]
         vectors = embedder.embed([text for _, text in batch], "document")
-        with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO rag.embeddings (model, text_hash, dims, embedding)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (model, text_hash) DO UPDATE"
-                " SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()",
-                [
-                    (embedder.model, h, len(v), np.asarray(v, dtype=np.float32))
-                    for (h, _), v in zip(batch, vectors, strict=True)
-                ],
+        with conn.transaction():
+            index_store.insert_embeddings(
+                conn, embedder.model, [h for h, _ in batch], vectors, replace=True
             )
     return len(todo)
 
