@@ -32,7 +32,7 @@ def _migrate(args: argparse.Namespace) -> int:
 def _models(args: argparse.Namespace) -> int:
     from knowledge_assets.core import db, models
 
-    with db.connect(db.resolve_url()) as conn:
+    with db.connect(db.store_url()) as conn:
         if args.action == "activate":
             try:
                 models.activate_model(conn, args.name)

@@ -21,8 +21,7 @@ def prepare_environment() -> str:
     Child processes (the webserver, the daemon, run workers) inherit ``DATABASE_URL`` and connect
     to the already running server instead of starting their own.
     """
-    url = db.resolve_url()
-    db.migrate(url)
+    url = db.store_url()
     home = db.data_dir() / "dagster"
     (home / "artifacts").mkdir(parents=True, exist_ok=True)
     os.environ["DATABASE_URL"] = url

@@ -17,7 +17,6 @@ from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.settings import EXAMPLE_VAULT
 from knowledge_assets.core.sources.base import Source
 
-_migrated: set[str] = set()
 HEAD_RETRIES = 2
 HEAD_MAX_BACKOFF_S = 5.0
 
@@ -29,11 +28,7 @@ class PostgresResource(dg.ConfigurableResource):
 
     def url(self) -> str:
         """The libpq URL, starting the embedded server when needed and applying migrations once."""
-        url = db.resolve_url(self.database_url)
-        if url not in _migrated:
-            db.migrate(url)
-            _migrated.add(url)
-        return url
+        return db.store_url(self.database_url)
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:

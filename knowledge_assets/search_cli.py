@@ -38,9 +38,7 @@ EMPTY_STORE = (
 
 def _connect() -> Any:
     """The store every other command uses (``DATABASE_URL`` or the embedded server), migrated."""
-    url = db.resolve_url()
-    db.migrate(url)
-    return db.connect(url)
+    return db.connect(db.store_url())
 
 
 def _print_json(value: Any) -> None:

@@ -26,6 +26,7 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / ".data"
 _MIGRATION_RE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _REPEATABLE_RE = re.compile(r"^R__[a-z0-9_]+\.sql$")
 _servers: dict[Path, Any] = {}
+_migrated: set[str] = set()
 
 
 class MigrationError(RuntimeError):
@@ -53,6 +54,15 @@ def resolve_url(database_url: str | None = None) -> str:
     """The libpq URL to use: the argument, else ``DATABASE_URL``, else the embedded server."""
     url = database_url or os.environ.get("DATABASE_URL")
     return url if url else embedded_url()
+
+
+def store_url(database_url: str | None = None) -> str:
+    """:func:`resolve_url`, with the migrations applied the first time this process asks."""
+    url = resolve_url(database_url)
+    if url not in _migrated:
+        migrate(url)
+        _migrated.add(url)
+    return url
 
 
 def dagster_storage_url(url: str) -> str:
