@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import dagster as dg
 import pytest
 
@@ -30,11 +32,41 @@ def test_lineage_is_raw_latest_chunks_embeddings() -> None:
     assert parents["embeddings"] == {"chunks"}
 
 
-def test_assets_have_descriptions_for_the_ui() -> None:
-    graph = defs().resolve_asset_graph()
+# What a UI reader must not see: reStructuredText roles and literals, and internal references.
+_NOT_FOR_READERS = re.compile(r"``|:(mod|func|class|meth):`|\bseed \d{3}\b|\bissue \d+", re.I)
+
+
+def _ui_descriptions(loaded: dg.Definitions) -> dict[str, str | None]:
+    graph = loaded.resolve_asset_graph()
+    texts: dict[str, str | None] = {}
     for key in graph.get_all_asset_keys():
-        assert graph.get(key).description, key
-    assert dg.AssetKey("embeddings") in graph.get_all_asset_keys()
+        texts[f"asset {key.to_user_string()}"] = graph.get(key).description
+    for check in graph.asset_check_keys:
+        texts[f"check {check.name}"] = graph.get_check_spec(check).description
+    for sensor in loaded.sensors or []:
+        texts[f"sensor {sensor.name}"] = sensor.description
+    for schedule in loaded.schedules or []:
+        texts[f"schedule {schedule.name}"] = schedule.description
+    for job in ("embeddings_job", "raw_docs_job"):
+        texts[f"job {job}"] = loaded.resolve_job_def(job).description
+    return texts
+
+
+def test_every_definition_has_a_description_written_for_the_ui() -> None:
+    texts = _ui_descriptions(defs())
+    assert {"asset embeddings", "sensor source_changed_sensor", "schedule embeddings_schedule"} <= (
+        set(texts)
+    )
+    for name, text in texts.items():
+        assert text and len(text) > 40, f"{name} has no description"
+        assert not _NOT_FOR_READERS.search(text), f"{name}: {text!r}"
+
+
+@pytest.mark.parametrize(
+    "text", ["split at ``##``", "see :mod:`x`", "(seed 000)", "as in issue 12"]
+)
+def test_description_rule_catches_text_not_for_readers(text: str) -> None:
+    assert _NOT_FOR_READERS.search(text)
 
 
 def test_sensors_schedules_and_checks_are_registered() -> None:

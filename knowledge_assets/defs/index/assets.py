@@ -20,10 +20,12 @@ from knowledge_assets.resources import EmbedderResource, PostgresResource
 def chunks(
     context: dg.AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    """Sections of the latest notes (``rag.chunks``): split at ``##`` (seed 000), each with its
-    parent heading, the embedding text (metadata line, previous-section context, headings, body),
-    the hash of that text and Japanese/English keyword tokens for full-text search. Only notes
-    whose content changed are re-chunked; a chunk whose text is unchanged keeps its row."""
+    """The searchable sections of the latest notes, in `rag.chunks`, split at `##` headings.
+
+    Each section keeps its heading path, the text sent to the embedding model (a metadata line,
+    the previous section for context, the headings and the body), a hash of that text, and
+    Japanese and English keyword tokens for full-text search. Only notes whose content changed
+    are split again; a section whose text did not change keeps its row and its vectors."""
     model = embedder.embedder()
     with postgres.connect() as conn:
         report = refresh_chunks(conn, max_tokens=model.max_tokens)
@@ -51,16 +53,19 @@ def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataVal
 
 
 class EmbeddingsConfig(dg.Config):
-    """Which notes to embed. By default every chunk text without a vector of the partition's
-    model. ``paths`` (exact file paths), ``path_prefix`` (a folder such as ``projects/``) and
-    ``tag`` (a frontmatter tag) restrict the run to the notes matching all that are set;
-    ``force`` embeds their existing vectors again and overwrites them (after a model update,
-    or to repair suspect vectors)."""
+    """Which notes to embed. Left empty: every section without a vector of the partition's
+    model. Criteria that are set must all match."""
 
-    paths: list[str] = Field(default_factory=list)
-    path_prefix: str = ""
-    tag: str = ""
-    force: bool = False
+    paths: list[str] = Field(
+        default_factory=list, description="Exact file paths, e.g. projects/garden.md."
+    )
+    path_prefix: str = Field(default="", description="A folder, e.g. projects/.")
+    tag: str = Field(default="", description="A frontmatter tag (the # is optional).")
+    force: bool = Field(
+        default=False,
+        description="Embed the selected notes again and overwrite their vectors (after a model "
+        "update, or to repair suspect vectors).",
+    )
 
     def selection(self) -> DocumentFilter:
         return DocumentFilter(tuple(self.paths), self.path_prefix, self.tag)
@@ -79,19 +84,19 @@ def embeddings(
     postgres: PostgresResource,
     embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
-    """Vectors in ``rag.embeddings``, keyed by (model, hash of the embedding text); the partition
-    is the model. Texts that already have a vector of the model are reused, never sent again.
-    When every chunk has a vector the model is marked complete, and becomes the active search
-    model if none is active yet; otherwise switching is explicit (``knowledge-assets models
-    activate NAME``), so a backfill of a new model never changes what search serves.
+    """One vector per embedding model and section text, in `rag.embeddings`. Each partition
+    is one model.
 
-    Each batch of vectors is committed on its own: a failed or cancelled partition re-runs
-    embedding only what is still missing, and a finished one re-runs embedding nothing.
-
-    Re-embedding a subset (one note, a folder, a tag) is run config (``EmbeddingsConfig``), not
-    a partition dimension: partitions are the models, and a subset is a one-off repair whose
-    vectors replace the partition's own, so it must not show up as a separate, forever
-    "missing" partition in the UI."""
+    A text that already has a vector of the model is never sent again, and every batch is saved
+    as it completes: a failed partition resumes where it stopped, a finished one embeds nothing.
+    When every section has a vector the model is marked complete, and the first complete model
+    becomes the one search uses. Switching to another is explicit
+    (`knowledge-assets models activate NAME`), so materializing a new model never changes what
+    search serves. To re-embed a few notes, set paths, path_prefix or tag (and force) in the
+    run config."""
+    # Re-embedding a subset is run config, not a partition dimension: partitions are the
+    # models, and a subset is a one-off repair whose vectors replace the partition's own, so it
+    # must not show up as a separate, forever "missing" partition in the UI.
     model = embedder.embedder(context.partition_key)
     selection = config.selection()
     with postgres.connect() as conn:

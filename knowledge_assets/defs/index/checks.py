@@ -16,8 +16,8 @@ from knowledge_assets.resources import PostgresResource
 
 @dg.asset_check(asset="embeddings", name="active_model_covers_every_chunk")
 def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """Every chunk of ``latest_docs`` has a vector of the active search model; otherwise those
-    sections cannot be found by meaning (materialize the active model's partition)."""
+    """Every section of the latest notes has a vector of the model search uses; otherwise
+    those sections cannot be found by meaning. Fix: materialize that model's partition."""
     with postgres.connect() as conn:
         active = models.active_model(conn)
         missing = checks_sql.chunks_without_vectors(conn, active)
@@ -37,7 +37,8 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
 
 @dg.asset_check(asset="embeddings", name="no_orphaned_embeddings")
 def no_orphaned_embeddings(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """No vector (of any model) is left whose text no chunk uses; ``chunks`` removes them."""
+    """No vector, of any model, is left over from a section that no longer exists.
+    Fix: materialize chunks, which removes them."""
     with postgres.connect() as conn:
         orphans = checks_sql.orphan_embeddings(conn)
     return listing_result(
@@ -51,8 +52,9 @@ def no_orphaned_embeddings(postgres: PostgresResource) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset="embeddings", name="vectors_match_model_dimension")
 def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """Every vector of a model has the dimension registered for that model in ``rag.models``;
-    a mismatch breaks the model's vector index and its searches."""
+    """Every vector has the size registered for its model; a mismatch breaks that model's
+    vector index and its searches. Fix: re-embed the listed notes with force, or register the
+    model under a new name."""
     with postgres.connect() as conn:
         wrong = checks_sql.wrong_dimension_vectors(conn)
     return listing_result(
@@ -66,9 +68,9 @@ def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckRe
 
 @dg.asset_check(asset="chunks", name="chunks_fit_model_input_limit")
 def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """No chunk is longer than the input limit of a registered model, which would truncate or
-    refuse it (a warning: the chunk is still stored and searchable by keyword). Split the
-    section with more ``###`` headings."""
+    """No section is longer than a registered model's input limit, which would cut it short or
+    refuse it. A warning: the section is still stored and found by keyword. Fix: split it with
+    more `###` headings."""
     with postgres.connect() as conn:
         oversized = checks_sql.oversized_chunks(conn)
     return listing_result(

@@ -17,6 +17,10 @@ NIGHTLY_CRON = "0 3 * * *"
     job=embeddings_job,
     cron_schedule=NIGHTLY_CRON,
     execution_timezone="UTC",
+    description="Every night at 03:00 UTC, compares the whole source with the store, then "
+    "refreshes latest_docs, chunks and the search model's embeddings. Repairs whatever a missed "
+    "sensor tick or a failed run left behind; on an unchanged vault it reads no file and embeds "
+    "nothing.",
     default_status=(
         dg.DefaultScheduleStatus.RUNNING
         if automation_enabled()

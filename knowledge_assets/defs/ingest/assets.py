@@ -1,6 +1,7 @@
 """Ingest assets: ``raw_docs`` (every file of the source) and ``latest_docs`` (newest versions)."""
 
 import dagster as dg
+from pydantic import Field
 
 from knowledge_assets.core.ingest import SyncReport, sync_source
 from knowledge_assets.core.latest import LatestReport, refresh_latest
@@ -9,11 +10,18 @@ from knowledge_assets.resources import PostgresResource, VaultResource
 
 
 class RawDocsConfig(dg.Config):
-    """``full``: compare the whole source, ignoring the last synced head (nightly repair).
-    ``since_sha``: the head to diff from (sensors pass the SHA they saw last)."""
+    """How much of the source a sync reads."""
 
-    full: bool = False
-    since_sha: str | None = None
+    full: bool = Field(
+        default=False,
+        description="Compare the whole source with the store, ignoring the last synced head "
+        "(the nightly repair does this).",
+    )
+    since_sha: str | None = Field(
+        default=None,
+        description="Read only what changed since this head (the sensor passes the head the "
+        "store last synced).",
+    )
 
 
 @dg.asset(key="raw_docs", group_name="ingest", kinds={"postgres"})
@@ -23,9 +31,11 @@ def raw_docs(
     postgres: PostgresResource,
     vault: VaultResource,
 ) -> dg.MaterializeResult:
-    """Every Markdown file of the source as stored in ``raw.docs_local`` or ``raw.docs_github``:
-    frontmatter (jsonb), body and the SHA-256 content hash. Only files that changed since the last
-    sync are read; files that cannot be parsed are listed in ``raw.rejected_files`` with a reason."""
+    """Every Markdown file of the source, stored with its frontmatter, body and content hash
+    (table `raw.docs_local` for a local folder, `raw.docs_github` for a GitHub repository).
+
+    A sync reads only the files that changed since the last one. A file that cannot be read or
+    parsed is kept out with its reason (see *rejected_files*), and everything else still lands."""
     source = vault.source()
     with postgres.connect() as conn:
         report = sync_source(
@@ -73,9 +83,11 @@ def _summary(report: SyncReport) -> str:
 def latest_docs(
     context: dg.AssetExecutionContext, postgres: PostgresResource, vault: VaultResource
 ) -> dg.MaterializeResult:
-    """The newest version of every note (``rag.latest_docs``): documents named in another
-    document's ``previous`` are superseded, drafts and notes without a body are left out. This is
-    what gets chunked, embedded and searched."""
+    """The newest version of every note, in `rag.latest_docs`: this is what gets chunked,
+    embedded and searched.
+
+    A note named in another note's `previous` frontmatter is superseded by it. Drafts and notes
+    without a body are left out."""
     table = vault.source().table
     with postgres.connect() as conn:
         report = refresh_latest(conn, table)

@@ -17,10 +17,10 @@ from knowledge_assets.resources import PostgresResource, VaultResource
 
 @dg.asset_check(asset="raw_docs", name="raw_docs_match_source")
 def raw_docs_match_source(postgres: PostgresResource, vault: VaultResource) -> dg.AssetCheckResult:
-    """``raw_docs`` matches the source: the head last synced is the source's head (commit SHA,
-    or tree fingerprint for a plain folder), and every note is stored at its current version.
-    Lists the files missing, stale or no longer in the source. Reads a listing of the source,
-    never file contents; fails (without raising) when the source is unreachable."""
+    """The store holds what the source holds: the last synced head is the source's head (a
+    commit, or a fingerprint of a plain folder) and every note is stored at its current version.
+    Lists the files missing, out of date or gone from the source; fails when the source cannot
+    be reached. Reads the source's file listing, never the files themselves."""
     source = vault.source()
     try:
         with postgres.connect() as conn:
@@ -61,9 +61,9 @@ def _describe(drift: checks_sql.SourceDrift) -> str:
 
 @dg.asset_check(asset="latest_docs", name="previous_has_no_cycles")
 def previous_has_no_cycles(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """No note is caught in a cycle of ``previous`` links (a superseded b superseded a).
-    ``latest_docs`` breaks a cycle by keeping the highest version, so this is a warning: fix the
-    frontmatter of the listed files."""
+    """No notes name each other in their `previous` frontmatter (a cycle: a supersedes b,
+    b supersedes a). The newest version is kept meanwhile, so this is a warning: fix the
+    `previous` field of the listed files."""
     with postgres.connect() as conn:
         cycles = checks_sql.supersede_cycles(conn)
     return listing_result(

@@ -29,6 +29,10 @@ TRIGGER_TAG = "knowledge-assets/trigger"
     name="source_changed_sensor",
     job=embeddings_job,
     minimum_interval_seconds=MIN_INTERVAL_S,
+    description="Every 30 seconds, looks at the source's head: the branch's latest commit on "
+    "GitHub, HEAD of a local git vault, or a fingerprint of file names, sizes and times of a plain "
+    "folder. When it moved, runs embeddings_job for the search model, reading only the files "
+    "that changed. When the source cannot be reached, the tick is skipped and retried.",
     default_status=(
         dg.DefaultSensorStatus.RUNNING if automation_enabled() else dg.DefaultSensorStatus.STOPPED
     ),
