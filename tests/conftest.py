@@ -1,4 +1,4 @@
-"""Shared fixtures: a real Postgres (``DATABASE_URL`` or the embedded pgserver) and blank databases."""
+"""Shared fixtures: a real Postgres (``DATABASE_URL`` or the embedded server) and blank databases."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ EXAMPLE_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
 
 @pytest.fixture(scope="session")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The admin URL of the test server: ``DATABASE_URL`` if set, else a throwaway pgserver."""
+    """The admin URL of the test server: ``DATABASE_URL`` if set, else a throwaway embedded server."""
     url = os.environ.get("DATABASE_URL")
     if url:
         return url

