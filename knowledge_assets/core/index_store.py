@@ -30,42 +30,6 @@ def docs_to_chunk(conn: psycopg.Connection, sig: str) -> list[tuple[Any, ...]]:
     ).fetchall()
 
 
-def existing_hashes(conn: psycopg.Connection, document_id: uuid.UUID) -> dict[int, str]:
-    rows = conn.execute(
-        "SELECT chunk_index, text_hash FROM rag.chunks WHERE document_id = %s", (document_id,)
-    ).fetchall()
-    return dict(rows)
-
-
-def replace_chunks(
-    conn: psycopg.Connection, document_id: uuid.UUID, rows: Sequence[tuple[Any, ...]]
-) -> int:
-    """Upsert a document's chunks by position and drop positions past the end; returns removed.
-
-    ``rows`` are (chunk_index, heading, parent_heading, heading_path, content, embedding_text,
-    text_hash, token_estimate, doc_hash, chunker_sig, warning, tsvector_input).
-    """
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO rag.chunks (id, document_id, chunk_index, heading, parent_heading,"
-            " heading_path, content, embedding_text, text_hash, token_estimate, doc_hash,"
-            " chunker_sig, warning, tokens)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " to_tsvector('simple', %s))"
-            " ON CONFLICT (document_id, chunk_index) DO UPDATE SET heading = EXCLUDED.heading,"
-            " parent_heading = EXCLUDED.parent_heading, heading_path = EXCLUDED.heading_path,"
-            " content = EXCLUDED.content, embedding_text = EXCLUDED.embedding_text,"
-            " text_hash = EXCLUDED.text_hash, token_estimate = EXCLUDED.token_estimate,"
-            " doc_hash = EXCLUDED.doc_hash, chunker_sig = EXCLUDED.chunker_sig,"
-            " warning = EXCLUDED.warning, tokens = EXCLUDED.tokens",
-            [(chunk_id(document_id, row[0]), document_id, *row) for row in rows],
-        )
-    return conn.execute(
-        "DELETE FROM rag.chunks WHERE document_id = %s AND chunk_index >= %s",
-        (document_id, len(rows)),
-    ).rowcount
-
-
 def delete_orphan_embeddings(conn: psycopg.Connection) -> int:
     """Remove vectors (of any model) whose text no chunk uses any more."""
     return conn.execute(

@@ -19,22 +19,26 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import index_store
+from knowledge_assets.core import chunk_writer, index_store
+from knowledge_assets.core.chunk_writer import NoteChunks
 from knowledge_assets.core.chunking import CHUNKER_VERSION, chunk_document, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.tokenize import tsvector_input
+from knowledge_assets.core.progress import Progress
+from knowledge_assets.core.tokenize_pool import Tokenizer, tokenizer_for
 
 
 @dataclass
 class ChunkReport:
-    """What a chunk refresh did."""
+    """What a chunk refresh did; ``failed`` are notes whose chunks could not be written."""
 
     documents: list[str] = field(default_factory=list)
     chunks_written: int = 0
     chunks_unchanged: int = 0
     chunks_removed: int = 0
     embeddings_removed: int = 0
+    tokens_reused: int = 0
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def chunker_signature(max_tokens: int) -> str:
@@ -42,37 +46,108 @@ def chunker_signature(max_tokens: int) -> str:
     return hashlib.sha256(f"{CHUNKER_VERSION}:{max_tokens}".encode()).hexdigest()[:16]
 
 
+# Notes per set-based write: large enough that per-statement costs vanish, small enough that a
+# batch's chunks (and a retry note by note after an error) stay cheap.
+CHUNK_BATCH_NOTES = 250
+
+
 def refresh_chunks(
-    conn: psycopg.Connection, *, max_tokens: int, estimate: Callable[[str], int] = estimate_tokens
+    conn: psycopg.Connection,
+    *,
+    max_tokens: int,
+    estimate: Callable[[str], int] = estimate_tokens,
+    progress: Progress | None = None,
 ) -> ChunkReport:
-    """Re-chunk every latest document whose content or chunker settings changed."""
+    """Re-chunk every latest document whose content or chunker settings changed.
+
+    Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
+    is written), written by one statement per batch, each batch committed on its own.
+    """
     sig = chunker_signature(max_tokens)
     report = ChunkReport()
     pending = index_store.docs_to_chunk(conn, sig)
     conn.commit()
-    for doc_id, path, _title, frontmatter, content, content_hash in pending:
-        chunks = chunk_document(
-            path, frontmatter or {}, content, max_tokens=max_tokens, estimate=estimate
+    progress = progress or Progress("chunks", "notes")
+    progress.start(len(pending))
+    batches = [
+        pending[i : i + CHUNK_BATCH_NOTES] for i in range(0, len(pending), CHUNK_BATCH_NOTES)
+    ]
+    with tokenizer_for(len(pending)) as tokenizer:
+        queued = (
+            _prepare(conn, batches[0], sig, max_tokens, estimate, tokenizer) if batches else None
         )
-        rows = [
-            (
-                c.index, c.heading, c.parent_heading, c.heading_path, c.content, c.embedding_text,
-                c.text_hash, c.token_estimate, content_hash, sig, c.warning,
-                tsvector_input(f"{c.parent_heading}\n{c.heading}\n{c.content}"),
+        for index in range(len(batches)):
+            notes, tokens = queued or ([], lambda: [])
+            queued = (
+                _prepare(conn, batches[index + 1], sig, max_tokens, estimate, tokenizer)
+                if index + 1 < len(batches)
+                else None
             )
-            for c in chunks
-        ]  # fmt: skip
-        with conn.transaction():
-            before = index_store.existing_hashes(conn, doc_id)
-            report.chunks_removed += index_store.replace_chunks(conn, doc_id, rows)
-        same = sum(1 for c in chunks if before.get(c.index) == c.text_hash)
-        report.chunks_unchanged += same
-        report.chunks_written += len(chunks) - same
-        report.documents.append(path)
-        report.warnings += [(path, c.warning) for c in chunks if c.warning]
+            _fill_tokens(notes, tokens(), report)
+            _write(conn, notes, sig, report)
+            progress.advance(len(notes))
     with conn.transaction():
         report.embeddings_removed = index_store.delete_orphan_embeddings(conn)
     return report
+
+
+def _prepare(
+    conn: psycopg.Connection, batch: Sequence[tuple[Any, ...]], sig: str, max_tokens: int,
+    estimate: Callable[[str], int], tokenizer: Tokenizer,
+) -> tuple[list[NoteChunks], Callable[[], list[str]]]:  # fmt: skip
+    """Chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
+    notes = [
+        NoteChunks(doc_id, path, content_hash,
+                   chunk_document(path, frontmatter or {}, content, max_tokens=max_tokens,
+                                  estimate=estimate), [])
+        for doc_id, path, _title, frontmatter, content, content_hash in batch
+    ]  # fmt: skip
+    known = chunk_writer.tokenized_hashes(conn, sig, [c.text_hash for n in notes for c in n.chunks])
+    conn.commit()
+    for note in notes:
+        note.token_inputs = [
+            None if c.text_hash in known else chunk_writer.token_source(c) for c in note.chunks
+        ]
+    texts = [t for n in notes for t in n.token_inputs if t is not None]
+    return notes, tokenizer.submit(texts)
+
+
+def _fill_tokens(notes: list[NoteChunks], tokens: list[str], report: ChunkReport) -> None:
+    it = iter(tokens)
+    for note in notes:
+        report.tokens_reused += sum(1 for t in note.token_inputs if t is None)
+        note.token_inputs = [None if t is None else next(it) for t in note.token_inputs]
+
+
+def _write(
+    conn: psycopg.Connection, notes: list[NoteChunks], sig: str, report: ChunkReport
+) -> None:
+    """Write a batch in one statement; if it fails, note by note, so one bad note is recorded
+    in ``report.failed`` and every other note still lands."""
+    if not notes:
+        return
+    before = chunk_writer.stored_hashes(conn, [n.document_id for n in notes])
+    try:
+        with conn.transaction():
+            report.chunks_removed += chunk_writer.write_notes(conn, notes, sig)
+        written = notes
+    except psycopg.Error:
+        if len(notes) == 1:
+            raise
+        written = []
+        for note in notes:
+            try:
+                with conn.transaction():
+                    report.chunks_removed += chunk_writer.write_notes(conn, [note], sig)
+                written.append(note)
+            except psycopg.Error as exc:
+                report.failed.append((note.path, str(exc).splitlines()[0]))
+    for note in written:
+        same = sum(1 for c in note.chunks if before.get((note.document_id, c.index)) == c.text_hash)
+        report.chunks_unchanged += same
+        report.chunks_written += len(note.chunks) - same
+        report.documents.append(note.path)
+        report.warnings += [(note.path, c.warning) for c in note.chunks if c.warning]
 
 
 @dataclass

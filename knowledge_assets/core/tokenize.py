@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 # Sudachi refuses inputs longer than 49,149 bytes; stay well below it (3 bytes per kana/kanji).
@@ -135,3 +135,8 @@ def tsquery_input(query: str) -> str:
     For ``%s::tsquery``. Returns ``""`` when the query has no searchable token.
     """
     return " | ".join("'" + t + "'" for t in query_terms(query))
+
+
+def tsvector_inputs(texts: Sequence[str]) -> list[str]:
+    """:func:`tsvector_input` of each text (one call per batch, for worker processes)."""
+    return [tsvector_input(t) for t in texts]

@@ -5,6 +5,7 @@ import dagster as dg
 from pydantic import Field
 
 from knowledge_assets.core.indexing import ChunkReport, EmbedReport, refresh_chunks
+from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.reembed import (
     DocumentFilter,
     NothingSelected,
@@ -27,11 +28,14 @@ def chunks(
     Japanese and English keyword tokens for full-text search. Only notes whose content changed
     are split again; a section whose text did not change keeps its row and its vectors."""
     model = embedder.embedder()
+    progress = Progress("chunks", "notes", log=context.log.info)
     with postgres.connect() as conn:
-        report = refresh_chunks(conn, max_tokens=model.max_tokens)
+        report = refresh_chunks(conn, max_tokens=model.max_tokens, progress=progress)
         total = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
     for path, warning in report.warnings:
         context.log.warning("%s: %s", path, warning)
+    for path, reason in report.failed:
+        context.log.warning("%s: chunks not written, retried next run: %s", path, reason)
     return dg.MaterializeResult(metadata=_chunk_metadata(report, total[0] if total else 0))
 
 
@@ -46,6 +50,8 @@ def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataVal
         "chunks_written": dg.MetadataValue.int(report.chunks_written),
         "chunks_unchanged": dg.MetadataValue.int(report.chunks_unchanged),
         "chunks_removed": dg.MetadataValue.int(report.chunks_removed),
+        "keyword_tokens_reused": dg.MetadataValue.int(report.tokens_reused),
+        "notes_failed": dg.MetadataValue.md(md_table(("file", "reason"), report.failed)),
         "orphan_embeddings_removed": dg.MetadataValue.int(report.embeddings_removed),
         "warnings": dg.MetadataValue.md(md_table(("file", "warning"), report.warnings)),
         "rechunked": dg.MetadataValue.md(path_list({"notes": report.documents})),

@@ -1,0 +1,107 @@
+"""Set-based chunk writes: a batch of notes' chunks is COPYed into a session-local staging table
+and merged into ``rag.chunks`` by one statement (upsert by position, positions past a note's
+end removed). The keyword statistics triggers then run once per batch, not once per note.
+
+A chunk whose text (hash) already has tokens made under the same chunker signature gets those
+tokens in SQL; only new texts go through the Python tokenizer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import psycopg
+
+from knowledge_assets.core.chunking import Chunk
+from knowledge_assets.core.index_store import chunk_id
+
+_STAGE = (
+    "CREATE TEMP TABLE IF NOT EXISTS chunk_stage (id uuid, document_id uuid, chunk_index int,"
+    " heading text, parent_heading text, heading_path text, content text, embedding_text text,"
+    " text_hash text, token_estimate int, doc_hash text, chunker_sig text, warning text,"
+    " tsv_input text) ON COMMIT DELETE ROWS"
+)
+# One statement per batch. Every CTE sees the table as it was before the statement, so the
+# tokens looked up by text hash are those of rows this statement may rewrite or remove.
+_MERGE = (
+    "WITH counts AS (SELECT d.id AS document_id, count(s.chunk_index) AS n"
+    "  FROM unnest(%(docs)s::uuid[]) AS d(id)"
+    "  LEFT JOIN pg_temp.chunk_stage s ON s.document_id = d.id GROUP BY d.id),"
+    " removed AS (DELETE FROM rag.chunks c USING counts n"
+    "  WHERE c.document_id = n.document_id AND c.chunk_index >= n.n RETURNING 1),"
+    " written AS (INSERT INTO rag.chunks (id, document_id, chunk_index, heading, parent_heading,"
+    "   heading_path, content, embedding_text, text_hash, token_estimate, doc_hash, chunker_sig,"
+    "   warning, tokens)"
+    "  SELECT s.id, s.document_id, s.chunk_index, s.heading, s.parent_heading, s.heading_path,"
+    "   s.content, s.embedding_text, s.text_hash, s.token_estimate, s.doc_hash, s.chunker_sig,"
+    "   s.warning,"
+    "   coalesce(to_tsvector('simple', s.tsv_input), (SELECT x.tokens FROM rag.chunks x"
+    "    WHERE x.text_hash = s.text_hash AND x.chunker_sig = s.chunker_sig LIMIT 1), ''::tsvector)"
+    "  FROM pg_temp.chunk_stage s ORDER BY s.document_id, s.chunk_index"
+    "  ON CONFLICT (document_id, chunk_index) DO UPDATE SET heading = EXCLUDED.heading,"
+    "  parent_heading = EXCLUDED.parent_heading, heading_path = EXCLUDED.heading_path,"
+    "  content = EXCLUDED.content, embedding_text = EXCLUDED.embedding_text,"
+    "  text_hash = EXCLUDED.text_hash, token_estimate = EXCLUDED.token_estimate,"
+    "  doc_hash = EXCLUDED.doc_hash, chunker_sig = EXCLUDED.chunker_sig,"
+    "  warning = EXCLUDED.warning, tokens = EXCLUDED.tokens RETURNING 1)"
+    " SELECT (SELECT count(*) FROM removed), (SELECT count(*) FROM written)"
+)
+
+
+@dataclass
+class NoteChunks:
+    """One note's new chunks; ``token_inputs[i]`` is None when chunk i's tokens are reused."""
+
+    document_id: uuid.UUID
+    path: str
+    doc_hash: str
+    chunks: list[Chunk]
+    token_inputs: list[str | None]
+
+
+def token_source(chunk: Chunk) -> str:
+    """The text a chunk's keyword tokens are made from (headings count as words of the body)."""
+    return f"{chunk.parent_heading}\n{chunk.heading}\n{chunk.content}"
+
+
+def tokenized_hashes(conn: psycopg.Connection, sig: str, hashes: Sequence[str]) -> set[str]:
+    """The text hashes among ``hashes`` that some chunk made with ``sig`` already has tokens for."""
+    rows = conn.execute(
+        "SELECT DISTINCT text_hash FROM rag.chunks"
+        " WHERE text_hash = ANY(%s::text[]) AND chunker_sig = %s",
+        (list(hashes), sig),
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def stored_hashes(
+    conn: psycopg.Connection, document_ids: Sequence[uuid.UUID]
+) -> dict[tuple[uuid.UUID, int], str]:
+    """(document, position) -> text hash of the chunks stored now for these notes."""
+    rows = conn.execute(
+        "SELECT document_id, chunk_index, text_hash FROM rag.chunks"
+        " WHERE document_id = ANY(%s::uuid[])",
+        (list(document_ids),),
+    ).fetchall()
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def write_notes(conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str) -> int:
+    """Replace these notes' chunks in one statement; returns how many positions were removed.
+
+    Runs inside the caller's transaction (a batch is all or nothing).
+    """
+    conn.execute(_STAGE)
+    conn.execute("TRUNCATE pg_temp.chunk_stage")
+    with conn.cursor() as cur, cur.copy("COPY pg_temp.chunk_stage FROM STDIN") as copy:
+        for note in notes:
+            for c, tsv in zip(note.chunks, note.token_inputs, strict=True):
+                copy.write_row((
+                    chunk_id(note.document_id, c.index), note.document_id, c.index, c.heading,
+                    c.parent_heading, c.heading_path, c.content, c.embedding_text, c.text_hash,
+                    c.token_estimate, note.doc_hash, sig, c.warning, tsv,
+                ))  # fmt: skip
+    row = conn.execute(_MERGE, {"docs": [n.document_id for n in notes]}).fetchone()
+    return int(row[0]) if row else 0

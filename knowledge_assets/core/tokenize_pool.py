@@ -1,0 +1,72 @@
+"""Keyword tokenization spread over the machine's cores.
+
+SudachiPy holds the GIL while it analyses text, so threads do not help: a first build hands
+batches of texts to worker processes (``forkserver``: they never inherit the caller's database
+connections or threads). Small refreshes tokenize in the calling process, where the dictionary is
+already loaded and no worker start-up is paid.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from types import TracebackType
+
+from knowledge_assets.core.tokenize import tsvector_inputs
+
+# Below this many notes to re-chunk, worker start-up costs more than it saves.
+PARALLEL_MIN_NOTES = 100
+
+
+def available_cores() -> int:
+    """Cores this process may use (``KA_TOKENIZE_WORKERS`` overrides)."""
+    configured = os.environ.get("KA_TOKENIZE_WORKERS", "").strip()
+    if configured:
+        return max(1, int(configured))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Tokenizer:
+    """``submit(texts)`` returns a function that waits for and returns their tsvector inputs."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        if workers > 1:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["knowledge_assets.core.tokenize"])
+            self._pool = ProcessPoolExecutor(workers, mp_context=context)
+
+    def submit(self, texts: Sequence[str]) -> Callable[[], list[str]]:
+        if self._pool is None or not texts:
+            return lambda: tsvector_inputs(texts)
+        size = max(1, math.ceil(len(texts) / (self.workers * 4)))
+        futures: list[Future[list[str]]] = [
+            self._pool.submit(tsvector_inputs, list(texts[i : i + size]))
+            for i in range(0, len(texts), size)
+        ]
+        return lambda: [token for f in futures for token in f.result()]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> Tokenizer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:  # fmt: skip
+        self.close()
+
+
+def tokenizer_for(notes: int) -> Tokenizer:
+    """Worker processes for a large refresh, the calling process for a small one."""
+    return Tokenizer(available_cores() if notes >= PARALLEL_MIN_NOTES else 1)

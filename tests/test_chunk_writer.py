@@ -1,0 +1,117 @@
+"""Set-based chunk writes on real Postgres: batches, token reuse, keyword statistics, and a bad
+note that is recorded while the rest of its batch still lands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.core import chunk_writer, db, indexing
+from knowledge_assets.core.chunking import chunk_document
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.progress import Update, subscribe
+from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.core.tokenize import tsvector_inputs
+from knowledge_assets.core.tokenize_pool import Tokenizer
+
+
+def _vault(root: Path, notes: int) -> Path:
+    for i in range(notes):
+        sections = "\n\n".join(f"## 節{j}\n\n東京の大学{i}で研究{j}をした。" for j in range(3))
+        (root / f"n{i:03d}.md").write_text(f"# ノート{i}\n\n{sections}\n", encoding="utf-8")
+    return root
+
+
+def _sync(url: str, vault: Path) -> indexing.ChunkReport:
+    with db.connect(url) as conn:
+        source = LocalSource(vault)
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        return indexing.refresh_chunks(conn, max_tokens=8000)
+
+
+def _stats_match(url: str) -> None:
+    """The keyword statistics equal a recount from scratch."""
+    with db.connect(url) as conn:
+        totals = conn.execute("SELECT ndocs, total_length FROM rag.keyword_totals").fetchone()
+        recount = conn.execute(
+            "SELECT count(*), coalesce(sum(length(tokens)), 0) FROM rag.chunks"
+        ).fetchone()
+        assert totals == recount
+        diff = conn.execute(
+            "SELECT count(*) FROM (SELECT lexeme, ndoc FROM rag.keyword_lexemes"
+            " EXCEPT ALL SELECT u.lexeme, count(*) FROM rag.chunks c, unnest(c.tokens) u"
+            " GROUP BY 1) x"
+        ).fetchone()
+        assert diff == (0,)
+
+
+def test_batches_write_every_note_with_tokens_and_statistics(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "CHUNK_BATCH_NOTES", 4)  # 10 notes: three batches
+    seen: list[Update] = []
+    stop = subscribe(seen.append)
+    try:
+        report = _sync(db_url, _vault(tmp_path, 10))
+    finally:
+        stop()
+    assert len(report.documents) == 10 and report.chunks_written == 30
+    assert [u.done for u in seen if u.stage == "chunks"] == [0, 4, 8, 10]
+    with db.connect(db_url) as conn:
+        tokens = conn.execute(
+            "SELECT tokens::text FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
+            " WHERE d.file_path = 'n003.md' AND c.heading = '節1'"
+        ).fetchone()
+    assert tokens is not None and "'研究'" in tokens[0] and "'東京'" in tokens[0]
+    _stats_match(db_url)
+
+
+def test_an_edit_reuses_the_tokens_of_unchanged_texts(db_url: str, tmp_path: Path) -> None:
+    vault = _vault(tmp_path, 2)
+    _sync(db_url, vault)
+    note = vault / "n000.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\n## 追加\n\n新しい節。\n", "utf-8")
+    report = _sync(db_url, vault)
+    # Three chunks before keep their text; only the new fourth one is tokenized.
+    assert (report.chunks_unchanged, report.chunks_written, report.tokens_reused) == (3, 1, 3)
+    _stats_match(db_url)
+    note.write_text("# ノート0\n\n## 節0\n\n短くなった。\n", "utf-8")
+    report = _sync(db_url, vault)
+    assert report.chunks_removed == 3
+    _stats_match(db_url)
+
+
+def test_a_note_that_cannot_be_written_is_recorded_and_the_batch_lands(db_url: str) -> None:
+    with db.connect(db_url) as conn:
+        ids = []
+        for i in range(3):
+            row = conn.execute(
+                "INSERT INTO rag.latest_docs (id, source_table, file_path, title, content,"
+                " content_hash) VALUES (gen_random_uuid(), 'docs_local', %s, 't', 'x', 'h')"
+                " RETURNING id",
+                (f"p{i}.md",),
+            ).fetchone()
+            assert row is not None
+            ids.append(row[0])
+        conn.commit()
+        notes = []
+        for i, doc_id in enumerate(ids):
+            body = "## a\n\n本文\x00です" if i == 1 else "## a\n\n本文です"  # NUL: Postgres refuses
+            chunks = chunk_document(f"p{i}.md", {}, body)
+            notes.append(chunk_writer.NoteChunks(doc_id, f"p{i}.md", "h", chunks, ["本文"]))
+        report = indexing.ChunkReport()
+        indexing._write(conn, notes, "sig", report)
+        assert report.documents == ["p0.md", "p2.md"]
+        assert [p for p, _ in report.failed] == ["p1.md"]
+        stored = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
+    assert stored == (2,)
+    _stats_match(db_url)
+
+
+def test_worker_processes_tokenize_exactly_like_the_caller() -> None:
+    texts = [f"東京の大学{i}で don't 研究した。" for i in range(50)] + [""]
+    with Tokenizer(2) as pool:
+        assert pool.submit(texts)() == tsvector_inputs(texts)
