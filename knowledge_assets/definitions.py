@@ -6,7 +6,46 @@ from pathlib import Path
 
 import dagster as dg
 
+from knowledge_assets.defs.ingest.assets import build_latest_docs
+from knowledge_assets.defs.ingest.source_defs import SOURCE_TAG
+
+
+def wire_sources(defs: dg.Definitions) -> dg.Definitions:
+    """Make every declared source (a ``raw_docs_<name>`` asset) an upstream of ``latest_docs``,
+    so the lineage shows it, runs order it and ``latest_docs`` knows which sources exist.
+
+    ``latest_docs`` is rebuilt with the extra dependencies rather than mapped with
+    ``map_asset_specs``: in Dagster 1.13 that adds the op inputs but not their asset keys, so a
+    run would not wait for the sources."""
+    assets = list(defs.assets or ())
+    sources = sorted(
+        spec.key.to_user_string()
+        for assets_def in assets
+        if isinstance(assets_def, dg.AssetsDefinition)
+        for spec in assets_def.specs
+        if SOURCE_TAG in spec.tags
+    )
+    if not sources:
+        return defs
+    latest = dg.AssetKey("latest_docs")
+    rebuilt = [
+        build_latest_docs(sources) if isinstance(a, dg.AssetsDefinition) and latest in a.keys else a
+        for a in assets
+    ]
+    return dg.Definitions(
+        assets=rebuilt,
+        schedules=defs.schedules,
+        sensors=defs.sensors,
+        jobs=defs.jobs,
+        resources=defs.resources,
+        executor=defs.executor,
+        loggers=defs.loggers,
+        asset_checks=defs.asset_checks,
+        metadata=defs.metadata,
+        component_tree=defs.component_tree,
+    )
+
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    return wire_sources(dg.load_from_defs_folder(path_within_project=Path(__file__).parent))

@@ -56,6 +56,8 @@ def _print_response(response: SearchResponse) -> None:
         print(f"    {h.file_path}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:
             print(f"    tags: {', '.join(h.tags)}")
+        if h.url:
+            print(f"    {h.url}")
         print(f"    {snippet(h.content, SNIPPET_CHARS)}")
     t = response.timings
     model = response.model or "no active model: keyword only"
@@ -71,6 +73,8 @@ def _search(args: argparse.Namespace) -> int:
         path_prefix=args.path_prefix,
         alias_prefix=args.alias_prefix,
         content_types=tuple(args.content_type or ()),
+        types=tuple(args.type or ()),
+        top_headings=tuple(args.top_heading or ()),
         created_from=args.created_from,
         created_to=args.created_to,
         updated_from=args.updated_from,
@@ -167,7 +171,13 @@ def add_commands(sub: Any) -> None:
     s.add_argument("--tag", action="append", metavar="T", help="any of these tags (repeatable)")
     s.add_argument("--path-prefix", metavar="P", help="only paths starting with P, e.g. 日記/")
     s.add_argument("--alias-prefix", metavar="A", help="only notes with an alias starting with A")
-    s.add_argument("--content-type", action="append", metavar="C", help="repeatable")
+    s.add_argument(
+        "--content-type", action="append", metavar="C", help="notes, books, articles (repeatable)"
+    )
+    s.add_argument(
+        "--type", action="append", metavar="T", help="markdown_note, bookmark_json (repeatable)"
+    )
+    s.add_argument("--top-heading", action="append", metavar="H", help="repeatable")
     for name in ("created-from", "created-to", "updated-from", "updated-to"):
         s.add_argument(f"--{name}", type=date.fromisoformat, metavar="YYYY-MM-DD")
     s.add_argument("--limit", type=int, default=10)

@@ -143,7 +143,9 @@ def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> Non
     tools = client.list_tools()
     assert set(tools) == TOOLS
     search = tools["search_docs"].input_schema
-    assert set(search["properties"]) == {"query", "tags", "limit", "mode"}
+    assert set(search["properties"]) == {
+        "query", "tags", "limit", "mode", "content_type", "type", "top_heading",
+    }  # fmt: skip
     assert search["required"] == ["query"]
     assert search["properties"]["limit"]["default"] == 5
     assert search["properties"]["mode"]["default"] == "hybrid"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunking import Chunk
 from knowledge_assets.core.index_store import chunk_id
@@ -21,7 +22,7 @@ _STAGE = (
     "CREATE TEMP TABLE IF NOT EXISTS chunk_stage (id uuid, document_id uuid, chunk_index int,"
     " heading text, parent_heading text, heading_path text, content text, embedding_text text,"
     " text_hash text, token_estimate int, doc_hash text, chunker_sig text, warning text,"
-    " tsv_input text) ON COMMIT DELETE ROWS"
+    " tsv_input text, heading_parts text[], url text, meta jsonb) ON COMMIT DELETE ROWS"
 )
 # One statement per batch. Every CTE sees the table as it was before the statement, so the
 # tokens looked up by text hash are those of rows this statement may rewrite or remove.
@@ -33,36 +34,46 @@ _MERGE = (
     "  WHERE c.document_id = n.document_id AND c.chunk_index >= n.n RETURNING 1),"
     " written AS (INSERT INTO rag.chunks (id, document_id, chunk_index, heading, parent_heading,"
     "   heading_path, content, embedding_text, text_hash, token_estimate, doc_hash, chunker_sig,"
-    "   warning, tokens)"
+    "   warning, tokens, heading_parts, url, meta)"
     "  SELECT s.id, s.document_id, s.chunk_index, s.heading, s.parent_heading, s.heading_path,"
     "   s.content, s.embedding_text, s.text_hash, s.token_estimate, s.doc_hash, s.chunker_sig,"
     "   s.warning,"
     "   coalesce(to_tsvector('simple', s.tsv_input), (SELECT x.tokens FROM rag.chunks x"
-    "    WHERE x.text_hash = s.text_hash AND x.chunker_sig = s.chunker_sig LIMIT 1), ''::tsvector)"
+    "    WHERE x.text_hash = s.text_hash AND x.chunker_sig = s.chunker_sig LIMIT 1), ''::tsvector),"
+    "   coalesce(s.heading_parts, '{}'), s.url, coalesce(s.meta, '{}')"
     "  FROM pg_temp.chunk_stage s ORDER BY s.document_id, s.chunk_index"
     "  ON CONFLICT (document_id, chunk_index) DO UPDATE SET heading = EXCLUDED.heading,"
     "  parent_heading = EXCLUDED.parent_heading, heading_path = EXCLUDED.heading_path,"
     "  content = EXCLUDED.content, embedding_text = EXCLUDED.embedding_text,"
     "  text_hash = EXCLUDED.text_hash, token_estimate = EXCLUDED.token_estimate,"
     "  doc_hash = EXCLUDED.doc_hash, chunker_sig = EXCLUDED.chunker_sig,"
-    "  warning = EXCLUDED.warning, tokens = EXCLUDED.tokens RETURNING 1)"
+    "  warning = EXCLUDED.warning, tokens = EXCLUDED.tokens,"
+    "  heading_parts = EXCLUDED.heading_parts, url = EXCLUDED.url, meta = EXCLUDED.meta"
+    "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM removed), (SELECT count(*) FROM written)"
 )
 
 
 @dataclass
 class NoteChunks:
-    """One note's new chunks; ``token_inputs[i]`` is None when chunk i's tokens are reused."""
+    """One note's new chunks; ``token_inputs[i]`` is None when chunk i's tokens are reused.
+    ``sig`` is the note's chunker signature when its source has chunking options of its own."""
 
     document_id: uuid.UUID
     path: str
     doc_hash: str
     chunks: list[Chunk]
     token_inputs: list[str | None]
+    sig: str | None = None
 
 
 def token_source(chunk: Chunk) -> str:
-    """The text a chunk's keyword tokens are made from (headings count as words of the body)."""
+    """The text a chunk's keyword tokens are made from (headings count as words of the body;
+    inherited metadata such as ``characters`` too)."""
+    if chunk.meta:
+        from knowledge_assets.core.strategies import meta_line
+
+        return f"{chunk.parent_heading}\n{chunk.heading}\n{meta_line(chunk.meta)}\n{chunk.content}"
     return f"{chunk.parent_heading}\n{chunk.heading}\n{chunk.content}"
 
 
@@ -101,7 +112,8 @@ def write_notes(conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str)
                 copy.write_row((
                     chunk_id(note.document_id, c.index), note.document_id, c.index, c.heading,
                     c.parent_heading, c.heading_path, c.content, c.embedding_text, c.text_hash,
-                    c.token_estimate, note.doc_hash, sig, c.warning, tsv,
+                    c.token_estimate, note.doc_hash, note.sig or sig, c.warning, tsv,
+                    list(c.heading_parts), c.url, Jsonb(c.meta),
                 ))  # fmt: skip
     row = conn.execute(_MERGE, {"docs": [n.document_id for n in notes]}).fetchone()
     return int(row[0]) if row else 0

@@ -32,7 +32,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -66,6 +66,9 @@ class Chunk:
     text_hash: str
     token_estimate: int  # estimate of embedding_text, headers and context included
     warning: str | None
+    heading_parts: tuple[str, ...] = ()  # heading_path as a list (seed 004)
+    url: str | None = None  # a bookmark's article
+    meta: dict[str, Any] = field(default_factory=dict)  # frontmatter the chunk inherits
 
 
 def estimate_tokens(text: str) -> int:
@@ -334,6 +337,7 @@ def _assemble(doc: _Doc, parts: list[_Part]) -> list[Chunk]:
                 text_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
                 token_estimate=doc.estimate(text),
                 warning=part.warning,
+                heading_parts=part.path,
             )
         )
     return chunks

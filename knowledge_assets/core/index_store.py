@@ -20,13 +20,20 @@ def chunk_id(document_id: uuid.UUID, index: int) -> uuid.UUID:
 
 
 def docs_to_chunk(conn: psycopg.Connection, sig: str) -> list[tuple[Any, ...]]:
-    """Latest documents whose chunks are missing or were made from other content or settings."""
+    """Latest documents whose chunks are missing or were made from other content or settings.
+
+    Rows are (id, path, title, frontmatter, content, content_hash, doc_type, chunking options,
+    expected chunker signature): a declared source's chunking options extend ``sig``."""
     return conn.execute(
-        "SELECT d.id, d.file_path, d.title, d.frontmatter, d.content, d.content_hash"
-        " FROM rag.latest_docs d WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c"
-        " WHERE c.document_id = d.id AND c.doc_hash = d.content_hash AND c.chunker_sig = %s)"
+        "SELECT d.id, d.file_path, d.title, d.frontmatter, d.content, d.content_hash,"
+        " d.doc_type, s.chunking, e.sig"
+        " FROM rag.latest_docs d LEFT JOIN meta.sources s ON s.source_table = d.source_table"
+        " CROSS JOIN LATERAL (SELECT %(sig)s || CASE WHEN s.chunking_sig > ''"
+        "   THEN ':' || s.chunking_sig ELSE '' END AS sig) e"
+        " WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c"
+        " WHERE c.document_id = d.id AND c.doc_hash = d.content_hash AND c.chunker_sig = e.sig)"
         " ORDER BY d.file_path",
-        (sig,),
+        {"sig": sig},
     ).fetchall()
 
 

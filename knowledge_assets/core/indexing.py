@@ -21,9 +21,10 @@ import psycopg
 
 from knowledge_assets.core import chunk_writer, index_store
 from knowledge_assets.core.chunk_writer import NoteChunks
-from knowledge_assets.core.chunking import CHUNKER_VERSION, chunk_document, estimate_tokens
+from knowledge_assets.core.chunking import CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.progress import Progress
+from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.tokenize_pool import Tokenizer, tokenizer_for
 
 
@@ -97,16 +98,27 @@ def _prepare(
 ) -> tuple[list[NoteChunks], Callable[[], list[str]]]:  # fmt: skip
     """Chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
     notes = [
-        NoteChunks(doc_id, path, content_hash,
-                   chunk_document(path, frontmatter or {}, content, max_tokens=max_tokens,
-                                  estimate=estimate), [])
-        for doc_id, path, _title, frontmatter, content, content_hash in batch
+        NoteChunks(
+            doc_id, path, content_hash,
+            chunk_for(path, frontmatter or {}, content, doc_type=doc_type,
+                      options=ChunkingOptions.from_json(opts), max_tokens=max_tokens,
+                      estimate=estimate),
+            [], sig=doc_sig,
+        )
+        for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig
+        in batch
     ]  # fmt: skip
-    known = chunk_writer.tokenized_hashes(conn, sig, [c.text_hash for n in notes for c in n.chunks])
+    # Tokens are reused only from chunks made under the note's own signature (a source with
+    # chunking options of its own has one), as the merge looks them up.
+    known: set[tuple[str, str]] = set()
+    for note_sig in {n.sig or sig for n in notes}:
+        hashes = [c.text_hash for n in notes if (n.sig or sig) == note_sig for c in n.chunks]
+        known |= {(note_sig, h) for h in chunk_writer.tokenized_hashes(conn, note_sig, hashes)}
     conn.commit()
     for note in notes:
         note.token_inputs = [
-            None if c.text_hash in known else chunk_writer.token_source(c) for c in note.chunks
+            None if (note.sig or sig, c.text_hash) in known else chunk_writer.token_source(c)
+            for c in note.chunks
         ]
     texts = [t for n in notes for t in n.token_inputs if t is not None]
     return notes, tokenizer.submit(texts)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import psycopg
 
 from knowledge_assets.core import store
-from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection, parse_document
+from knowledge_assets.core.formats import parse_file
+from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.sources.base import ChangeSet, Source
 
 
@@ -68,7 +69,7 @@ def _fetch_and_parse(
 ) -> list[ParsedDoc | Rejection]:
     results: list[ParsedDoc | Rejection] = []
     for path in changes.fetch:
-        results.append(parse_document(path, source.read(path), max_bytes))
+        results.append(parse_file(path, source.read(path), max_bytes))
         report.fetched += 1
     return results
 

@@ -191,3 +191,19 @@ def refresh_latest(conn: psycopg.Connection, table: str) -> LatestReport:
         in_cycles = {p for cycle in plan.cycles for p in cycle}
         store.write_superseded(conn, table, plan.superseded, in_cycles)
     return LatestReport(plan=plan, upserted=upserted, removed=removed)
+
+
+def merge_reports(reports: Iterable[LatestReport]) -> LatestReport:
+    """One report for the refreshes of several sources."""
+    merged = LatestReport(plan=LatestPlan(), upserted=0, removed=0)
+    for report in reports:
+        plan = report.plan
+        merged.plan.kept += plan.kept
+        merged.plan.superseded.update(plan.superseded)
+        merged.plan.drafts += plan.drafts
+        merged.plan.empty += plan.empty
+        merged.plan.cycles += plan.cycles
+        merged.plan.unresolved += plan.unresolved
+        merged.upserted += report.upserted
+        merged.removed += report.removed
+    return merged

@@ -75,6 +75,13 @@ class SearchHit:
     retrievers: tuple[str, ...]  # which of ("vector", "keyword") found it
     tags: tuple[str, ...]
     chunk_id: str
+    type: str = "markdown_note"  # seed 004: markdown_note | bookmark_json
+    content_type: str | None = None  # notes | books | articles (or the note's own)
+    top_heading: str | None = None  # frontmatter ``heading`` or the source's default
+    heading_path: tuple[str, ...] = ()  # top heading, title, section, subsection
+    url: str | None = None  # a bookmark's article
+    created: str | None = None  # ISO dates from the frontmatter
+    updated: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,7 +163,30 @@ def _hit(row: dict[str, Any], score: float, retrievers: tuple[str, ...]) -> Sear
         retrievers=retrievers,
         tags=tuple(row["tags"] or ()),
         chunk_id=str(row["chunk_id"]),
+        **payload(row),
     )
+
+
+def payload(row: dict[str, Any]) -> dict[str, Any]:
+    """Seed 004's payload fields of a hit row: type, content_type, top_heading, heading_path
+    (a list headed by the top heading), url and dates."""
+    top = row.get("top_heading")
+    parts = tuple(row.get("heading_parts") or ())
+    if not parts:  # chunks written before heading lists were stored
+        parts = tuple(p for p in str(row.get("heading_path") or "").split(" > ") if p)
+    return {
+        "type": row.get("doc_type") or "markdown_note",
+        "content_type": row.get("content_type"),
+        "top_heading": top,
+        "heading_path": ((top,) if top else ()) + parts,
+        "url": row.get("url"),
+        "created": _iso(row.get("created")),
+        "updated": _iso(row.get("updated")),
+    }
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 def _vector_rows(

@@ -39,7 +39,8 @@ BM25_B = 0.75
 
 _HIT_COLUMNS = sql.SQL(
     "c.id AS chunk_id, d.file_path, d.title, c.heading, c.parent_heading, c.heading_path,"
-    " c.content, d.tags, d.content_type"
+    " c.content, d.tags, d.content_type, d.doc_type, d.top_heading, c.heading_parts,"
+    " coalesce(c.url, d.url) AS url, d.created, d.updated"
 )
 
 
@@ -50,12 +51,15 @@ class SearchFilters:
     ``tags``: any of them (``&&``). ``alias_prefix``: an alias starting with it (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
+    ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
     """
 
     tags: tuple[str, ...] = ()
     alias_prefix: str | None = None
     path_prefix: str | None = None
     content_types: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    top_headings: tuple[str, ...] = ()
     created_from: date | None = None
     created_to: date | None = None
     updated_from: date | None = None
@@ -102,6 +106,10 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
         add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", _like_prefix(f.path_prefix))
     if f.content_types:
         add("d.content_type = ANY(%(f_ctypes)s::text[])", "f_ctypes", list(f.content_types))
+    if f.types:
+        add("d.doc_type = ANY(%(f_types)s::text[])", "f_types", list(f.types))
+    if f.top_headings:
+        add("d.top_heading = ANY(%(f_theads)s::text[])", "f_theads", list(f.top_headings))
     for col, op, name, value in (
         ("created", ">=", "f_cfrom", f.created_from),
         ("created", "<=", "f_cto", f.created_to),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from psycopg.types.json import Jsonb
 from knowledge_assets.core.parsing import ParsedDoc
 
 RAW_TABLES = ("docs_local", "docs_github")
+SOURCE_TABLE = re.compile(r"docs_[a-z][a-z0-9_]{0,40}")
 _DOC_NAMESPACE = uuid.UUID("6f1c2a57-3f0e-4d8b-9a59-8f1d0e3c7b21")
 
 
@@ -23,9 +25,17 @@ def doc_id(table: str, path: str) -> uuid.UUID:
 
 
 def raw_table(table: str) -> sql.Identifier:
-    if table not in RAW_TABLES:
+    """The identifier of a raw table: ``docs_local``, ``docs_github`` or a declared source's
+    ``docs_<name>`` (see :mod:`knowledge_assets.core.sources.registry`)."""
+    if table not in RAW_TABLES and not SOURCE_TABLE.fullmatch(table):
         raise ValueError(f"unknown raw table {table!r}")
     return sql.Identifier("raw", table)
+
+
+def table_exists(conn: psycopg.Connection, table: str) -> bool:
+    """True when ``raw.<table>`` exists (a declared source creates it on its first sync)."""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"raw.{table}",)).fetchone()
+    return bool(row and row[0])
 
 
 def stored_versions(conn: psycopg.Connection, table: str) -> dict[str, str]:
@@ -165,17 +175,23 @@ def write_latest(
     upserted = conn.execute(
         sql.SQL(
             "INSERT INTO rag.latest_docs (id, source_table, file_path, title, tags, aliases,"
-            " content_type, frontmatter, content, content_hash, created, updated)"
+            " content_type, frontmatter, content, content_hash, created, updated,"
+            " doc_type, top_heading, url)"
             " SELECT d.id, %(table)s, d.file_path,"
             " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
             "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
             " rag.note_tags(d.frontmatter -> 'tags'),"
             " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
-            " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type'),"
+            " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type',"
+            "   s.content_type),"
             " d.frontmatter, d.content, d.content_hash,"
-            " rag.try_date(d.frontmatter ->> 'created'), rag.try_date(d.frontmatter ->> 'updated')"
+            " rag.try_date(d.frontmatter ->> 'created'), rag.try_date(d.frontmatter ->> 'updated'),"
+            " coalesce(s.doc_type, 'markdown_note'),"
+            " coalesce(nullif(btrim(d.frontmatter ->> 'heading'), ''), s.default_heading),"
+            " nullif(btrim(d.frontmatter ->> 'url'), '')"
             " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[]) AS k(path, slug)"
             "   ON k.path = d.file_path"
+            " LEFT JOIN meta.sources s ON s.source_table = %(table)s"
             # Unchanged rows are filtered before the title/date expressions are evaluated.
             " WHERE NOT EXISTS (SELECT 1 FROM rag.latest_docs l WHERE l.id = d.id"
             "   AND l.content_hash = d.content_hash AND l.file_path = d.file_path)"
@@ -183,7 +199,8 @@ def write_latest(
             " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
             " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
             " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
-            " created = EXCLUDED.created, updated = EXCLUDED.updated"
+            " created = EXCLUDED.created, updated = EXCLUDED.updated,"
+            " doc_type = EXCLUDED.doc_type, top_heading = EXCLUDED.top_heading, url = EXCLUDED.url"
             " WHERE rag.latest_docs.content_hash IS DISTINCT FROM EXCLUDED.content_hash"
             " OR rag.latest_docs.file_path IS DISTINCT FROM EXCLUDED.file_path"
         ).format(raw=raw_table(table)),

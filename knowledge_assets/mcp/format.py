@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from knowledge_assets.core.search import SearchResponse, SimilarNote, snippet
+from knowledge_assets.core.search import SearchHit, SearchResponse, SimilarNote, snippet
 
 SNIPPET_CHARS = 360
 
@@ -23,6 +23,20 @@ def _heading(heading: str | None, parent: str | None) -> str:
     return heading or parent
 
 
+def _payload(hit: SearchHit) -> dict[str, Any]:
+    """Seed 004's fields: type, content_type, top_heading, heading_path; url and dates if set."""
+    out: dict[str, Any] = {
+        "type": hit.type,
+        "content_type": hit.content_type,
+        "top_heading": hit.top_heading,
+        "heading_path": list(hit.heading_path),
+    }
+    for key in ("url", "created", "updated"):
+        if getattr(hit, key):
+            out[key] = getattr(hit, key)
+    return out
+
+
 def search_result(response: SearchResponse) -> dict[str, Any]:
     """A search response as a compact dict: ranked hits plus model and timings (ms)."""
     hits = [
@@ -35,6 +49,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
             "retrievers": list(hit.retrievers),
             "tags": list(hit.tags),
             "snippet": snippet(hit.content, SNIPPET_CHARS),
+            **_payload(hit),
         }
         for rank, hit in enumerate(response.hits, start=1)
     ]

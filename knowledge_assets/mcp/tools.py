@@ -47,11 +47,15 @@ class KnowledgeTools:
         tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
         limit: Annotated[int, Field(description="How many passages to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
+        content_type: Annotated[list[str] | None, Field(description="Only these kinds of content, any of: notes, books, articles.")] = None,
+        type: Annotated[list[str] | None, Field(description="Only these formats, any of: markdown_note, bookmark_json.")] = None,
+        top_heading: Annotated[list[str] | None, Field(description="Only documents under one of these top headings (a note's frontmatter 'heading', a bookmark file's category).")] = None,
     ) -> str:  # fmt: skip
         """Search the personal notes and return the best-matching passages (sections of notes).
 
         Each hit has the note title, the section heading, the note path, a relevance score, which
-        retrievers found it (keyword / vector), the note's tags and a snippet of the passage.
+        retrievers found it (keyword / vector), the note's tags, a snippet of the passage, its
+        type, content_type, top_heading, heading_path (a list) and, when known, url and dates.
         Higher scores are better: cosine similarity in vector mode, BM25 in keyword mode and in
         hybrid mode the keyword score relative to the best one plus a weighted cosine similarity
         (about 0 to 1.2; only the order matters).
@@ -59,7 +63,12 @@ class KnowledgeTools:
         note is searched; drafts and superseded versions are left out. Returns compact JSON with
         the timings in milliseconds.
         """
-        filters = SearchFilters(tags=tuple(tags)) if tags else None
+        filters = SearchFilters(
+            tags=tuple(tags or ()),
+            content_types=tuple(content_type or ()),
+            types=tuple(type or ()),
+            top_headings=tuple(top_heading or ()),
+        )
 
         def run(conn: psycopg.Connection) -> core_search.SearchResponse:
             embedder = None if mode == "keyword" else self._embedder(conn)

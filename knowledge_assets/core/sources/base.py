@@ -62,9 +62,10 @@ class Source(Protocol):
         ...
 
 
-def is_markdown(path: str) -> bool:
-    """True for Markdown note paths, ignoring files in hidden folders (``.obsidian/``, ``.git/``)."""
+def is_markdown(path: str, suffixes: tuple[str, ...] = MARKDOWN_SUFFIXES) -> bool:
+    """True for note paths (Markdown unless other ``suffixes`` are given), ignoring files in
+    hidden folders (``.obsidian/``, ``.git/``)."""
     parts = path.split("/")
     if any(part.startswith(".") for part in parts):
         return False
-    return path.lower().endswith(MARKDOWN_SUFFIXES)
+    return path.lower().endswith(suffixes)

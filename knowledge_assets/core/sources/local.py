@@ -7,7 +7,12 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from knowledge_assets.core.sources.base import ChangeSet, SourceError, is_markdown
+from knowledge_assets.core.sources.base import (
+    MARKDOWN_SUFFIXES,
+    ChangeSet,
+    SourceError,
+    is_markdown,
+)
 
 
 class LocalSource:
@@ -15,9 +20,18 @@ class LocalSource:
 
     table = "docs_local"
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        suffixes: tuple[str, ...] = MARKDOWN_SUFFIXES,
+        table: str = "docs_local",
+    ) -> None:
         self.root = Path(root).expanduser().resolve()
-        self.key = f"local:{self.root}"
+        self.suffixes = suffixes
+        self.table = table
+        # The default source keeps its historical key; a declared source's key names its table.
+        self.key = f"local:{self.root}" if table == "docs_local" else f"{table}:{self.root}"
 
     def _check(self) -> None:
         if not self.root.is_dir():
@@ -43,7 +57,7 @@ class LocalSource:
                     stack.append(Path(entry.path))
                 elif entry.is_file():
                     rel = Path(entry.path).relative_to(self.root).as_posix()
-                    if is_markdown(rel):
+                    if is_markdown(rel, self.suffixes):
                         yield rel, entry.stat()
 
     def head(self) -> str:

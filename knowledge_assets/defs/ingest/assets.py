@@ -1,10 +1,14 @@
 """Ingest assets: ``raw_docs`` (every file of the source) and ``latest_docs`` (newest versions)."""
 
+from collections.abc import Sequence
+
 import dagster as dg
 from pydantic import Field
 
+from knowledge_assets.core import store
 from knowledge_assets.core.ingest import SyncReport, sync_source
-from knowledge_assets.core.latest import LatestReport, refresh_latest
+from knowledge_assets.core.latest import LatestReport, merge_reports, refresh_latest
+from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.metadata import md_table, path_list
 from knowledge_assets.resources import PostgresResource, VaultResource
 
@@ -45,10 +49,10 @@ def raw_docs(
         context.log.info("source unchanged since %s: nothing written", report.head[:12])
     for path, reason in report.rejected:
         context.log.warning("rejected %s: %s", path, reason)
-    return dg.MaterializeResult(metadata=_raw_metadata(report, source.table))
+    return dg.MaterializeResult(metadata=raw_metadata(report, source.table))
 
 
-def _raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
+def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
     return {
         "summary": dg.MetadataValue.text(_summary(report)),
         "source": dg.MetadataValue.text(report.source),
@@ -79,21 +83,67 @@ def _summary(report: SyncReport) -> str:
     )
 
 
-@dg.asset(key="latest_docs", group_name="ingest", kinds={"postgres"}, deps=["raw_docs"])
-def latest_docs(
+def _latest_docs(
     context: dg.AssetExecutionContext, postgres: PostgresResource, vault: VaultResource
 ) -> dg.MaterializeResult:
     """The newest version of every note, in `rag.latest_docs`: this is what gets chunked,
     embedded and searched.
 
     A note named in another note's `previous` frontmatter is superseded by it. Drafts and notes
-    without a body are left out."""
-    table = vault.source().table
+    without a body are left out. Notes of a declared source that is no longer declared are
+    removed, and the run lists them."""
+    tables = source_tables(context, vault)
+    reports: list[LatestReport] = []
     with postgres.connect() as conn:
-        report = refresh_latest(conn, table)
-    for cycle in report.plan.cycles:
+        removals = remove_undeclared(conn, tables)
+        for table in tables:
+            if table == vault_table(vault) or store.table_exists(conn, table):
+                reports.append(refresh_latest(conn, table))
+    for removal in removals:
+        context.log.warning(
+            "source %s is no longer declared: removed %d notes and %d files",
+            removal.name, removal.notes, removal.files,
+        )  # fmt: skip
+    for cycle in (c for report in reports for c in report.plan.cycles):
         context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
-    return dg.MaterializeResult(metadata=_latest_metadata(report))
+    metadata = _latest_metadata(merge_reports(reports))
+    if removals:
+        metadata["removed_sources"] = dg.MetadataValue.md(
+            md_table(
+                ("source", "notes removed", "files removed"),
+                [(r.name, r.notes, r.files) for r in removals],
+            )
+        )
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def build_latest_docs(sources: Sequence[str] = ()) -> dg.AssetsDefinition:
+    """``latest_docs`` fed by the environment's source and the declared ``sources`` (asset keys
+    ``raw_docs_<name>``; see :func:`knowledge_assets.definitions.wire_sources`)."""
+    return dg.asset(
+        key="latest_docs",
+        group_name="ingest",
+        kinds={"postgres"},
+        deps=["raw_docs", *sources],
+        description=_latest_docs.__doc__,
+    )(_latest_docs)
+
+
+latest_docs = build_latest_docs()
+
+
+def vault_table(vault: VaultResource) -> str:
+    return "docs_github" if vault.kind == "github" else "docs_local"
+
+
+def source_tables(context: dg.AssetExecutionContext, vault: VaultResource) -> list[str]:
+    """The raw tables feeding this run: the environment's source (``raw_docs``) and each
+    declared source (``raw_docs_<name>``), from the asset's dependencies."""
+    keys = {
+        dep.asset_key.to_user_string() for spec in context.assets_def.specs for dep in spec.deps
+    }
+    tables = [vault_table(vault)] if "raw_docs" in keys else []
+    return tables + sorted(key.removeprefix("raw_") for key in keys if key.startswith("raw_docs_"))
 
 
 def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:

@@ -1,0 +1,106 @@
+"""Article bookmarks as JSON files (seed 004 §3.3): a category with a list of saved articles.
+
+```json
+{"heading": "ai", "description": "AIについて",
+ "body": [{"title": "…", "url": "https://…", "ogTitle": "…", "ogDescription": "…", "quote": "…"}]}
+```
+
+A file becomes one document: the top-level fields other than ``body`` are its frontmatter
+(``heading`` becomes ``top_heading``) and the stored content is the ``body`` list as JSON. Each
+``body`` element is one chunk (see :func:`bookmark_sections`). A file that is not such an object
+is rejected with the reason, like a bad Markdown file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge_assets.core.parsing import (
+    DEFAULT_MAX_BYTES,
+    ParsedDoc,
+    Rejection,
+    content_hash,
+    json_safe,
+)
+
+BOOKMARK_SUFFIXES = (".json",)
+_TEXT_FIELDS = ("title", "url", "ogTitle", "ogDescription", "quote")
+
+
+@dataclass(frozen=True)
+class Bookmark:
+    """One saved article: ``text`` is what gets embedded and searched."""
+
+    title: str
+    url: str | None
+    text: str
+
+
+def parse_bookmarks(
+    path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES
+) -> ParsedDoc | Rejection:
+    """Parse one bookmark JSON file; every failure becomes a ``Rejection`` with a reason."""
+    if len(data) > max_bytes:
+        return Rejection(path, f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Rejection(
+            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        )
+    if not text.strip():
+        return Rejection(path, "empty file")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Rejection(path, f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+    problem = _shape_problem(value)
+    if problem:
+        return Rejection(path, f"not a bookmark file: {problem}")
+    meta = json_safe({k: v for k, v in value.items() if k != "body"})
+    body = json.dumps(json_safe(value["body"]), ensure_ascii=False, indent=1, sort_keys=True)
+    meta_text = json.dumps(meta, ensure_ascii=False, sort_keys=True)
+    return ParsedDoc(path, meta, body, content_hash(meta_text, body))
+
+
+def _shape_problem(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"the top level is a JSON {_json_type(value)}, not an object"
+    body = value.get("body")
+    if not isinstance(body, list):
+        return "'body' is missing or not a list"
+    for i, item in enumerate(body):
+        if not isinstance(item, dict):
+            return f"body[{i}] is a JSON {_json_type(item)}, not an object"
+        bad = [k for k in _TEXT_FIELDS if item.get(k) is not None and not isinstance(item[k], str)]
+        if bad:
+            return f"body[{i}].{bad[0]} is not a string"
+        if not any(str(item.get(k) or "").strip() for k in ("title", "url", "quote")):
+            return f"body[{i}] has no title, url or quote"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def bookmark_sections(content: str) -> list[Bookmark]:
+    """The bookmarks of a stored ``body``: text = title, ogTitle (when it differs),
+    ogDescription and quote, one per line (seed 004 §3.3)."""
+    out: list[Bookmark] = []
+    for item in json.loads(content or "[]"):
+        title = str(item.get("title") or "").strip()
+        og_title = str(item.get("ogTitle") or "").strip()
+        parts = [title]
+        if og_title and og_title != title:
+            parts.append(og_title)
+        parts += [str(item.get(k) or "").strip() for k in ("ogDescription", "quote")]
+        url = str(item.get("url") or "").strip() or None
+        text = "\n".join(p for p in parts if p)
+        out.append(
+            Bookmark(title=title or og_title or (url or ""), url=url, text=text or (url or ""))
+        )
+    return out

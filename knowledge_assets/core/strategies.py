@@ -1,0 +1,380 @@
+"""Chunking strategies per source (seed 002 §3) and per format (seed 004 §4).
+
+- ``headings`` (default for notes): :func:`knowledge_assets.core.chunking.chunk_document`,
+  one chunk per ``##`` section.
+- ``document`` (A): the whole note is one chunk.
+- ``scene`` (B): one chunk per ``##`` scene; each scene's embedding text starts with the last
+  ~10% of the scene before it (``[prev]``). A scene over ``max_chunk_chars`` is split as in C.
+- ``recursive`` (C): cut at headings (``#``..``###``), then pack paragraphs, then sentences
+  (``。``), then characters into chunks of about ``chunk_chars`` characters; consecutive chunks
+  of a section share ``overlap`` of their length (the next one starts with the end of the last).
+- ``size``: seed 002's flow: A up to ``small_max_chars`` characters of body, B up to
+  ``scene_max_chars``, C above.
+
+Frontmatter fields named in ``inherit`` (``characters``, ``settings``, ``chapter_id``) are copied
+into every chunk's metadata and into a line of its embedding text. Bookmark files
+(``bookmark_json``) always make one chunk per saved article.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from knowledge_assets.core.chunking import (
+    Chunk,
+    build_embedding_text,
+    chunk_document,
+    estimate_tokens,
+    normalise_tags,
+    slug_from_filename,
+)
+from knowledge_assets.core.markdown import normalise_newlines, scan_lines, split_sections
+
+STRATEGIES = ("headings", "size", "document", "scene", "recursive")
+BOOKMARK_TYPE = "bookmark_json"
+NOTE_TYPE = "markdown_note"
+_SENTENCE_ENDS = "。．.!?！？\n"
+
+
+@dataclass(frozen=True)
+class ChunkingOptions:
+    """How a source's documents are chunked; every field is part of the chunker signature."""
+
+    strategy: str = "headings"
+    small_max_chars: int = 3000
+    scene_max_chars: int = 15000
+    max_chunk_chars: int = 5000
+    chunk_chars: int = 400
+    overlap: float = 0.15
+    scene_overlap: float = 0.10
+    inherit: tuple[str, ...] = ("characters", "settings", "chapter_id")
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown chunking strategy {self.strategy!r}: use one of {STRATEGIES}"
+            )
+        if not 0 <= self.overlap < 0.5 or not 0 <= self.scene_overlap < 0.5:
+            raise ValueError("overlap must be between 0 and 0.5")
+        if self.chunk_chars < 50:
+            raise ValueError("chunk_chars must be at least 50")
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any] | None) -> ChunkingOptions:
+        """Options stored as JSON (``meta.sources.chunking``); unknown keys are ignored."""
+        known = {k: v for k, v in (value or {}).items() if k in cls.__dataclass_fields__}
+        if "inherit" in known:
+            known["inherit"] = tuple(known["inherit"])
+        return cls(**known)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "inherit": list(self.inherit)}
+
+    def signature(self) -> str:
+        """A short hash of the options; the default options have the empty signature, so notes
+        chunked before strategies existed are not re-chunked."""
+        if self == ChunkingOptions():
+            return ""
+        text = json.dumps(self.to_json(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class _Piece:
+    path: tuple[str, ...]
+    content: str
+    prev: str | None = None
+    url: str | None = None
+
+
+@dataclass
+class _Context:
+    file_path: str
+    title: str
+    tags: list[str]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def chunk_for(
+    file_path: str,
+    frontmatter: Mapping[str, Any],
+    content: str,
+    *,
+    doc_type: str = NOTE_TYPE,
+    options: ChunkingOptions | None = None,
+    max_tokens: int = 8000,
+    estimate: Callable[[str], int] = estimate_tokens,
+) -> list[Chunk]:
+    """The chunks of one stored document, by its format and its source's strategy."""
+    opts = options or ChunkingOptions()
+    if doc_type == BOOKMARK_TYPE:
+        return _bookmark_chunks(file_path, frontmatter, content, opts, estimate)
+    strategy = pick_strategy(opts, content)
+    if strategy == "headings":
+        chunks = chunk_document(
+            file_path, frontmatter, content, max_tokens=max_tokens, estimate=estimate
+        )
+        return _with_meta(chunks, inherited(frontmatter, opts.inherit))
+    ctx = _context(file_path, frontmatter, content, opts)
+    if strategy == "document":
+        pieces = [_Piece((ctx.title,), _strip_h1(content).strip())]
+    elif strategy == "scene":
+        pieces = _scenes(ctx, content, opts)
+    else:
+        pieces = _recursive(ctx, content, opts)
+    chunks = _assemble(ctx, [p for p in pieces if p.content.strip()], estimate)
+    over = [c for c in chunks if c.token_estimate > max_tokens]
+    return [
+        replace(c, warning=f"chunk of ~{c.token_estimate} tokens is over the {max_tokens}-token limit")
+        if c in over else c
+        for c in chunks
+    ]  # fmt: skip
+
+
+def pick_strategy(options: ChunkingOptions, content: str) -> str:
+    """The strategy applied to a body: ``size`` picks A, B or C by its length in characters."""
+    if options.strategy != "size":
+        return options.strategy
+    length = len(content.strip())
+    if length <= options.small_max_chars:
+        return "document"
+    return "scene" if length <= options.scene_max_chars else "recursive"
+
+
+def inherited(frontmatter: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """The frontmatter fields a chunk inherits, lists kept as lists, blanks dropped."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        value = frontmatter.get(key)
+        if isinstance(value, list):
+            items = [str(v).strip() for v in value if v is not None and str(v).strip()]
+            if items:
+                out[key] = items
+        elif value is not None and str(value).strip() and not isinstance(value, dict):
+            out[key] = str(value).strip()
+    return out
+
+
+def meta_line(meta: Mapping[str, Any]) -> str:
+    """``characters:a,b|chapter_id:c``: inherited metadata as one line of the embedding text."""
+    return "|".join(
+        f"{k}:{','.join(v) if isinstance(v, list) else v}" for k, v in sorted(meta.items())
+    )
+
+
+def _with_meta(chunks: list[Chunk], meta: dict[str, Any]) -> list[Chunk]:
+    if not meta:
+        return chunks
+    out = []
+    for c in chunks:
+        head, _, rest = c.embedding_text.partition("\n\n")
+        text = f"{head}\n{meta_line(meta)}\n\n{rest}" if rest else f"{head}\n{meta_line(meta)}"
+        out.append(replace(c, embedding_text=text, text_hash=_hash(text), meta=meta))
+    return out
+
+
+def _context(
+    file_path: str, frontmatter: Mapping[str, Any], content: str, opts: ChunkingOptions
+) -> _Context:
+    sections = split_sections(scan_lines(normalise_newlines(content)))
+    h1 = next((s.h1 for s in sections if s.h1), None)
+    fm_title = str(frontmatter.get("title") or "").strip() or None
+    return _Context(
+        file_path,
+        fm_title or h1 or slug_from_filename(file_path),
+        normalise_tags(frontmatter.get("tags")),
+        inherited(frontmatter, opts.inherit),
+    )
+
+
+def _strip_h1(content: str) -> str:
+    lines = scan_lines(normalise_newlines(content))
+    return "\n".join(line.text for line in lines if line.level != 1)
+
+
+def _scenes(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    previous = ""
+    for section in split_sections(scan_lines(normalise_newlines(content))):
+        text = "\n".join(line.text for line in section.lines).strip()
+        if not text:
+            continue
+        heading = section.heading or section.h1 or ctx.title
+        path = (ctx.title, heading) if heading != ctx.title else (ctx.title,)
+        prev = tail(previous, max(1, int(len(previous) * opts.scene_overlap))) or None
+        if len(text) <= opts.max_chunk_chars:
+            pieces.append(_Piece(path, text, prev=prev))
+        else:
+            size = opts.max_chunk_chars
+            parts = split_recursive(text, size, int(size * opts.scene_overlap))
+            pieces += [_Piece(path, p, prev=prev if i == 0 else None) for i, p in enumerate(parts)]
+        previous = text
+    return pieces
+
+
+def _recursive(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    overlap = int(opts.chunk_chars * opts.overlap)
+    for path, text in heading_sections(content, ctx.title):
+        for part in split_recursive(text, opts.chunk_chars, overlap):
+            pieces.append(_Piece(path, part))
+    return pieces
+
+
+def heading_sections(content: str, title: str) -> list[tuple[tuple[str, ...], str]]:
+    """(heading path, text) per ``#``..``###`` section outside code fences; deeper headings
+    stay in the text. Sections without text are left out."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    stack: list[tuple[int, str]] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(buffer).strip()
+        if text:
+            names = [name for _, name in stack if name != title]
+            out.append(((title, *names), text))
+        buffer.clear()
+
+    for line in scan_lines(normalise_newlines(content)):
+        if 1 <= line.level <= 3:
+            flush()
+            stack = [(lvl, name) for lvl, name in stack if lvl < line.level]
+            stack.append((line.level, line.title))
+        else:
+            buffer.append(line.text)
+    flush()
+    return out
+
+
+def split_recursive(text: str, size: int, overlap: int) -> list[str]:
+    """Pieces of at most about ``size`` characters: cut at paragraphs, then sentences, then
+    characters; each piece after the first starts with up to ``overlap`` characters of the end
+    of the piece before it (from a sentence start when one is near)."""
+    text = text.strip()
+    if len(text) <= size:
+        return [text] if text else []
+    atoms = _atoms(text, ("\n\n", "sentence", ""), max(1, size - overlap))
+    chunks: list[str] = []
+    current = ""
+    for atom in atoms:
+        if current and len(current) + len(atom) > size:
+            chunks.append(current.strip())
+            current = tail(current, overlap)
+        current += atom
+    if current.strip():
+        chunks.append(current.strip())
+    return chunks
+
+
+def _atoms(text: str, seps: tuple[str, ...], size: int) -> list[str]:
+    """``text`` cut at the first separator kind that applies, recursively, into pieces ≤ size
+    that concatenate back to ``text``."""
+    if len(text) <= size:
+        return [text]
+    sep, rest = seps[0], seps[1:]
+    if sep == "":
+        return [text[i : i + size] for i in range(0, len(text), size)]
+    pieces = _split_keep(text, sep)
+    if len(pieces) == 1:
+        return _atoms(text, rest, size)
+    out: list[str] = []
+    for piece in pieces:
+        out.extend(_atoms(piece, rest, size) if len(piece) > size else [piece])
+    return out
+
+
+def _split_keep(text: str, sep: str) -> list[str]:
+    """Split after each separator (or sentence end), keeping it on the left piece."""
+    pieces: list[str] = []
+    start = 0
+    if sep == "sentence":
+        for i, ch in enumerate(text):
+            if ch in _SENTENCE_ENDS:
+                pieces.append(text[start : i + 1])
+                start = i + 1
+    else:
+        index = text.find(sep)
+        while index >= 0:
+            pieces.append(text[start : index + len(sep)])
+            start = index + len(sep)
+            index = text.find(sep, start)
+    if start < len(text):
+        pieces.append(text[start:])
+    return [p for p in pieces if p]
+
+
+def tail(text: str, chars: int) -> str:
+    """The last ``chars`` characters of ``text``, starting after a sentence end when one lies
+    in their first half (so the overlap reads as whole sentences)."""
+    if chars <= 0 or not text:
+        return ""
+    end = text[-chars:]
+    for i, ch in enumerate(end[: len(end) // 2]):
+        if ch in _SENTENCE_ENDS:
+            return end[i + 1 :].lstrip()
+    return end
+
+
+def _assemble(ctx: _Context, pieces: list[_Piece], estimate: Callable[[str], int]) -> list[Chunk]:
+    chunks = []
+    for index, piece in enumerate(pieces):
+        heading = piece.path[-1]
+        parent = piece.path[-2] if len(piece.path) > 1 else ctx.title
+        text = build_embedding_text(
+            title=ctx.title,
+            tags=ctx.tags,
+            context_prev=piece.prev,
+            parent_heading=parent,
+            heading=heading,
+            content=piece.content,
+        )
+        if ctx.meta:
+            head, _, rest = text.partition("\n\n")
+            text = f"{head}\n{meta_line(ctx.meta)}\n\n{rest}"
+        chunks.append(
+            Chunk(
+                index=index,
+                heading=heading,
+                parent_heading=parent,
+                heading_path=" > ".join(piece.path),
+                content=piece.content,
+                embedding_text=text,
+                text_hash=_hash(text),
+                token_estimate=estimate(text),
+                warning=None,
+                heading_parts=piece.path,
+                url=piece.url,
+                meta=ctx.meta,
+            )
+        )
+    return chunks
+
+
+def _bookmark_chunks(
+    file_path: str,
+    frontmatter: Mapping[str, Any],
+    content: str,
+    opts: ChunkingOptions,
+    estimate: Callable[[str], int],
+) -> list[Chunk]:
+    from knowledge_assets.core.sources.bookmarks import bookmark_sections
+
+    title = next(
+        (str(frontmatter[k]).strip() for k in ("title", "description", "heading")
+         if str(frontmatter.get(k) or "").strip()),
+        slug_from_filename(file_path),
+    )  # fmt: skip
+    ctx = _Context(file_path, title, normalise_tags(frontmatter.get("tags")))
+    ctx.meta = inherited(frontmatter, opts.inherit)
+    pieces = [
+        _Piece((title, b.title), b.text, url=b.url) for b in bookmark_sections(content) if b.text
+    ]
+    return _assemble(ctx, pieces, estimate)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

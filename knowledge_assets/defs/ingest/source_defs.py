@@ -1,0 +1,165 @@
+"""The definitions of one declared source (see :mod:`knowledge_assets.components.source`): its
+``raw_docs_<name>`` asset, its checks, its sensor and the job the sensor starts.
+
+No ``from __future__ import annotations`` here: Dagster reads the asset's config class from its
+annotations at definition time."""
+
+from collections.abc import Callable
+from typing import Any
+
+import dagster as dg
+import psycopg
+
+from knowledge_assets.core import checks_sql, store
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.settings import automation_enabled
+from knowledge_assets.core.sources.base import Source, SourceError
+from knowledge_assets.core.sources.registry import SourceProfile, build_source, register
+from knowledge_assets.defs.check_results import listing_result
+from knowledge_assets.defs.index.partitions import search_partition
+from knowledge_assets.defs.ingest.assets import RawDocsConfig, raw_metadata
+from knowledge_assets.defs.ingest.sensors import HEAD_TAG, PREVIOUS_HEAD_TAG, TRIGGER_TAG
+from knowledge_assets.resources import PostgresResource
+
+SOURCE_TAG = "knowledge-assets/source"
+DOWNSTREAM = ("latest_docs", "chunks", "embeddings")
+
+
+def source_definitions(
+    profile: SourceProfile, settings: Callable[[], dict[str, str]], interval_s: int
+) -> dg.Definitions:
+    """Asset, checks, job and sensor of one source. ``settings`` is read at run time only, so
+    a token never sits in the definitions."""
+
+    def source() -> Source:
+        return build_source(profile, settings())
+
+    asset = _raw_asset(profile, source)
+    job = dg.define_asset_job(
+        f"{profile.name}_sync_job",
+        selection=dg.AssetSelection.assets(profile.asset_key, *DOWNSTREAM),
+        description=f"Sync the {profile.name} source, then refresh latest_docs, chunks and the "
+        "embeddings of the partition's model.",
+    )
+    return dg.Definitions(
+        assets=[asset],
+        asset_checks=_checks(profile, source),
+        jobs=[job],
+        sensors=[_sensor(profile, source, job, interval_s)],
+    )
+
+
+def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=profile.asset_key,
+        group_name="ingest",
+        kinds={"postgres"},
+        tags={SOURCE_TAG: profile.name},
+        metadata={
+            "dagster/table_name": f"raw.{profile.table}",
+            "source_kind": profile.kind,
+            "type": profile.doc_type,
+            "content_type": profile.content_type,
+            "chunking": profile.chunking.strategy,
+        },
+        description=(
+            f"Every file of the {profile.name} source ({profile.kind}: {profile.content_type}, "
+            f"{profile.doc_type}) in raw.{profile.table}. Only changed files are read; files "
+            "that cannot be parsed are listed with the reason."
+        ),
+    )
+    def _asset(
+        context: dg.AssetExecutionContext, config: RawDocsConfig, postgres: PostgresResource
+    ) -> dg.MaterializeResult:
+        src = source()
+        with postgres.connect() as conn:
+            register(conn, profile)
+            conn.commit()
+            report = sync_source(conn, src, full=config.full, since=config.since_sha)
+        for path, reason in report.rejected:
+            context.log.warning("rejected %s: %s", path, reason)
+        return dg.MaterializeResult(metadata=raw_metadata(report, src.table))
+
+    return _asset
+
+
+def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.AssetChecksDefinition]:
+    @dg.asset_check(asset=profile.asset_key, name="matches_source")
+    def matches_source(postgres: PostgresResource) -> dg.AssetCheckResult:
+        """The store holds every file of the source at its current version, and nothing else."""
+        try:
+            with postgres.connect() as conn:
+                drift = checks_sql.source_drift(conn, source())
+        except SourceError as exc:
+            return dg.AssetCheckResult(passed=False, description=f"source unreachable: {exc}")
+        except psycopg.errors.UndefinedTable:
+            return dg.AssetCheckResult(passed=False, description="never synced")
+        return dg.AssetCheckResult(
+            passed=drift.in_sync,
+            description=(
+                f"{drift.stored_files} files, synced at {drift.head[:12]}"
+                if drift.in_sync
+                else f"{len(drift.missing)} missing, {len(drift.stale)} stale, "
+                f"{len(drift.extra)} extra"
+            ),
+            metadata={
+                "source_files": dg.MetadataValue.int(drift.source_files),
+                "stored_files": dg.MetadataValue.int(drift.stored_files),
+            },
+        )
+
+    @dg.asset_check(asset=profile.asset_key, name="no_rejected_files")
+    def no_rejected_files(postgres: PostgresResource) -> dg.AssetCheckResult:
+        """Every file of the source could be read (a warning: the others still landed)."""
+        with postgres.connect() as conn:
+            rows = store.rejections(conn, profile.table)
+        return listing_result(
+            rows,
+            problem="files rejected",
+            count_key="rejected",
+            table_key="files",
+            columns=("file", "reason"),
+            severity=dg.AssetCheckSeverity.WARN,
+        )
+
+    return [matches_source, no_rejected_files]
+
+
+def _sensor(
+    profile: SourceProfile,
+    source: Callable[[], Source],
+    job: Any,
+    interval_s: int,
+) -> dg.SensorDefinition:
+    @dg.sensor(
+        name=f"{profile.name}_source_changed_sensor",
+        job=job,
+        minimum_interval_seconds=interval_s,
+        description=f"Syncs the {profile.name} source and re-indexes when its head moves "
+        "(a commit, or a file saved in the folder).",
+        default_status=(
+            dg.DefaultSensorStatus.RUNNING
+            if automation_enabled()
+            else dg.DefaultSensorStatus.STOPPED
+        ),
+    )
+    def _sensor_fn(
+        context: dg.SensorEvaluationContext, postgres: PostgresResource
+    ) -> dg.SensorResult | dg.SkipReason:
+        previous = context.cursor
+        try:
+            src = source()
+            head = src.head()
+        except (SourceError, OSError) as exc:
+            return dg.SkipReason(f"source unreachable, retrying next tick: {exc}")
+        if head == previous:
+            return dg.SkipReason(f"source unchanged at {head[:12]}")
+        request = dg.RunRequest(
+            run_key=f"{profile.name}:{head}",
+            partition_key=search_partition(postgres),
+            run_config={"ops": {profile.asset_key: {"config": {"full": False}}}},
+            tags={HEAD_TAG: head, PREVIOUS_HEAD_TAG: previous or "", TRIGGER_TAG: "source-changed"},
+        )
+        return dg.SensorResult(run_requests=[request], cursor=head)
+
+    return _sensor_fn

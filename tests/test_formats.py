@@ -1,0 +1,162 @@
+"""Seed 004's formats on real Postgres: books without frontmatter, article JSON bookmarks, the
+``heading`` -> ``top_heading`` convention, and the payload fields and filters of search hits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.core import db
+from knowledge_assets.core.indexing import refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.parsing import ParsedDoc, Rejection
+from knowledge_assets.core.search import SearchFilters, search
+from knowledge_assets.core.sources.bookmarks import bookmark_sections, parse_bookmarks
+from knowledge_assets.core.sources.registry import (
+    KIND_DEFAULTS,
+    SourceProfile,
+    build_source,
+    register,
+)
+from knowledge_assets.mcp import format as fmt
+
+BOOK = """# 建築の四書
+
+序文: 本書はウィトルウィウスの建築論を受け継ぐ古典である。
+
+## 第一書 オーダー
+
+円柱の比例を論じる。
+"""
+NOTE = """---
+heading: architecture
+description: 建築とは?
+---
+
+## 建築家の仕事
+
+建築家は施主と対話して空間を設計する。
+"""
+ARTICLES = {
+    "heading": "ai",
+    "description": "AIについて",
+    "body": [
+        {
+            "title": "形態素解析入門",
+            "url": "https://example.com/sudachi",
+            "ogTitle": "形態素解析入門",
+            "ogDescription": "SudachiPy で日本語を分かち書きする方法",
+            "quote": "辞書は三種類ある",
+        },
+        {
+            "title": "ベクトル検索",
+            "url": "https://example.com/pgvector",
+            "ogTitle": "pgvector で近傍探索",
+            "ogDescription": "HNSW 索引の作り方",
+        },
+    ],
+}
+
+
+def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -> None:
+    doc = parse_bookmarks("ai.json", json.dumps(ARTICLES, ensure_ascii=False).encode())
+    assert isinstance(doc, ParsedDoc)
+    assert doc.frontmatter == {"heading": "ai", "description": "AIについて"}
+    first, second = bookmark_sections(doc.body)
+    assert first.text == "形態素解析入門\nSudachiPy で日本語を分かち書きする方法\n辞書は三種類ある"
+    assert second.text == "ベクトル検索\npgvector で近傍探索\nHNSW 索引の作り方"
+    assert (first.url, second.url) == (
+        "https://example.com/sudachi",
+        "https://example.com/pgvector",
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b'{"heading": "ai", "body": [', "malformed JSON: Expecting value (line 1, column 28)"),
+        (b"[1, 2]", "not a bookmark file: the top level is a JSON array, not an object"),
+        (b'{"heading": "ai"}', "not a bookmark file: 'body' is missing or not a list"),
+        (b'{"body": ["x"]}', "not a bookmark file: body[0] is a JSON string, not an object"),
+        (b'{"body": [{"title": 3}]}', "not a bookmark file: body[0].title is not a string"),
+        (
+            b'{"body": [{"ogImageUrl": "x"}]}',
+            "not a bookmark file: body[0] has no title, url or quote",
+        ),
+        (b"\xff\xfe{}", "not valid UTF-8: byte 0xff at offset 0"),
+        (b"  ", "empty file"),
+    ],
+)
+def test_malformed_bookmark_files_are_rejected_with_a_reason(data: bytes, reason: str) -> None:
+    assert parse_bookmarks("bad.json", data) == Rejection("bad.json", reason)
+
+
+def _profile(name: str, kind: str, heading: str | None = None) -> SourceProfile:
+    doc_type, content_type = KIND_DEFAULTS[kind]
+    return SourceProfile(name, kind, doc_type, content_type, default_heading=heading)
+
+
+def _ingest(url: str, profile: SourceProfile, folder: Path) -> list[tuple[str, str]]:
+    with db.connect(url) as conn:
+        register(conn, profile)
+        conn.commit()
+        source = build_source(profile, {"path": str(folder)})
+        report = sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=8000)
+    return report.rejected
+
+
+def test_books_notes_and_bookmarks_share_one_store(db_url: str, tmp_path: Path) -> None:
+    books, notes, marks = (tmp_path / n for n in ("book", "note", "article"))
+    for folder in (books, notes, marks):
+        folder.mkdir()
+    (books / "9784003362211.md").write_text(BOOK)
+    (notes / "architect.md").write_text(NOTE)
+    (notes / "ignored.json").write_text("{}")  # notes sources read Markdown only
+    (marks / "ai.json").write_text(json.dumps(ARTICLES, ensure_ascii=False))
+    (marks / "broken.json").write_text('{"body": [')
+    (marks / "readme.md").write_text("# not a bookmark")  # bookmark sources read JSON only
+    assert _ingest(db_url, _profile("books", "books", "unknown"), books) == []
+    assert _ingest(db_url, _profile("notes", "local"), notes) == []
+    rejected = _ingest(db_url, _profile("articles", "bookmarks"), marks)
+    assert rejected == [("broken.json", "malformed JSON: Expecting value (line 1, column 11)")]
+
+    with db.connect(db_url) as conn:
+        book = search(conn, "ウィトルウィウス", mode="keyword", limit=3).hits[0]
+        note = search(conn, "施主", mode="keyword", limit=3).hits[0]
+        mark = search(conn, "分かち書き", mode="keyword", limit=3).hits[0]
+        only_books = search(
+            conn, "建築", mode="keyword", filters=SearchFilters(content_types=("books",))
+        ).hits
+        by_heading = search(
+            conn, "建築", mode="keyword", filters=SearchFilters(top_headings=("architecture",))
+        ).hits
+        by_type = search(
+            conn, "索引", mode="keyword", filters=SearchFilters(types=("bookmark_json",))
+        ).hits
+        none = search(conn, "施主", mode="keyword", filters=SearchFilters(types=("bookmark_json",)))
+    # a book: title from the H1, the text before the first ## kept, top heading "unknown"
+    assert (book.title, book.heading, book.type, book.content_type) == (
+        "建築の四書", "建築の四書", "markdown_note", "books",
+    )  # fmt: skip
+    assert book.top_heading == "unknown" and book.heading_path == ("unknown", "建築の四書")
+    # a note: frontmatter heading becomes top_heading
+    assert (note.top_heading, note.content_type) == ("architecture", "notes")
+    assert note.heading_path == ("architecture", "architect", "建築家の仕事")
+    # a bookmark: one chunk per article, url kept
+    assert (mark.type, mark.content_type, mark.top_heading) == ("bookmark_json", "articles", "ai")
+    assert mark.url == "https://example.com/sudachi" and mark.heading == "形態素解析入門"
+    assert {h.file_path for h in only_books} == {"9784003362211.md"}
+    assert {h.file_path for h in by_heading} == {"architect.md"}
+    assert [h.url for h in by_type] == ["https://example.com/pgvector"]
+    assert none.hits == []
+    rendered = fmt.search_result(type("R", (), {**vars(none), "hits": [mark]})())  # type: ignore[arg-type]
+    hit = rendered["hits"][0]
+    assert hit["heading_path"] == ["ai", "AIについて", "形態素解析入門"]
+    assert (hit["type"], hit["content_type"], hit["url"]) == (
+        "bookmark_json", "articles", "https://example.com/sudachi",
+    )  # fmt: skip

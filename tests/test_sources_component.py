@@ -1,0 +1,151 @@
+"""Declared sources as Dagster components: two sources of different kinds in one store, their
+asset keys, checks, sensors and lineage, and the clean removal of one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from dagster.components.testing import create_defs_folder_sandbox
+
+from knowledge_assets.core import db
+from knowledge_assets.definitions import defs as project_defs
+from knowledge_assets.definitions import wire_sources
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+
+BOOK = "# 建築の四書\n\n序文: ウィトルウィウスの建築論。\n\n## 第一書\n\n円柱の比例。\n"
+MARKS = {"heading": "ai", "body": [{"title": "形態素解析", "url": "https://example.com/a"}]}
+SOURCE_TYPE = "knowledge_assets.components.KnowledgeSource"
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> dict[str, Path]:
+    out = {name: tmp_path / name for name in ("vault", "books", "marks")}
+    for folder in out.values():
+        folder.mkdir()
+    (out["books"] / "9784003362211.md").write_text(BOOK)
+    (out["marks"] / "ai.json").write_text(json.dumps(MARKS, ensure_ascii=False))
+    return out
+
+
+@contextmanager
+def declared(sources: dict[str, dict[str, object]]) -> Iterator[dg.Definitions]:
+    """The project's definitions plus one ``defs.yaml`` per source, loaded by Dagster."""
+    with create_defs_folder_sandbox() as sandbox:
+        for name, attributes in sources.items():
+            folder = sandbox.defs_folder_path / "sources" / name
+            folder.mkdir(parents=True)
+            body = {"type": SOURCE_TYPE, "attributes": {"name": name, **attributes}}
+            (folder / "defs.yaml").write_text(yaml.safe_dump(body, allow_unicode=True))
+        with sandbox.build_all_defs() as loaded:
+            # only one side of a merge may carry a component tree: take the sandbox's parts
+            parts = dg.Definitions(
+                assets=loaded.assets,
+                asset_checks=loaded.asset_checks,
+                jobs=loaded.jobs,
+                sensors=loaded.sensors,
+            )
+            yield wire_sources(dg.Definitions.merge(project_defs(), parts))
+
+
+def _resources(url: str, vault: Path) -> dict[str, object]:
+    return {
+        "postgres": PostgresResource(database_url=url),
+        "vault": VaultResource(path=str(vault)),
+        "embedder": EmbedderResource(),
+    }
+
+
+def _materialize(
+    defs: dg.Definitions, keys: list[str], url: str, vault: Path
+) -> dg.ExecuteInProcessResult:
+    assets = [a for a in defs.assets or () if isinstance(a, dg.AssetsDefinition)]
+    return dg.materialize(assets, selection=keys, resources=_resources(url, vault))
+
+
+def _notes(url: str) -> list[tuple[str, str, str, str]]:
+    with db.connect(url) as conn:
+        return conn.execute(
+            "SELECT source_table, file_path, content_type, doc_type FROM rag.latest_docs"
+            " ORDER BY source_table"
+        ).fetchall()
+
+
+def test_two_sources_have_their_own_assets_checks_sensors_and_feed_latest_docs(
+    folders: dict[str, Path],
+) -> None:
+    sources = {
+        "books": {"kind": "books", "path": str(folders["books"])},
+        "marks": {"kind": "bookmarks", "path": str(folders["marks"])},
+    }
+    with declared(sources) as defs:
+        graph = defs.resolve_asset_graph()
+        keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+        assert {"raw_docs", "raw_docs_books", "raw_docs_marks", "latest_docs"} <= keys
+        parents = {p.to_user_string() for p in graph.get(dg.AssetKey("latest_docs")).parent_keys}
+        assert parents == {"raw_docs", "raw_docs_books", "raw_docs_marks"}
+        checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
+        assert {
+            ("raw_docs_books", "matches_source"),
+            ("raw_docs_marks", "no_rejected_files"),
+        } <= checks
+        sensor = defs.resolve_sensor_def("marks_source_changed_sensor")
+        assert sensor.job_name == "marks_sync_job"
+        job = defs.resolve_job_def("books_sync_job")
+        assert job.partitions_def is not None  # it embeds with the model partition too
+        spec = graph.get(dg.AssetKey("raw_docs_marks"))
+        assert spec.metadata["dagster/table_name"] == "raw.docs_marks"
+        assert (
+            spec.metadata["content_type"] == "articles" and spec.metadata["type"] == "bookmark_json"
+        )
+
+
+def test_a_bad_declaration_is_refused_with_the_reason(folders: dict[str, Path]) -> None:
+    bad = {"books": {"kind": "books", "path": str(folders["books"]), "name": "Books!"}}
+    with pytest.raises(Exception) as raised, declared(bad):
+        pass
+    cause = str(raised.value.__cause__)
+    assert "source 'Books!': source name 'Books!': use lower-case letters" in cause
+
+
+def test_removing_a_declaration_removes_its_notes_in_a_run_that_says_so(
+    db_url: str, folders: dict[str, Path]
+) -> None:
+    both = {
+        "books": {"kind": "books", "path": str(folders["books"])},
+        "marks": {"kind": "bookmarks", "path": str(folders["marks"])},
+    }
+    with declared(both) as defs:
+        result = _materialize(
+            defs,
+            ["raw_docs_books", "raw_docs_marks", "latest_docs", "chunks"],
+            db_url,
+            folders["vault"],
+        )
+        assert result.success
+    assert _notes(db_url) == [
+        ("docs_books", "9784003362211.md", "books", "markdown_note"),
+        ("docs_marks", "ai.json", "articles", "bookmark_json"),
+    ]
+    with declared({"books": both["books"]}) as defs:
+        result = _materialize(defs, ["latest_docs"], db_url, folders["vault"])
+    assert result.success
+    assert _notes(db_url) == [("docs_books", "9784003362211.md", "books", "markdown_note")]
+    event = result.get_asset_materialization_events()[0].materialization
+    removed = event.metadata["removed_sources"].value
+    assert "marks" in str(removed) and "| 1 | 1 |" in str(removed)
+    with db.connect(db_url) as conn:
+        assert conn.execute("SELECT count(*) FROM raw.docs_marks").fetchone() == (0,)
+        assert conn.execute("SELECT name FROM meta.sources").fetchall() == [("books",)]
+        orphans = conn.execute(
+            "SELECT count(*) FROM rag.chunks c WHERE NOT EXISTS"
+            " (SELECT 1 FROM rag.latest_docs d WHERE d.id = c.document_id)"
+        ).fetchone()
+        assert orphans == (0,)
+        books_chunks = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
+        assert books_chunks is not None and books_chunks[0] >= 2
