@@ -62,6 +62,53 @@ def _add_models(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     models.set_defaults(func=_models, action="list")
 
 
+def _update(args: argparse.Namespace) -> int:
+    from knowledge_assets.update import run_update
+
+    return run_update(force=args.force, no_embeddings=args.no_embeddings, quiet=args.quiet)
+
+
+def _hooks(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from knowledge_assets import hooks
+    from knowledge_assets.core.db import PROJECT_ROOT
+    from knowledge_assets.core.settings import SourceSettings
+
+    vault = Path(args.vault) if args.vault else SourceSettings.from_env().vault_path
+    try:
+        if args.action == "uninstall":
+            removed = hooks.uninstall(vault)
+            print(f"removed {removed}" if removed else "no knowledge-assets hook installed")
+            return 0
+        done = hooks.install(vault, PROJECT_ROOT, no_embeddings=args.no_embeddings)
+    except hooks.HookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{'replaced' if done.replaced else 'installed'} {done.hook}")
+    print(f"each commit that touches a note starts `update` in the background; log: {done.log}")
+    return 0
+
+
+def _add_update_and_hooks(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    update = sub.add_parser("update", help="sync every source and refresh the index once")
+    update.add_argument(
+        "-f", "--force", action="store_true", help="compare and re-chunk everything"
+    )
+    update.add_argument(
+        "--no-embeddings", action="store_true", help="keyword index only; vectors added later"
+    )
+    update.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary")
+    update.set_defaults(func=_update)
+    hooks = sub.add_parser("hooks", help="git hooks that keep the index current")
+    hooks.add_argument("action", choices=("install", "uninstall"))
+    hooks.add_argument("--vault", help="the git repository of the notes (default: KA_VAULT_PATH)")
+    hooks.add_argument(
+        "--no-embeddings", action="store_true", help="the hook updates the keyword index only"
+    )
+    hooks.set_defaults(func=_hooks)
+
+
 def _mcp(args: argparse.Namespace) -> int:
     from knowledge_assets.mcp_server import serve
 
@@ -86,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")
     mcp.set_defaults(func=_mcp)
     _add_models(sub)
+    _add_update_and_hooks(sub)
     return parser
 
 

@@ -19,7 +19,9 @@ def chunk_id(document_id: uuid.UUID, index: int) -> uuid.UUID:
     return uuid.uuid5(_CHUNK_NAMESPACE, f"{document_id}:{index}")
 
 
-def docs_to_chunk(conn: psycopg.Connection, sig: str) -> list[tuple[Any, ...]]:
+def docs_to_chunk(
+    conn: psycopg.Connection, sig: str, *, force: bool = False
+) -> list[tuple[Any, ...]]:
     """Latest documents whose chunks are missing or were made from other content or settings.
 
     Rows are (id, path, title, frontmatter, content, content_hash, doc_type, chunking options,
@@ -30,10 +32,10 @@ def docs_to_chunk(conn: psycopg.Connection, sig: str) -> list[tuple[Any, ...]]:
         " FROM rag.latest_docs d LEFT JOIN meta.sources s ON s.source_table = d.source_table"
         " CROSS JOIN LATERAL (SELECT %(sig)s || CASE WHEN s.chunking_sig > ''"
         "   THEN ':' || s.chunking_sig ELSE '' END AS sig) e"
-        " WHERE NOT EXISTS (SELECT 1 FROM rag.chunks c"
+        " WHERE %(force)s OR NOT EXISTS (SELECT 1 FROM rag.chunks c"
         " WHERE c.document_id = d.id AND c.doc_hash = d.content_hash AND c.chunker_sig = e.sig)"
         " ORDER BY d.file_path",
-        {"sig": sig},
+        {"sig": sig, "force": force},
     ).fetchall()
 
 

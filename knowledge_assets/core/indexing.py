@@ -58,15 +58,17 @@ def refresh_chunks(
     max_tokens: int,
     estimate: Callable[[str], int] = estimate_tokens,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> ChunkReport:
-    """Re-chunk every latest document whose content or chunker settings changed.
+    """Re-chunk every latest document whose content or chunker settings changed (every one
+    when ``force``).
 
     Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
     is written), written by one statement per batch, each batch committed on its own.
     """
     sig = chunker_signature(max_tokens)
     report = ChunkReport()
-    pending = index_store.docs_to_chunk(conn, sig)
+    pending = index_store.docs_to_chunk(conn, sig, force=force)
     conn.commit()
     progress = progress or Progress("chunks", "notes")
     progress.start(len(pending))

@@ -17,9 +17,18 @@ from knowledge_assets.defs.metadata import md_table, path_list
 from knowledge_assets.resources import EmbedderResource, PostgresResource
 
 
+class ChunksConfig(dg.Config):
+    """``force``: split every note again, even those whose content did not change."""
+
+    force: bool = Field(default=False, description="Re-chunk every note, changed or not.")
+
+
 @dg.asset(key="chunks", group_name="index", kinds={"postgres"}, deps=["latest_docs"])
 def chunks(
-    context: dg.AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    config: ChunksConfig,
+    postgres: PostgresResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     """The searchable sections of the latest notes, in `rag.chunks`, split at `##` headings.
 
@@ -30,7 +39,9 @@ def chunks(
     model = embedder.embedder()
     progress = Progress("chunks", "notes", log=context.log.info)
     with postgres.connect() as conn:
-        report = refresh_chunks(conn, max_tokens=model.max_tokens, progress=progress)
+        report = refresh_chunks(
+            conn, max_tokens=model.max_tokens, progress=progress, force=config.force
+        )
         total = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
     for path, warning in report.warnings:
         context.log.warning("%s: %s", path, warning)

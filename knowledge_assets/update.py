@@ -1,0 +1,72 @@
+"""``knowledge-assets update``: bring the index up to date once, as a recorded Dagster run.
+
+Every source (the environment's and each declared one) is synced, then ``latest_docs`` and
+``chunks`` are refreshed and, unless ``--no-embeddings``, the configured model embeds what is
+missing. Without embeddings the chunks still carry their keyword tokens, so keyword search (and
+hybrid search, which falls back to it) works at once; the next update without the flag, the
+sensor or the nightly schedule adds the vectors. ``--force`` compares every file of every source
+instead of the diff since the last sync and re-chunks every note; vectors are still reused for
+every text that did not change (they are keyed by the text's hash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+
+INDEX_KEYS = ("latest_docs", "chunks")
+
+
+def _raw_keys(defs: dg.Definitions) -> list[str]:
+    graph = defs.resolve_asset_graph()
+    latest = graph.get(dg.AssetKey("latest_docs"))
+    return sorted(k.to_user_string() for k in latest.parent_keys)
+
+
+def update_run_config(raw_keys: list[str], *, force: bool, quiet: bool) -> dict[str, Any]:
+    """Run config: every source compares its whole tree when forced; chunks re-chunk all."""
+    ops: dict[str, Any] = {key: {"config": {"full": force}} for key in raw_keys}
+    ops["chunks"] = {"config": {"force": force}}
+    level = "ERROR" if quiet else "WARNING"
+    return {"ops": ops, "loggers": {"console": {"config": {"log_level": level}}}}
+
+
+def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool = False) -> int:
+    """Materialize the sources, latest_docs, chunks (and embeddings); print what changed."""
+    from knowledge_assets.definitions import defs
+    from knowledge_assets.defs.index.partitions import default_model_key
+    from knowledge_assets.launcher import prepare_environment
+
+    prepare_environment()
+    loaded = defs()
+    raw_keys = _raw_keys(loaded)
+    selection = [*raw_keys, *INDEX_KEYS] + ([] if no_embeddings else ["embeddings"])
+    assets = [a for a in loaded.assets or () if isinstance(a, dg.AssetsDefinition)]
+    with dg.DagsterInstance.get() as instance:
+        result = dg.materialize(
+            assets,
+            selection=selection,
+            instance=instance,
+            resources=dict(loaded.resources or {}),
+            partition_key=None if no_embeddings else default_model_key(),
+            run_config=update_run_config(raw_keys, force=force, quiet=quiet),
+            tags={"knowledge-assets/trigger": "update"},
+            raise_on_error=False,
+        )
+    for event in result.get_asset_materialization_events():
+        mat = event.materialization
+        if mat is not None:
+            print(f"  {mat.asset_key.to_user_string():16s} {_summary(mat.metadata)}")
+    if no_embeddings and result.success:
+        print("keyword index current; vectors are added by the next `update` without the flag")
+    print("update " + ("succeeded" if result.success else "FAILED") + f": run {result.run_id}")
+    return 0 if result.success else 1
+
+
+def _summary(metadata: Mapping[str, dg.MetadataValue]) -> str:
+    summary = metadata.get("summary")
+    if summary is not None and summary.value:
+        return str(summary.value)
+    return ", ".join(f"{k}={v.value}" for k, v in metadata.items() if isinstance(v.value, int))

@@ -1,0 +1,136 @@
+"""Seed 002's update flows: ``knowledge-assets update [--force] [--no-embeddings]`` and the git
+post-commit hook written by ``knowledge-assets hooks install``, in a temporary git repository."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets import hooks
+from knowledge_assets.core import db
+from knowledge_assets.core.search import search
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTE = "---\ntitle: 灰かぶり姫\n---\n\n## 朝\n\nシンデレラは夜明け前に暖炉の灰をかき出した。\n"
+WAIT_S = 300
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=60
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    _git(vault, "init", "-q")
+    _git(vault, "config", "user.email", "writer@example.com")
+    _git(vault, "config", "user.name", "Writer")
+    return vault
+
+
+@pytest.fixture
+def env(db_url: str, repo: Path, tmp_path: Path) -> dict[str, str]:
+    """The environment of a user whose notes are ``repo`` and whose store is the test database."""
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
+    out.update(
+        DATABASE_URL=db_url,
+        KA_VAULT_PATH=str(repo),
+        KA_DATA_DIR=str(tmp_path / "data"),
+        KA_AUTOMATION="off",
+    )
+    return out
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "knowledge_assets.cli", *args],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=WAIT_S,
+    )  # fmt: skip
+
+
+def _count(url: str, query: str) -> int:
+    with db.connect(url) as conn:
+        row = conn.execute(query).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_update_without_embeddings_gives_a_keyword_index_then_vectors_are_added(
+    db_url: str, repo: Path, env: dict[str, str]
+) -> None:
+    (repo / "cinderella.md").write_text(NOTE)
+    done = _cli(env, "update", "--no-embeddings")
+    assert done.returncode == 0, done.stderr
+    assert "keyword index current" in done.stdout
+    assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 0
+    with db.connect(db_url) as conn:
+        hits = search(conn, "暖炉の灰", mode="hybrid").hits  # falls back to keyword search
+    assert [h.file_path for h in hits] == ["cinderella.md"]
+
+    done = _cli(env, "update")
+    assert done.returncode == 0, done.stderr
+    assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 1
+    assert "1 embedded" in done.stdout
+
+    forced = _cli(env, "update", "--force", "--no-embeddings")
+    assert forced.returncode == 0, forced.stderr
+    assert "1 notes re-chunked: 0 chunks written, 1 unchanged" in forced.stdout
+    assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 1  # nothing re-embedded
+
+
+def test_post_commit_hook_updates_in_the_background(
+    db_url: str, repo: Path, env: dict[str, str]
+) -> None:
+    installed = _cli(env, "hooks", "install", "--no-embeddings")
+    assert installed.returncode == 0, installed.stderr
+    hook = repo / ".git" / "hooks" / "post-commit"
+    assert hook.exists() and os.access(hook, os.X_OK)
+    log = repo / ".git" / hooks.LOG_NAME
+
+    (repo / "todo.txt").write_text("not a note")
+    _git(repo, "add", "todo.txt")
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "todo"], env=env, check=True, timeout=60
+    )
+    assert not log.exists()  # a commit without notes starts nothing
+
+    (repo / "cinderella.md").write_text(NOTE)
+    _git(repo, "add", "cinderella.md")
+    started = time.monotonic()
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "note"], env=env, check=True, timeout=60
+    )
+    commit_s = time.monotonic() - started
+    deadline = time.monotonic() + WAIT_S
+    while "update " not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the hook's update did not finish"
+        time.sleep(1)
+    update_s = time.monotonic() - started
+    assert "update succeeded" in log.read_text(), log.read_text()
+    # the commit returned before the update it started had finished
+    assert commit_s < update_s
+    assert _count(db_url, "SELECT count(*) FROM rag.chunks") == 1
+
+
+def test_hooks_install_refuses_foreign_hooks_and_plain_folders(tmp_path: Path, repo: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(hooks.HookError, match="not inside a git repository"):
+        hooks.install(plain, ROOT)
+    foreign = repo / ".git" / "hooks" / "post-commit"
+    foreign.write_text("#!/bin/sh\necho mine\n")
+    with pytest.raises(hooks.HookError, match="already exists and was not written by"):
+        hooks.install(repo, ROOT)
+    assert foreign.read_text() == "#!/bin/sh\necho mine\n"
+    foreign.unlink()
+    first = hooks.install(repo, ROOT)
+    again = hooks.install(repo, ROOT)
+    assert (first.replaced, again.replaced) == (False, True)
+    assert hooks.uninstall(repo) == first.hook and not first.hook.exists()
