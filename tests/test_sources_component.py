@@ -149,3 +149,23 @@ def test_removing_a_declaration_removes_its_notes_in_a_run_that_says_so(
         assert orphans == (0,)
         books_chunks = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
         assert books_chunks is not None and books_chunks[0] >= 2
+
+
+def test_a_source_sensor_requests_a_sync_when_its_folder_changes(
+    db_url: str, folders: dict[str, Path]
+) -> None:
+    with declared({"marks": {"kind": "bookmarks", "path": str(folders["marks"])}}) as defs:
+        sensor = defs.resolve_sensor_def("marks_source_changed_sensor")
+        resources = {"postgres": PostgresResource(database_url=db_url)}
+        with dg.build_sensor_context(resources=resources) as context:
+            first = sensor(context)
+        assert isinstance(first, dg.SensorResult) and first.run_requests
+        request = first.run_requests[0]
+        assert request.run_config == {"ops": {"raw_docs_marks": {"config": {"full": False}}}}
+        assert first.cursor and request.run_key == f"marks:{first.cursor}"
+        with dg.build_sensor_context(cursor=first.cursor, resources=resources) as context:
+            assert isinstance(sensor(context), dg.SkipReason)
+        (folders["marks"] / "more.json").write_text(json.dumps(MARKS))
+        with dg.build_sensor_context(cursor=first.cursor, resources=resources) as context:
+            moved = sensor(context)
+        assert isinstance(moved, dg.SensorResult) and moved.cursor != first.cursor
