@@ -35,6 +35,7 @@ def prepare_environment() -> str:
 def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
     """Run ``dagster dev`` (webserver + daemon) on this code location and the same Postgres."""
     prepare_environment()
+    _fail_dead_runs()
     command = [
         sys.executable, "-m", "dagster", "dev",
         "-w", str(db.PROJECT_ROOT / "workspace.yaml"),
@@ -53,6 +54,7 @@ def run_demo(full: bool = False) -> int:
     from knowledge_assets.core.settings import SourceSettings
     from knowledge_assets.definitions import defs
     from knowledge_assets.defs.index.partitions import model_keys
+    from knowledge_assets.stale_runs import process_tags
 
     url = prepare_environment()
     settings = SourceSettings.from_env()
@@ -65,12 +67,14 @@ def run_demo(full: bool = False) -> int:
         # The per-step DEBUG stream belongs in the UI; the terminal gets warnings and the summary.
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
     }
+    _fail_dead_runs()
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(
             instance=instance,
             partition_key=model_keys()[0],
             run_config=config,
             raise_on_error=False,
+            tags=process_tags(),
         )
     for event in result.get_asset_materialization_events():
         mat = event.materialization
@@ -81,6 +85,16 @@ def run_demo(full: bool = False) -> int:
         print(f"  {mat.asset_key.to_user_string():12s} {text}")
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     return 0 if result.success else 1
+
+
+def _fail_dead_runs() -> None:
+    import dagster as dg
+
+    from knowledge_assets.stale_runs import fail_dead_runs
+
+    with dg.DagsterInstance.get() as instance:
+        for run_id in fail_dead_runs(instance):
+            print(f"marked run {run_id} failed: its process had died")
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import psycopg
@@ -32,8 +33,20 @@ class PostgresResource(dg.ConfigurableResource):
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:
-        """A connection to the migrated store."""
+        """A connection to the migrated store (for reading: checks, sensors)."""
         with db.connect(self.url()) as conn:
+            yield conn
+
+    @contextmanager
+    def writer(self, log: Any = None) -> Iterator[psycopg.Connection]:
+        """A connection holding the store's write lock: one writing step at a time per store,
+        whichever run it belongs to. ``log`` (e.g. ``context.log``) hears while it waits."""
+        from knowledge_assets.core.locks import store_write_lock
+
+        with (
+            db.connect(self.url()) as conn,
+            store_write_lock(conn, on_wait=log.info if log is not None else None),
+        ):
             yield conn
 
 

@@ -57,8 +57,11 @@ class FakeGitHub:
         default_branch: str = "main",
         compare_file_limit: int = 300,
         tree_limit: int | None = None,
+        echo_auth: bool = False,
     ) -> None:
         self.repo = repo
+        # A misbehaving server: every error body quotes the Authorization header it received.
+        self.echo_auth = echo_auth
         self.token = token
         self.default_branch = default_branch
         self.compare_file_limit = compare_file_limit
@@ -163,6 +166,16 @@ class FakeGitHub:
 
     def handle(self, method: str, target: str, authorization: str | None) -> Answer:
         """The answer to one request; also logs it."""
+        status, body, headers = self._answer(method, target, authorization)
+        if self.echo_auth and status >= 400 and isinstance(body, dict):
+            body = {
+                **body,
+                "message": f"{body.get('message', '')} (Authorization: {authorization})",
+            }
+            body["request_headers"] = {"Authorization": authorization}
+        return status, body, headers
+
+    def _answer(self, method: str, target: str, authorization: str | None) -> Answer:
         with self._lock:
             self.requests.append((method, target))
             if self._faults:

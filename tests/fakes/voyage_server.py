@@ -24,6 +24,7 @@ import base64
 import hashlib
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,8 +89,16 @@ class FakeEmbeddingServer:
         *,
         openai_dims: int = 384,
         max_tokens_per_request: int | None = None,
+        echo_auth: bool = False,
+        nan_vectors: bool = False,
+        delay_s: float = 0.0,
     ) -> None:
         self.api_key = api_key
+        # Misbehaviour on request: error bodies that quote the Authorization header, vectors
+        # with NaN components, a fixed delay before every answer (for timeouts).
+        self.echo_auth = echo_auth
+        self.nan_vectors = nan_vectors
+        self.delay_s = delay_s
         self.openai_dims = openai_dims
         self.max_tokens_per_request = max_tokens_per_request  # overrides the per-model limit
         self.faults: deque[Fault] = deque()
@@ -173,6 +182,12 @@ class _Handler(BaseHTTPRequestHandler):
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else list(texts or [])
         status, payload, headers = self._answer(flavor, body, texts)
+        if self.fake.delay_s:
+            time.sleep(self.fake.delay_s)
+        if status >= 400 and self.fake.echo_auth:
+            payload = _echo(flavor, payload, str(self.headers.get("Authorization")))
+        elif status == 200 and self.fake.nan_vectors:
+            _poison(payload["data"][0])
         self.fake.record(
             Logged(
                 flavor=flavor,
@@ -216,6 +231,26 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _BadRequest(Exception):
     pass
+
+
+def _poison(item: dict[str, Any]) -> None:
+    """Make one answered vector all NaN, in whichever encoding it was sent."""
+    vector = item["embedding"]
+    if isinstance(vector, str):  # base64 float32
+        n = len(base64.b64decode(vector)) // 4
+        item["embedding"] = base64.b64encode(np.full(n, np.nan, "<f4").tobytes()).decode()
+    else:
+        item["embedding"] = [float("nan")] * len(vector)
+
+
+def _echo(flavor: str, payload: dict[str, Any], authorization: str) -> dict[str, Any]:
+    """``payload`` with the request's Authorization header quoted in its message and beside it."""
+    said = f" (request had Authorization: {authorization})"
+    if flavor == "voyage":
+        return {"detail": str(payload.get("detail", "")) + said, "authorization": authorization}
+    error = dict(payload.get("error") or {})
+    error["message"] = str(error.get("message", "")) + said
+    return {"error": error, "headers": {"Authorization": authorization}}
 
 
 def _error(flavor: str, status: int, message: str) -> dict[str, Any]:

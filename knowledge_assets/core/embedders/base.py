@@ -85,13 +85,24 @@ def check_input_type(input_type: str) -> InputType:
     return input_type  # type: ignore[return-value]
 
 
-def normalize(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
-    """L2-normalise each vector (a zero vector stays zero rather than becoming NaN)."""
+def normalize(vectors: Sequence[Sequence[float]], what: str = "") -> list[list[float]]:
+    """L2-normalise each vector (a zero vector stays zero rather than becoming NaN).
+
+    A NaN or infinite component is an EmbeddingError naming ``what`` (the model), here rather
+    than as a database error about a vector nobody can trace back to its provider.
+    """
     import numpy as np
 
     arr = np.asarray(vectors, dtype=np.float64)
     if arr.size == 0:
         return [[] for _ in vectors]
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        raise EmbeddingError(
+            f"{what or 'the embedding model'} returned {int(bad.sum())} vector(s) containing "
+            f"NaN or infinity (first at position {int(np.argmax(bad))} of {len(arr)}); "
+            "nothing of this batch was stored"
+        )
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     arr = arr / np.where(norms == 0.0, 1.0, norms)
     rows: list[list[float]] = arr.tolist()
@@ -99,10 +110,11 @@ def normalize(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
 
 
 def redact(message: str, secret: str | None) -> str:
-    """``message`` with every occurrence of ``secret`` masked (servers sometimes echo keys)."""
-    if secret:
-        message = message.replace(secret, "***")
-    return message
+    """``message`` with ``secret``, every other known secret and anything shaped like a
+    credential masked (servers sometimes echo keys, even the whole Authorization header)."""
+    from knowledge_assets.core import secrets
+
+    return secrets.redact(message, [secret])
 
 
 def check_dims(vectors: Sequence[Sequence[float]], expected: int | None, what: str) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import EmbeddingError, InputType, Prefixes, redact
 from knowledge_assets.core.embedders.remote import RemoteEmbedder, shorten
 from knowledge_assets.core.embedders.retry import (
@@ -76,6 +77,7 @@ class OpenAICompatEmbedder(RemoteEmbedder):
         # text-embedding-3 models shorten their vectors on request; others ignore or refuse it.
         self._dimensions = dims if dims and known_dims and dims != known_dims else None
         self._api_key = api_key
+        secrets.register(api_key)
         self._timeout = timeout
         self._headers = dict(headers or {})
         self._client: Any = None
@@ -116,10 +118,13 @@ class OpenAICompatEmbedder(RemoteEmbedder):
         }
         if self._dimensions is not None:
             body["dimensions"] = self._dimensions
+        error: Transient | None = None
         try:
             response = self._get_client().post(f"{self.base_url}/embeddings", json=body)
         except httpx.TransportError as exc:  # connect errors, timeouts, dropped connections
-            raise Transient(shorten(redact(str(exc), self._api_key))) from exc
+            error = Transient(shorten(redact(str(exc) or type(exc).__name__, self._api_key)))
+        if error is not None:
+            raise error  # outside the handler: no chained client exception
         if response.status_code >= 400:
             raise self._http_error(response)
         return self._parse(response)
@@ -142,10 +147,9 @@ class OpenAICompatEmbedder(RemoteEmbedder):
             data = response.json()["data"]
             ordered = sorted(data, key=lambda item: item.get("index", 0))
             return [[float(x) for x in item["embedding"]] for item in ordered]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise EmbeddingError(
-                f"{self.what}: unexpected response {shorten(response.text, 200)!r}"
-            ) from exc
+        except (ValueError, KeyError, TypeError, AttributeError):
+            text = shorten(redact(response.text, self._api_key), 200)
+        raise EmbeddingError(f"{self.what}: unexpected response {text!r}")
 
 
 def _error_message(response: Any) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import (
     EmbeddingError,
     InputType,
@@ -81,15 +82,21 @@ class RemoteEmbedder:
         out: list[list[float]] = []
         for indices in iter_batches(texts, self):
             batch = [texts[i] for i in indices]
-            vectors = call_with_retry(
-                partial(self._request, batch, input_type), self.retry, self.what
+            # Whatever a client library raises, no key it quotes leaves this call.
+            vectors = secrets.call_contained(
+                partial(
+                    call_with_retry,
+                    partial(self._request, batch, input_type),
+                    self.retry,
+                    self.what,
+                )
             )
             if len(vectors) != len(batch):
                 raise EmbeddingError(
                     f"{self.what} returned {len(vectors)} vectors for {len(batch)} texts"
                 )
             self._dims = check_dims(vectors, self._dims, self.what)
-            out.extend(normalize(vectors))
+            out.extend(normalize(vectors, self.what))
         return out
 
     def _request(self, texts: list[str], input_type: InputType) -> list[list[float]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import EmbeddingError, InputType, redact
 from knowledge_assets.core.embedders.remote import RemoteEmbedder, shorten
 from knowledge_assets.core.embedders.retry import (
@@ -94,6 +95,7 @@ class VoyageEmbedder(RemoteEmbedder):
         # fixed-size models reject output_dimension outright.
         self._output_dimension = dims if dims is not None and dims != spec.dims else None
         self._api_key = api_key
+        secrets.register(api_key)
         self._base_url = base_url
         self._timeout = timeout
         self._truncation = truncation
@@ -141,8 +143,12 @@ class VoyageEmbedder(RemoteEmbedder):
                 output_dimension=self._output_dimension,
             )
         except VoyageError as exc:
-            raise self._translate(exc) from exc
-        return [list(map(float, v)) for v in result.embeddings]
+            error = self._translate(exc)
+        else:
+            return [list(map(float, v)) for v in result.embeddings]
+        # Raised outside the handler, so the client's exception (whose message may quote the
+        # key the server echoed) is neither its __cause__ nor its __context__.
+        raise error
 
     def _translate(self, exc: Exception) -> Exception:
         """The Transient or EmbeddingError that a voyageai exception amounts to."""

@@ -19,6 +19,7 @@ import github
 import requests
 from github.Repository import Repository
 
+from knowledge_assets.core import secrets
 from knowledge_assets.core.sources.base import ChangeSet, SourceError, is_markdown
 
 T = TypeVar("T")
@@ -76,6 +77,7 @@ class GitHubSource:
         self.timeout_s = timeout_s
         self.sleep = sleep
         self._token = token
+        secrets.register(token)
         self._repo: Repository | None = None
         self._head: str | None = None
         self._blobs: dict[str, str] = {}
@@ -237,7 +239,13 @@ class GitHubSource:
         return self._repo
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
-        """Run one request, retrying transient failures at most ``max_retries`` times."""
+        """Run one request, retrying transient failures at most ``max_retries`` times.
+
+        A server that echoes the token in an error body must not put it in our error, nor in
+        the PyGithub exception chained to it: such errors leave scrubbed, with no chain."""
+        return secrets.call_contained(lambda: self._retrying(what, fn), [self._token])
+
+    def _retrying(self, what: str, fn: Callable[[], T]) -> T:
         problem = ""
         for attempt in range(self.max_retries + 1):
             try:

@@ -38,7 +38,7 @@ def chunks(
     are split again; a section whose text did not change keeps its row and its vectors."""
     model = embedder.embedder()
     progress = Progress("chunks", "notes", log=context.log.info)
-    with postgres.connect() as conn:
+    with postgres.writer(context.log) as conn:
         report = refresh_chunks(
             conn, max_tokens=model.max_tokens, progress=progress, force=config.force
         )
@@ -116,7 +116,7 @@ def embeddings(
     # must not show up as a separate, forever "missing" partition in the UI.
     model = embedder.embedder(context.partition_key)
     selection = config.selection()
-    with postgres.connect() as conn:
+    with postgres.writer(context.log) as conn:
         try:
             subset = embed_selection(conn, model, selection, force=config.force)
         except NothingSelected as exc:

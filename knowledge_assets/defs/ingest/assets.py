@@ -41,7 +41,7 @@ def raw_docs(
     A sync reads only the files that changed since the last one. A file that cannot be read or
     parsed is kept out with its reason (see *rejected_files*), and everything else still lands."""
     source = vault.source()
-    with postgres.connect() as conn:
+    with postgres.writer(context.log) as conn:
         report = sync_source(
             conn, source, full=config.full, since=config.since_sha, max_bytes=vault.max_file_bytes
         )
@@ -94,7 +94,7 @@ def _latest_docs(
     removed, and the run lists them."""
     tables = source_tables(context, vault)
     reports: list[LatestReport] = []
-    with postgres.connect() as conn:
+    with postgres.writer(context.log) as conn:
         removals = remove_undeclared(conn, tables)
         for table in tables:
             if table == vault_table(vault) or store.table_exists(conn, table):

@@ -72,7 +72,7 @@ def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.Asset
         context: dg.AssetExecutionContext, config: RawDocsConfig, postgres: PostgresResource
     ) -> dg.MaterializeResult:
         src = source()
-        with postgres.connect() as conn:
+        with postgres.writer(context.log) as conn:
             register(conn, profile)
             conn.commit()
             report = sync_source(conn, src, full=config.full, since=config.since_sha)

@@ -1,0 +1,175 @@
+"""Keep API keys and tokens out of every message, log line, traceback and Dagster event.
+
+Servers sometimes echo the key they were sent (in an error body, or the whole ``Authorization``
+header), and client libraries put those bodies into their exception messages. Redacting the new
+message is not enough: Python and Dagster print the whole ``__cause__``/``__context__`` chain.
+So anything that crosses from a client library into our code goes through :func:`contained`,
+which replaces an exception whose chain mentions a secret by a clean one with no chain at all.
+
+Secrets are recognised by value (the environment variables in :data:`SECRET_ENV`, the password of
+``DATABASE_URL`` and any key handed to :func:`register`) and by shape (``Bearer …`` credentials,
+``api_key=…``-style assignments), so a key that never passed through the environment is caught too.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
+
+SECRET_ENV = (
+    "VOYAGE_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "KA_EMBED_API_KEY",
+)
+MASK = "***"
+# Shorter values are too likely to occur in ordinary text ("test", "1234") to be masked safely.
+MIN_SECRET_CHARS = 6
+_registered: set[str] = set()
+_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # An Authorization header value: "Bearer sk-…", "Basic …".
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
+    # GitHub's "token ghp_…" scheme; only a long value with a digit, so "token limit" stays.
+    (re.compile(r"(?i)\b(token)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{16,}"), rf"\1\2{MASK}"),
+    # key=value / "key": "value" for the usual secret-bearing names.
+    (
+        re.compile(
+            r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|token|password|secret"
+            r"|authorization|x-api-key)[\"']?\s*[:=]\s*[\"']?)([^\s\"',;}]{6,})"
+        ),
+        rf"\1{MASK}",
+    ),
+    # Well-known key formats: OpenAI/Anthropic "sk-…", Voyage "pa-…", GitHub "ghp_…"/"github_pat_…".
+    (
+        re.compile(r"\b(?:sk|pa)-[\w-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}"),
+        MASK,
+    ),
+)
+
+
+def register(secret: str | None) -> None:
+    """Remember ``secret`` (a key given in code rather than in the environment) for redaction."""
+    if secret and len(secret) >= MIN_SECRET_CHARS:
+        _registered.add(secret)
+
+
+def known_secrets() -> list[str]:
+    """Every secret value this process knows of, longest first (so no part of one survives)."""
+    values = set(_registered)
+    values.update(os.environ[name] for name in SECRET_ENV if os.environ.get(name))
+    password = _database_password()
+    if password:
+        values.add(password)
+    return sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
+
+
+def _database_password() -> str | None:
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        return None
+    try:
+        import psycopg
+
+        return psycopg.conninfo.conninfo_to_dict(url).get("password") or None  # type: ignore[return-value]
+    except Exception:  # an unparsable URL has no password we could find either
+        return None
+
+
+def redact(text: str, extra: Iterable[str | None] = ()) -> str:
+    """``text`` with every known secret (and ``extra`` ones) and every credential-shaped value
+    masked."""
+    for secret in [*(s for s in extra if s and len(s) >= MIN_SECRET_CHARS), *known_secrets()]:
+        text = text.replace(secret, MASK)
+    for pattern, replacement in _SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception chained to it (cause and context), each once."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        todo.extend((item.__cause__, item.__context__))
+
+
+def _texts(exc: BaseException) -> Iterator[str]:
+    yield str(exc)
+    yield repr(exc.args)
+    for note in getattr(exc, "__notes__", None) or ():
+        yield str(note)
+
+
+def leaks(exc: BaseException, extra: Iterable[str | None] = ()) -> bool:
+    """Whether ``exc`` or anything chained to it shows a secret (by value or by shape)."""
+    extra = list(extra)
+    return any(redact(text, extra) != text for e in _chain(exc) for text in _texts(e))
+
+
+def scrubbed(exc: BaseException, extra: Iterable[str | None] = ()) -> BaseException:
+    """``exc`` itself when nothing in its chain shows a secret; otherwise a new exception with the
+    redacted message and no chain: a copy of ``exc`` for this package's own exception types
+    (their extra fields, such as an HTTP status, are ours and hold no secret), else one of the
+    same type built from the message, else a RuntimeError naming the type."""
+    extra = list(extra)
+    if not leaks(exc, extra):
+        return exc
+    message = redact(str(exc), extra) or type(exc).__name__
+    clean: BaseException | None = None
+    try:
+        if type(exc).__module__.startswith("knowledge_assets."):
+            clean = copy.copy(exc)
+            clean.args = (message,)
+        else:
+            clean = type(exc)(message)
+        if str(clean) != message:  # a class that formats its message from other fields
+            clean = None
+    except Exception:
+        clean = None
+    if clean is None:
+        clean = RuntimeError(f"{type(exc).__name__}: {message}")
+    clean.__cause__ = None
+    clean.__context__ = None
+    clean.__suppress_context__ = True
+    clean.__traceback__ = None
+    return clean
+
+
+@contextmanager
+def contained(extra: Iterable[str | None] = ()) -> Iterator[None]:
+    """Run the block; an exception that would show a secret leaves it scrubbed, chain cut."""
+    extra = list(extra)
+    try:
+        yield
+    except Exception as exc:
+        clean = scrubbed(exc, extra)
+        if clean is exc:
+            raise
+        raise clean from None
+
+
+def call_contained(fn: Callable[[], T], extra: Iterable[str | None] = ()) -> T:
+    """``fn()``; an exception showing a secret is replaced by a scrubbed one that has neither
+    ``__cause__`` nor ``__context__`` (raised outside the handler, so Python sets none)."""
+    extra = list(extra)
+    clean: BaseException | None = None
+    try:
+        return fn()
+    except Exception as exc:
+        clean = scrubbed(exc, extra)
+        if clean is exc:
+            raise
+    raise clean

