@@ -6,8 +6,11 @@ from pathlib import Path
 
 import dagster as dg
 
+from knowledge_assets import partition_hint
 from knowledge_assets.defs.ingest.assets import build_latest_docs
 from knowledge_assets.defs.ingest.source_defs import SOURCE_TAG
+
+partition_hint.install()
 
 
 def wire_sources(defs: dg.Definitions) -> dg.Definitions:

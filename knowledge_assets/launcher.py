@@ -16,18 +16,15 @@ if TYPE_CHECKING:
 
 
 def prepare_environment() -> str:
-    """Start or attach to the store, apply migrations, and export what Dagster processes need.
+    """Start or attach to the store, apply migrations, and export ``DATABASE_URL``.
 
     Child processes (the webserver, the daemon, run workers) inherit ``DATABASE_URL`` and connect
-    to the already running server instead of starting their own.
+    to the already running server instead of each attaching to the embedded one; the project's
+    ``dagster.yaml`` (see :mod:`knowledge_assets.dagster_instance`) resolves Dagster's storage
+    from it.
     """
     url = db.store_url()
-    home = db.data_dir() / "dagster"
-    (home / "artifacts").mkdir(parents=True, exist_ok=True)
     os.environ["DATABASE_URL"] = url
-    os.environ["KA_DAGSTER_PG_URL"] = db.dagster_storage_url(url)
-    os.environ["KA_DAGSTER_ARTIFACTS"] = str(home / "artifacts")
-    os.environ["KA_DAGSTER_COMPUTE_LOGS"] = str(home / "compute_logs")
     os.environ.setdefault("DAGSTER_HOME", str(db.PROJECT_ROOT))
     return url
 
@@ -76,13 +73,17 @@ def run_demo(full: bool = False) -> int:
             raise_on_error=False,
             tags=process_tags(),
         )
-    for event in result.get_asset_materialization_events():
-        mat = event.materialization
-        if mat is None:
-            continue
-        summary = mat.metadata.get("summary")
-        text = getattr(summary, "value", None) or _counts(mat.metadata)
-        print(f"  {mat.asset_key.to_user_string():12s} {text}")
+        materialized = {
+            mat.asset_key.to_user_string(): mat
+            for event in result.get_asset_materialization_events()
+            if (mat := event.materialization) is not None
+        }
+        for key, mat in materialized.items():
+            summary = mat.metadata.get("summary")
+            text = getattr(summary, "value", None) or _counts(mat.metadata)
+            print(f"  {key:12s} {text}")
+        if result.success and "raw_docs" in materialized:
+            _hand_over_to_sensor(instance, str(materialized["raw_docs"].metadata["head_sha"].value))
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     return 0 if result.success else 1
 
@@ -95,6 +96,16 @@ def _fail_dead_runs() -> None:
     with dg.DagsterInstance.get() as instance:
         for run_id in fail_dead_runs(instance):
             print(f"marked run {run_id} failed: its process had died")
+
+
+def _hand_over_to_sensor(instance: dg.DagsterInstance, head: str) -> None:
+    """Store the head this run synced as the sensor's cursor: the daemon's first tick after
+    ``demo`` then finds the source unchanged instead of running the whole graph again."""
+    from knowledge_assets.automation_state import set_sensor_cursor
+    from knowledge_assets.defs.ingest.sensors import source_changed_sensor
+
+    set_sensor_cursor(instance, source_changed_sensor.name, head)
+    print(f"  {source_changed_sensor.name} continues from {head[:12]}")
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:

@@ -16,7 +16,6 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-from knowledge_assets.core import db
 from knowledge_assets.core.db import PROJECT_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,14 +95,15 @@ class DagsterDev:
             # The sensor would sync the vault before the UI does: start automation stopped,
             # so the only runs are the ones launched from the UI.
             "KA_AUTOMATION": "off",
-            "KA_DAGSTER_PG_URL": db.dagster_storage_url(database_url),
-            "KA_DAGSTER_ARTIFACTS": str(data / "dagster" / "artifacts"),
-            "KA_DAGSTER_COMPUTE_LOGS": str(data / "dagster" / "compute_logs"),
             "KA_SOURCE": "local",
             "KA_VAULT_PATH": str(vault),
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
         }
+        self.command = [
+            sys.executable, "-m", "knowledge_assets.cli", "dev",
+            "--host", "127.0.0.1", "--port", str(self.port),
+        ]  # fmt: skip
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> DagsterDev:
@@ -120,13 +120,9 @@ class DagsterDev:
 
     def start(self, timeout: float = 120.0) -> None:
         """Start the webserver and daemon; return once the code location has loaded."""
-        command = [
-            sys.executable, "-m", "knowledge_assets.cli", "dev",
-            "--host", "127.0.0.1", "--port", str(self.port),
-        ]  # fmt: skip
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            command,
+            self.command,
             cwd=PROJECT_ROOT,
             env=self.env,
             stdin=subprocess.DEVNULL,

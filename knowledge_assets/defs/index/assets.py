@@ -114,6 +114,9 @@ def embeddings(
     # Re-embedding a subset is run config, not a partition dimension: partitions are the
     # models, and a subset is a one-off repair whose vectors replace the partition's own, so it
     # must not show up as a separate, forever "missing" partition in the UI.
+    if not context.has_partition_key:
+        keys = ", ".join(embedding_models.get_partition_keys())
+        raise dg.Failure(f"choose the embedding model to embed with: a partition ({keys})")
     model = embedder.embedder(context.partition_key)
     selection = config.selection()
     with postgres.writer(context.log) as conn:

@@ -1,0 +1,144 @@
+"""Dagster's own commands work from the project folder with nothing set up: no DAGSTER_HOME, no
+storage variables. Each runs in a subprocess, as a user would type it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from knowledge_assets.core.db import PROJECT_ROOT
+from tests.browser_support import DagsterDev
+from tests.conftest import EXAMPLE_VAULT
+
+BIN = Path(sys.executable).parent
+SAMPLE_FILES = 8  # Markdown files in examples/vault
+
+
+@pytest.fixture
+def user_env(db_url: str, tmp_path: Path) -> dict[str, str]:
+    """A shell as a user has it: the project's virtualenv active, a store, a vault, and none of
+    Dagster's variables."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DAGSTER_", "KA_"))}
+    env.update(
+        VIRTUAL_ENV=str(BIN.parent),
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        DATABASE_URL=db_url,
+        KA_DATA_DIR=str(tmp_path / "data"),
+        KA_VAULT_PATH=str(vault),
+        KA_AUTOMATION="off",
+    )
+    return env
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / args[0]), *args[1:]],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def _runs(db_url: str) -> list[tuple[str, str]]:
+    """(job, status) of every run Dagster recorded in the store's database."""
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute("SELECT pipeline_name, status FROM runs ORDER BY id").fetchall()
+    return [(str(job), str(status)) for job, status in rows]
+
+
+@pytest.mark.slow
+def test_dg_list_defs_and_launch_record_runs_in_the_store(
+    user_env: dict[str, str], db_url: str
+) -> None:
+    listed = _run(["dg", "list", "defs"], user_env)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("raw_docs", "embeddings", "source_changed_sensor", "embeddings_schedule"):
+        assert name in listed.stdout
+
+    launched = _run(["dg", "launch", "--assets", "raw_docs"], user_env)
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    with psycopg.connect(db_url) as conn:
+        stored = conn.execute("SELECT count(*) FROM raw.docs_local").fetchone()
+    assert stored == (SAMPLE_FILES,)
+    assert _runs(db_url) == [("__ASSET_JOB", "SUCCESS")]
+
+    materialized = _run(
+        # In one process (the executor's own option): the point is the instance, not steps.
+        ["dagster", "asset", "materialize", "-m", "knowledge_assets.definitions",
+         "--select", "raw_docs", "--config-json", '{"execution": {"config": {"in_process": {}}}}'],
+        user_env,
+    )  # fmt: skip
+    assert materialized.returncode == 0, materialized.stderr[-3000:]
+    assert _runs(db_url) == [("__ASSET_JOB", "SUCCESS")] * 2
+    assert "Traceback" not in listed.stderr + launched.stderr + materialized.stderr
+    assert "XDG_RUNTIME_DIR" not in listed.stderr + launched.stderr + materialized.stderr
+
+
+def test_launching_embeddings_without_a_partition_says_which_to_pick(
+    user_env: dict[str, str], db_url: str
+) -> None:
+    done = _run(["dg", "launch", "--assets", "embeddings"], user_env)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert "add --partition usem3" in done.stderr.strip().splitlines()[-1]
+    assert _runs(db_url) == []  # refused before a run was created
+
+
+@pytest.mark.slow
+def test_dg_dev_serves_the_code_location(user_env: dict[str, str], tmp_path: Path) -> None:
+    server = DagsterDev(tmp_path, user_env["DATABASE_URL"], Path(user_env["KA_VAULT_PATH"]))
+    server.env = {**user_env}
+    server.command = [str(BIN / "dg"), "dev", "--host", "127.0.0.1", "--port", str(server.port)]
+    with server:
+        data = server.graphql(
+            "{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name } } } } }"
+        )
+    names = {s["name"] for repo in data["repositoriesOrError"]["nodes"] for s in repo["sensors"]}
+    assert "source_changed_sensor" in names
+
+
+@pytest.mark.slow
+def test_demo_hands_its_synced_head_to_the_sensor(
+    user_env: dict[str, str], db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dagster as dg
+    from dagster._core.definitions.selector import InstigatorSelector
+
+    from knowledge_assets.automation_state import location_name
+    from knowledge_assets.defs.ingest.sensors import source_changed_sensor
+    from knowledge_assets.resources import PostgresResource, VaultResource
+
+    done = _run(["knowledge-assets", "demo"], user_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    selector = InstigatorSelector(
+        location_name=location_name(),
+        repository_name="__repository__",
+        name="source_changed_sensor",
+    )
+    with dg.DagsterInstance.from_config(str(PROJECT_ROOT)) as instance:
+        state = instance.get_instigator_state("", selector.get_id())
+    assert state is not None and state.instigator_data is not None
+    cursor = state.instigator_data.cursor  # type: ignore[union-attr]
+    assert cursor and cursor.startswith("tree:")
+    # The first tick after demo: the vault is unchanged, so nothing is requested.
+    context = dg.build_sensor_context(
+        cursor=cursor,
+        resources={
+            "vault": VaultResource(path=user_env["KA_VAULT_PATH"]),
+            "postgres": PostgresResource(database_url=db_url),
+        },
+    )
+    result = source_changed_sensor(context)
+    assert isinstance(result, dg.SkipReason), result
+    assert "unchanged" in (result.skip_message or "")
