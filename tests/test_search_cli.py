@@ -47,6 +47,20 @@ def test_search_json_returns_hits_with_timings(
     assert len(result["hits"]) == 3
 
 
+def test_per_note_lists_each_note_once_with_its_other_sections(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ("search", "RAG 設計 チャンキング 検索", "--mode", "keyword", "--limit", "10")
+    chunks = run_json(capsys, *argv)["hits"]
+    notes = run_json(capsys, *argv, "--per-note")["hits"]
+    assert len({h["file_path"] for h in chunks}) < len(chunks)
+    assert [h["file_path"] for h in notes] == list(dict.fromkeys(h["file_path"] for h in chunks))
+    assert any(h["sections"] for h in notes)
+    assert main([*argv, "--per-note"]) == 0
+    text = capsys.readouterr().out
+    assert "also › " in text and f"-- {len(notes)} hits" in text
+
+
 def test_search_options_reach_the_search(store: str, capsys: pytest.CaptureFixture[str]) -> None:
     by_tag = run_json(capsys, "search", "検索", "--mode", "keyword", "--tag", "日記")
     assert by_tag["mode"] == "keyword"

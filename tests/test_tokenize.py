@@ -5,7 +5,14 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from knowledge_assets.core.tokenize import query_terms, tokens, tsquery_input, tsvector_input
+from knowledge_assets.core.tokenize import (
+    chunk_tsvector,
+    query_lexemes,
+    query_terms,
+    tokens,
+    tsquery_input,
+    tsvector_input,
+)
 
 
 @pytest.mark.parametrize(
@@ -91,3 +98,22 @@ def test_postgres_keeps_every_token_as_one_lexeme(db_url: str, text: str) -> Non
         ).fetchone()
     assert row is not None
     assert row[0] == list(dict.fromkeys(expected))
+
+
+def test_chunk_tsvector_weights_headings_and_indexes_adjacent_pairs() -> None:
+    literal = chunk_tsvector("料理", "味噌を煮る")
+    assert literal == "'料理':1A '味噌':2D '煮る':3D '味噌 煮る':2C"
+
+
+def test_chunk_tsvector_is_read_by_postgres_with_its_token_count(db_url: str) -> None:
+    head, body = "設計 メモ", "検索の速度と検索の品質を測った。" * 3
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT rag.tsvector_token_count(%s::tsvector), %s::tsvector @@ %s::tsquery",
+            (chunk_tsvector(head, body), chunk_tsvector(head, body), "'検索 速度'"),
+        ).fetchone()
+    assert row == (len(tokens(head)) + len(tokens(body)), True)
+
+
+def test_query_lexemes_are_words_and_adjacent_pairs() -> None:
+    assert query_lexemes("東京の大学の東京") == (["東京", "大学"], ["東京 大学", "大学 東京"])

@@ -38,7 +38,7 @@ _MERGE = (
     "  SELECT s.id, s.document_id, s.chunk_index, s.heading, s.parent_heading, s.heading_path,"
     "   s.content, s.embedding_text, s.text_hash, s.token_estimate, s.doc_hash, s.chunker_sig,"
     "   s.warning,"
-    "   coalesce(to_tsvector('simple', s.tsv_input), (SELECT x.tokens FROM rag.chunks x"
+    "   coalesce(s.tsv_input::tsvector, (SELECT x.tokens FROM rag.chunks x"
     "    WHERE x.text_hash = s.text_hash AND x.chunker_sig = s.chunker_sig LIMIT 1), ''::tsvector),"
     "   coalesce(s.heading_parts, '{}'), s.url, coalesce(s.meta, '{}')"
     "  FROM pg_temp.chunk_stage s ORDER BY s.document_id, s.chunk_index"
@@ -54,27 +54,32 @@ _MERGE = (
 )
 
 
+TokenSource = tuple[str, str]  # (headings, body) of a chunk, for tokenize.chunk_tsvector
+
+
 @dataclass
 class NoteChunks:
-    """One note's new chunks; ``token_inputs[i]`` is None when chunk i's tokens are reused.
-    ``sig`` is the note's chunker signature when its source has chunking options of its own."""
+    """One note's new chunks; ``token_inputs[i]`` is None when chunk i's tokens are reused,
+    else its :func:`token_source` until tokenized, then its tsvector literal. ``sig`` is the
+    note's chunker signature when its source has chunking options of its own."""
 
     document_id: uuid.UUID
     path: str
     doc_hash: str
     chunks: list[Chunk]
-    token_inputs: list[str | None]
+    token_inputs: list[TokenSource | str | None]
     sig: str | None = None
 
 
-def token_source(chunk: Chunk) -> str:
-    """The text a chunk's keyword tokens are made from (headings count as words of the body;
-    inherited metadata such as ``characters`` too)."""
+def token_source(chunk: Chunk) -> TokenSource:
+    """What a chunk's keyword tokens are made from: its headings (weighted) and its body
+    (inherited metadata such as ``characters`` counts as body words)."""
+    headings = f"{chunk.parent_heading}\n{chunk.heading}"
     if chunk.meta:
         from knowledge_assets.core.strategies import meta_line
 
-        return f"{chunk.parent_heading}\n{chunk.heading}\n{meta_line(chunk.meta)}\n{chunk.content}"
-    return f"{chunk.parent_heading}\n{chunk.heading}\n{chunk.content}"
+        return headings, f"{meta_line(chunk.meta)}\n{chunk.content}"
+    return headings, chunk.content
 
 
 def tokenized_hashes(conn: psycopg.Connection, sig: str, hashes: Sequence[str]) -> set[str]:

