@@ -37,7 +37,7 @@ PRERANK_FACTOR = 4
 @dataclass(frozen=True)
 class KeywordSettings:
     """BM25 parameters. ``length`` ``tokens`` (default) or ``lexemes`` (distinct words, the
-    former definition, kept for comparison: it is computed per candidate and slower)."""
+    former definition, kept for comparison)."""
 
     k1: float = 1.2
     b: float = 0.75
@@ -50,7 +50,8 @@ class KeywordSettings:
             raise ValueError(f"unknown BM25 length {self.length!r}: choose tokens or lexemes")
 
 
-_DISTINCT_WORDS = "(SELECT count(*) FROM unnest({v}) u WHERE u.weights && ARRAY['A', 'D'])"
+# Distinct words: the lexemes with a word position (weights A, D), adjacent pairs left out.
+_DISTINCT_WORDS = "length(ts_filter({v}, '{{a,d}}'))"
 
 
 def _doc_length(settings: KeywordSettings, column: str) -> sql.Composable:
