@@ -51,6 +51,7 @@ def run_demo(full: bool = False) -> int:
     from knowledge_assets.core.settings import SourceSettings
     from knowledge_assets.definitions import defs
     from knowledge_assets.defs.index.partitions import model_keys
+    from knowledge_assets.progress_bar import terminal_progress
     from knowledge_assets.stale_runs import process_tags
 
     url = prepare_environment()
@@ -65,7 +66,7 @@ def run_demo(full: bool = False) -> int:
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
     }
     _fail_dead_runs()
-    with dg.DagsterInstance.get() as instance:
+    with dg.DagsterInstance.get() as instance, terminal_progress():
         result = job.execute_in_process(
             instance=instance,
             partition_key=model_keys()[0],

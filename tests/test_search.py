@@ -5,12 +5,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import date
+from typing import Any
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from knowledge_assets.core import db
+from knowledge_assets.core import db, search_sql
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.fusion import DEFAULT_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHTS
 from knowledge_assets.core.indexing import embed_missing, refresh_chunks
@@ -358,3 +359,28 @@ def test_search_serves_only_the_active_model(
         assert switched.hits[0].heading == heading
         assert switched.hits[0].score == pytest.approx(1.0, abs=1e-5)
         assert any(r.path.endswith("/embeddings") for r in fake.ok_requests())
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [SearchFilters(path_prefix="日記/"), SearchFilters(tags=("運動", "garden"))],
+)
+def test_filtered_vector_search_through_the_index_equals_exact_ranking(
+    conn: psycopg.Connection, filters: SearchFilters, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the exact-ranking size a filtered search walks the HNSW index iteratively, with the
+    filter inside the scan; on this small store it must find exactly what exact ranking finds."""
+    query = "走った 雪 tomatoes"
+    exact = search(conn, query, mode="vector", filters=filters, limit=2, threshold=-1.0).hits
+    monkeypatch.setattr(search_sql, "EXACT_MAX_ROWS", 0)
+    calls: list[int] = []
+    original = search_sql.vector_hnsw_filtered
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(search_sql, "vector_hnsw_filtered", counted)
+    indexed = search(conn, query, mode="vector", filters=filters, limit=2, threshold=-1.0).hits
+    assert calls == [1]
+    assert [h.chunk_id for h in indexed] == [h.chunk_id for h in exact]

@@ -120,5 +120,7 @@ def write_notes(conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str)
                     c.token_estimate, note.doc_hash, note.sig or sig, c.warning, tsv,
                     list(c.heading_parts), c.url, Jsonb(c.meta),
                 ))  # fmt: skip
+    # A batch sorts a few thousand wide rows: keep that in memory, not in temporary files.
+    conn.execute("SELECT set_config('work_mem', '64MB', true)")
     row = conn.execute(_MERGE, {"docs": [n.document_id for n in notes]}).fetchone()
     return int(row[0]) if row else 0

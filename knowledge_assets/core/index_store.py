@@ -119,6 +119,12 @@ def insert_embeddings(
         )
 
 
+def count_vectors(conn: psycopg.Connection, model: str) -> int:
+    """How many vectors ``model`` has stored."""
+    row = conn.execute("SELECT count(*) FROM rag.embeddings WHERE model = %s", (model,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def is_active(conn: psycopg.Connection, model: str) -> bool:
     """Whether search currently uses ``model``."""
     row = conn.execute("SELECT is_active FROM rag.models WHERE model = %s", (model,)).fetchone()

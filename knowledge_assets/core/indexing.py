@@ -23,6 +23,7 @@ from knowledge_assets.core import chunk_writer, index_store
 from knowledge_assets.core.chunk_writer import NoteChunks
 from knowledge_assets.core.chunking import CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.index_build import configure_build
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.tokenize import KEYWORD_INDEX_VERSION
@@ -177,6 +178,7 @@ class EmbedReport:
     total: int = 0
     batches: int = 0
     seconds_in_model: float = 0.0
+    seconds_index: float = 0.0
     seconds_total: float = 0.0
     complete: bool = False
     active: bool = False
@@ -195,6 +197,7 @@ def embed_missing(
     *,
     document_ids: Sequence[Any] | None = None,
     batch_size: int | None = None,
+    progress: Progress | None = None,
 ) -> EmbedReport:
     """Embed every chunk text (optionally of some documents) that has no vector of this model.
 
@@ -208,15 +211,17 @@ def embed_missing(
     deferred = _defer_index(conn, embedder.model, len(todo), done)
     conn.commit()
     report.total, report.reused = total, done
+    progress = progress or Progress("embeddings", "passages")
+    progress.start(len(todo))
     try:
-        _embed_batches(conn, embedder, todo, batch_size or embedder.batch_size, report)
+        _embed_batches(conn, embedder, todo, batch_size or embedder.batch_size, report, progress)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
             with contextlib.suppress(psycopg.Error):
-                _build_index(conn, embedder)
+                _build_index(conn, embedder, report)
         raise
     if deferred:
-        _build_index(conn, embedder)
+        _build_index(conn, embedder, report)
     _finish(conn, embedder.model, report)
     report.seconds_total = time.perf_counter() - started
     return report
@@ -228,6 +233,7 @@ def _embed_batches(
     todo: list[tuple[str, str]],
     size: int,
     report: EmbedReport,
+    progress: Progress,
 ) -> None:
     with ThreadPoolExecutor(max_workers=1) as writer:
         # The model runs in this thread while the previous batch is written in the other
@@ -243,6 +249,7 @@ def _embed_batches(
             pending = writer.submit(_write_batch, conn, embedder.model, batch, vectors)
             report.embedded += len(batch)
             report.batches += 1
+            progress.advance(len(batch))
         if pending is not None:
             pending.result()
 
@@ -257,13 +264,18 @@ def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> 
     return True
 
 
-def _build_index(conn: psycopg.Connection, embedder: Embedder) -> None:
+def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedReport) -> None:
+    """Build the model's index in one go, with memory and workers sized for it."""
     from knowledge_assets.core.search_sql import ensure_model_index
 
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.rollback()  # a failed batch left its transaction aborted
+    started = time.perf_counter()
+    rows = index_store.count_vectors(conn, embedder.model)
     with conn.transaction():
+        configure_build(conn, rows, embedder.dims)
         ensure_model_index(conn, embedder.model, embedder.dims)
+    report.seconds_index = time.perf_counter() - started
 
 
 def _prepare_model(conn: psycopg.Connection, embedder: Embedder) -> EmbedReport:

@@ -14,6 +14,7 @@ import psycopg
 from knowledge_assets.core import store
 from knowledge_assets.core.formats import parse_file
 from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
+from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.base import ChangeSet, Source
 
 
@@ -44,6 +45,7 @@ def sync_source(
     full: bool = False,
     since: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: Progress | None = None,
 ) -> SyncReport:
     """Bring ``raw.<source.table>`` up to date with the source.
 
@@ -57,7 +59,9 @@ def sync_source(
     base = None if full else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
     report = SyncReport(source=source.key, head=changes.head, base=base)
-    parsed = _fetch_and_parse(source, changes, max_bytes, report)
+    parsed = _fetch_and_parse(
+        source, changes, max_bytes, report, progress or Progress("raw_docs", "files")
+    )
     accepted, rejected = _split_case_duplicates(set(stored), changes, parsed)
     with conn.transaction():
         _write(conn, source, changes, accepted, rejected, report)
@@ -65,12 +69,14 @@ def sync_source(
 
 
 def _fetch_and_parse(
-    source: Source, changes: ChangeSet, max_bytes: int, report: SyncReport
+    source: Source, changes: ChangeSet, max_bytes: int, report: SyncReport, progress: Progress
 ) -> list[ParsedDoc | Rejection]:
     results: list[ParsedDoc | Rejection] = []
+    progress.start(len(changes.fetch))
     for path in changes.fetch:
         results.append(parse_file(path, source.read(path), max_bytes))
         report.fetched += 1
+        progress.advance()
     return results
 
 

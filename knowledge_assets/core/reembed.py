@@ -17,6 +17,7 @@ import psycopg
 from knowledge_assets.core import index_store
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.indexing import EmbedReport, embed_missing
+from knowledge_assets.core.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def embed_selection(
     *,
     force: bool = False,
     batch_size: int | None = None,
+    progress: Progress | None = None,
 ) -> SubsetReport:
     """Embed what is missing for the selected notes (every note when the filter is empty) and,
     with ``force``, first embed their already-embedded texts again and overwrite those vectors.
@@ -140,7 +142,9 @@ def embed_selection(
         ids = [doc_id for doc_id, _ in matched]
         documents = [path for _, path in matched]
     replaced = replace_vectors(conn, embedder, ids, batch_size=batch_size) if force else 0
-    report = embed_missing(conn, embedder, document_ids=ids, batch_size=batch_size)
+    report = embed_missing(
+        conn, embedder, document_ids=ids, batch_size=batch_size, progress=progress
+    )
     return SubsetReport(selection.describe(), documents, replaced, report)
 
 

@@ -209,6 +209,10 @@ def _vector_rows(
     )
     if small:
         return search_sql.vector_exact(conn, model, vector, **kw)
+    if filters is not None and not filters.is_empty():
+        rows, short = search_sql.vector_hnsw_filtered(conn, model, vector, **kw)
+        if not short:
+            return rows
     k = max(4 * limit, 40)
     while True:
         rows, got, farthest = search_sql.vector_hnsw(conn, model, vector, k=k, **kw)

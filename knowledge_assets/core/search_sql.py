@@ -25,6 +25,9 @@ from psycopg.rows import dict_row
 # through the HNSW index, deepening ef_search when post-filtering leaves too few rows.
 EXACT_MAX_ROWS = 5000
 EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
+# How many index tuples an iterative filtered scan may visit before it gives up (pgvector's
+# default); a filter that rare falls back to deepening and then to exact ranking.
+ITERATIVE_MAX_TUPLES = 20000
 HIT_COLUMNS = sql.SQL(
     "c.id AS chunk_id, d.file_path, d.title, c.heading, c.parent_heading, c.heading_path,"
     " c.content, d.tags, d.content_type, d.doc_type, d.top_heading, c.heading_parts,"
@@ -215,6 +218,41 @@ def vector_hnsw(
     nn_count, nn_max = (int(rows[0]["nn_count"]), float(rows[0]["nn_max"])) if rows else (0, 0.0)
     hits = [{k_: v for k_, v in r.items() if k_ not in ("nn_count", "nn_max")} for r in rows]
     return [h for h in hits if h["chunk_id"] is not None], nn_count, nn_max
+
+
+def vector_hnsw_filtered(
+    conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
+    filters: SearchFilters, limit: int, min_similarity: float | None,
+) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
+    """Nearest chunks passing ``filters``, filtered inside the HNSW index scan.
+
+    With pgvector >= 0.8 the scan is iterative (``hnsw.iterative_scan``): it keeps walking the
+    graph until ``limit`` rows pass the filters or ``ITERATIVE_MAX_TUPLES`` were visited, instead
+    of returning ``ef_search`` neighbours that the filters then thin out. ``relaxed_order`` may
+    return neighbours slightly out of order, so the outer query sorts again. Returns the hits and
+    whether the scan may have stopped early (fewer hits than ``limit``).
+    """
+    where, params = filter_clause(filters)
+    vt = vec_type(model.dims)
+    query = sql.SQL(
+        "WITH nn AS MATERIALIZED (SELECT c.id, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
+        "  FROM rag.embeddings e JOIN rag.chunks c ON c.text_hash = e.text_hash"
+        "  JOIN rag.latest_docs d ON d.id = c.document_id"
+        "  WHERE e.model = {model} AND {where}"
+        "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(limit)s)"
+        " SELECT {cols}, 1 - nn.dist AS score FROM nn JOIN rag.chunks c ON c.id = nn.id"
+        " JOIN rag.latest_docs d ON d.id = c.document_id"
+        " WHERE %(min)s::float8 IS NULL OR 1 - nn.dist >= %(min)s"
+        " ORDER BY nn.dist, c.id"
+    ).format(vt=vt, model=sql.Literal(model.model), cols=HIT_COLUMNS, where=where)
+    params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
+    for name, value in (("hnsw.iterative_scan", "relaxed_order"),
+                        ("hnsw.max_scan_tuples", str(ITERATIVE_MAX_TUPLES)),
+                        ("hnsw.ef_search", str(max(40, 2 * limit)))):  # fmt: skip
+        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+    rows = fetch_dicts(conn, query, params)
+    conn.execute("SELECT set_config('hnsw.iterative_scan', 'off', false)")
+    return rows, len(rows) < limit
 
 
 def cosines(

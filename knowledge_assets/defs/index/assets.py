@@ -121,7 +121,8 @@ def embeddings(
     selection = config.selection()
     with postgres.writer(context.log) as conn:
         try:
-            subset = embed_selection(conn, model, selection, force=config.force)
+            progress = Progress("embeddings", "passages", log=context.log.info)
+            subset = embed_selection(conn, model, selection, force=config.force, progress=progress)
         except NothingSelected as exc:
             raise dg.Failure(str(exc)) from exc
     report = subset.embed
@@ -151,6 +152,7 @@ def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
         "batches": dg.MetadataValue.int(report.batches),
         "passages_per_second": dg.MetadataValue.float(round(rate, 1)),
         "seconds": dg.MetadataValue.float(round(report.seconds_total, 2)),
+        "index_build_seconds": dg.MetadataValue.float(round(report.seconds_index, 2)),
         "complete": dg.MetadataValue.bool(report.complete),
         "active_for_search": dg.MetadataValue.bool(report.active),
     }

@@ -9,6 +9,7 @@ from knowledge_assets.core import store
 from knowledge_assets.core.ingest import SyncReport, sync_source
 from knowledge_assets.core.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.sources.registry import remove_undeclared
+from knowledge_assets.core.progress import Progress
 from knowledge_assets.defs.metadata import md_table, path_list
 from knowledge_assets.resources import PostgresResource, VaultResource
 
@@ -43,8 +44,10 @@ def raw_docs(
     source = vault.source()
     with postgres.writer(context.log) as conn:
         report = sync_source(
-            conn, source, full=config.full, since=config.since_sha, max_bytes=vault.max_file_bytes
-        )
+            conn, source, full=config.full, since=config.since_sha,
+            max_bytes=vault.max_file_bytes,
+            progress=Progress("raw_docs", "files", log=context.log.info),
+        )  # fmt: skip
     if not report.wrote_anything:
         context.log.info("source unchanged since %s: nothing written", report.head[:12])
     for path, reason in report.rejected:

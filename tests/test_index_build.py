@@ -1,0 +1,47 @@
+"""HNSW build sizing: memory from the vectors' needs, bounded by available memory and
+configurable; parallel workers from the cores; and what the progress lines say."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge_assets.core import index_build
+from knowledge_assets.core.progress import Update
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("512MB", 512 * 2**20), ("2 GB", 2 * 2**30), ("1048576", 2**20), ("64kb", 64 * 1024)],
+)
+def test_sizes_parse(text: str, expected: int) -> None:
+    assert index_build.parse_size(text) == expected
+
+
+def test_a_bad_size_names_the_setting() -> None:
+    with pytest.raises(ValueError, match="KA_INDEX_MEMORY"):
+        index_build.parse_size("lots")
+
+
+def test_memory_follows_the_vectors_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KA_INDEX_MEMORY", raising=False)
+    monkeypatch.setattr(index_build, "available_memory", lambda: 16 * 2**30)
+    small = index_build.build_memory(1_000, 512)
+    large = index_build.build_memory(194_000, 512)
+    assert small == index_build.MIN_BYTES  # a tiny index never gets less than the floor
+    assert 194_000 * 512 * 4 < large <= 4 * 2**30  # the whole graph, at most a quarter of RAM
+    assert index_build.build_memory(50_000_000, 512) == 4 * 2**30
+    monkeypatch.setattr(index_build, "available_memory", lambda: 64 * 2**30)
+    assert index_build.build_memory(50_000_000, 512) == index_build.MAX_BYTES
+
+
+def test_memory_and_workers_can_be_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KA_INDEX_MEMORY", "3GB")
+    monkeypatch.setenv("KA_INDEX_WORKERS", "0")
+    assert index_build.build_memory(10, 512) == 3 * 2**30
+    assert index_build.build_workers() == 0
+
+
+def test_progress_line_has_count_rate_and_time_left() -> None:
+    line = Update("chunks", "notes", 4200, 10000, 12.0).line()
+    assert line == "chunks: 4,200/10,000 notes (42%), 350 notes/s, about 17 s left"
+    assert Update("chunks", "notes", 10, 10, 2.0).line() == "chunks: 10/10 notes (100%), 5 notes/s"
