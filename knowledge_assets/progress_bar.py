@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,7 +26,7 @@ _LABELS = {
 
 
 @contextmanager
-def terminal_progress() -> Iterator[None]:
+def terminal_progress(console: Console | None = None) -> Iterator[None]:
     """Show every stage that reports progress in this process until the block ends."""
     bar = Progress(
         TextColumn("{task.description:18s}"),
@@ -33,6 +34,7 @@ def terminal_progress() -> Iterator[None]:
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"),
         TimeRemainingColumn(),
+        console=console,
         transient=False,
     )
     tasks: dict[str, TaskID] = {}

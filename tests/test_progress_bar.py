@@ -1,0 +1,26 @@
+"""The terminal progress bar of ``demo`` shows each stage that reports progress."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from knowledge_assets.core.progress import Progress
+from knowledge_assets.progress_bar import terminal_progress
+
+
+def test_the_bar_shows_each_stage_with_its_count() -> None:
+    out = io.StringIO()
+    with terminal_progress(Console(file=out, width=100, force_terminal=False)):
+        files = Progress("raw_docs", "files")
+        files.start(3)
+        files.advance(3)
+        notes = Progress("chunks", "notes")
+        notes.start(40)
+        notes.advance(25)
+        Progress("embeddings", "passages").start(0)  # nothing to embed: no line
+    text = out.getvalue()
+    assert "files read" in text and "3/3" in text
+    assert "notes chunked" in text and "25/40" in text
+    assert "passages embedded" not in text
