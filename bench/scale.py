@@ -118,6 +118,7 @@ def run_project(size: int, vault: Path, work: Path) -> tuple[dict[str, Any], str
     files = sorted(vault.glob("*.md"))
     out: dict[str, Any] = {}
     out["full"], meta = materialize(url, vault)
+    print(f"  project full ingest {out['full']:.1f} s", flush=True)
     out["index_s"] = meta["embeddings"].get("index_build_seconds")
     out["chunks"] = meta["chunks"]["total_chunks"]
     out["noop"], _ = materialize(url, vault)
@@ -132,16 +133,24 @@ def run_project(size: int, vault: Path, work: Path) -> tuple[dict[str, Any], str
     return out, url
 
 
-def run_peer(vault: Path, work: Path) -> dict[str, Any]:
+def run_peer(vault: Path, work: Path, timeout: float) -> dict[str, Any]:
+    """The peer's JSON lines; after ``timeout`` seconds it is stopped (SIGTERM, so it stops its
+    Postgres) and the steps it finished are kept."""
     if not PEER_PYTHON.exists():
         return {"error": f"{PEER_PYTHON} missing: see {PEER.parent / 'README.md'}"}
     env = os.environ | {"TMPDIR": str(work)}
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [str(PEER_PYTHON), str(PEER), "--vault", str(vault), "--fake"],
-        capture_output=True, text=True, env=env, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        stdout, stderr = proc.communicate(timeout=60)
+        stderr += f"\nstopped after {timeout:.0f} s"
     steps: dict[str, Any] = {}
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         rec = json.loads(line)
         if "step" in rec:
             key = rec["step"] if rec["step"] != "delete_one_file" else f"delete_{rec['cleanup']}"
@@ -149,7 +158,7 @@ def run_peer(vault: Path, work: Path) -> dict[str, Any]:
         elif rec.get("summary"):
             steps["summary"] = rec
     if proc.returncode != 0:
-        steps["error"] = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        steps["error"] = (stderr.strip().splitlines() or ["?"])[-1]
     return steps
 
 
@@ -178,9 +187,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--peer-timeout", type=float, default=3600, help="seconds per size")
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/scale.py --sizes {' '.join(map(str, args.sizes))}"
-          f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}")  # fmt: skip
+          f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}"
+          f" --peer-timeout {args.peer_timeout:.0f}")  # fmt: skip
     print(f"data: jsquad/vault (59 notes) replicated; load average at start {os.getloadavg()}")
     lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
     queries = [json.loads(x)["question"] for x in lines[:: max(1, len(lines) // args.queries)]]
@@ -193,7 +204,7 @@ def main() -> None:
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             print(f"\n{size:,} notes, {ours['chunks']:,} chunks; load {os.getloadavg()}")
-            print(json.dumps({"project": ours}))
+            print(json.dumps({"project": ours}), flush=True)
             if size == max(args.sizes):
                 print("search latency (search_ms, hash query vectors, limit 10):")
                 print("\n".join(search_latency(url, queries[: args.queries + 10], size)))
@@ -201,8 +212,8 @@ def main() -> None:
             if not args.no_peer:
                 shutil.rmtree(vault)
                 build_vault(vault, size)  # the untouched vault again
-                peer = run_peer(vault, work)
-                print(json.dumps({"peer": peer}))
+                peer = run_peer(vault, work, args.peer_timeout)
+                print(json.dumps({"peer": peer}), flush=True)
                 report(size, ours, peer)
         finally:
             db._servers.pop((work / "pg").resolve(), None)
