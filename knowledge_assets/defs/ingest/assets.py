@@ -8,8 +8,8 @@ from pydantic import Field
 from knowledge_assets.core import store
 from knowledge_assets.core.ingest import SyncReport, sync_source
 from knowledge_assets.core.latest import LatestReport, merge_reports, refresh_latest
-from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.core.progress import Progress
+from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.metadata import md_table, path_list
 from knowledge_assets.resources import PostgresResource, VaultResource
 

@@ -12,6 +12,7 @@ import psycopg
 
 from knowledge_assets.core import checks_sql, store
 from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.settings import automation_enabled
 from knowledge_assets.core.sources.base import Source, SourceError
 from knowledge_assets.core.sources.registry import SourceProfile, build_source, register
@@ -75,7 +76,10 @@ def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.Asset
         with postgres.writer(context.log) as conn:
             register(conn, profile)
             conn.commit()
-            report = sync_source(conn, src, full=config.full, since=config.since_sha)
+            progress = Progress("raw_docs", "files", log=context.log.info)
+            report = sync_source(
+                conn, src, full=config.full, since=config.since_sha, progress=progress
+            )
         for path, reason in report.rejected:
             context.log.warning("rejected %s: %s", path, reason)
         return dg.MaterializeResult(metadata=raw_metadata(report, src.table))
