@@ -44,7 +44,7 @@ class Tokenizer:
         if workers > 1:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
-            tsvector_inputs(["辞書"])  # load the dictionary once, before the workers fork
+            chunk_tsvectors([("辞書", "")])  # load the dictionary once, before the workers fork
             self._pool = ProcessPoolExecutor(workers, mp_context=context)
 
     def submit(self, texts: Sequence[tuple[str, str]]) -> Callable[[], list[str]]:
