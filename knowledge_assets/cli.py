@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from knowledge_assets import search_cli
+from knowledge_assets.cli_errors import debug_requested, run_reporting
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -118,6 +119,9 @@ def _mcp(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     parser = argparse.ArgumentParser(prog="knowledge-assets", description=__doc__)
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure (any position)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="materialize the whole graph once and print what landed")
     demo.add_argument("--full", action="store_true", help="compare the whole source")
@@ -138,9 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``knowledge-assets`` console script."""
-    args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    """Entry point of the ``knowledge-assets`` console script.
+
+    Expected failures (store down, bad settings, unknown paths) print one or two lines; ``--debug``
+    anywhere on the command line adds the traceback."""
+    debug, rest = debug_requested(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(rest)
+    return run_reporting(lambda: int(args.func(args) or 0), debug=debug)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ def prepare_environment() -> str:
 
 def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
     """Run ``dagster dev`` (webserver + daemon) on this code location and the same Postgres."""
+    from knowledge_assets.core.preflight import environment_problems
+
+    for problem in environment_problems():  # runs would fail on it: say so now
+        print(f"warning: {problem}", file=sys.stderr)
     prepare_environment()
     _fail_dead_runs()
     command = [
@@ -48,12 +52,14 @@ def run_demo(full: bool = False) -> int:
     """Materialize the whole graph once for the default model and print what landed."""
     import dagster as dg
 
+    from knowledge_assets.core.preflight import check_environment
     from knowledge_assets.core.settings import SourceSettings
     from knowledge_assets.definitions import defs
     from knowledge_assets.defs.index.partitions import model_keys
     from knowledge_assets.progress_bar import terminal_progress
     from knowledge_assets.stale_runs import process_tags
 
+    check_environment()  # one line about a bad setting, before the store is even started
     url = prepare_environment()
     settings = SourceSettings.from_env()
     where = settings.github_repo if settings.kind == "github" else settings.vault_path

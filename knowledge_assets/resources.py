@@ -64,6 +64,14 @@ class VaultResource(dg.ConfigurableResource):
     max_retries: int = 5
     max_backoff_s: float = 60.0
 
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Check the settings before any step runs: one line saying what to fix."""
+        from knowledge_assets.core.preflight import source_problem
+
+        problem = source_problem(self.kind, self.path, self.repo)
+        if problem:
+            raise dg.Failure(problem)
+
     def source(
         self, *, max_retries: int | None = None, max_backoff_s: float | None = None
     ) -> Source:
@@ -113,6 +121,16 @@ class EmbedderResource(dg.ConfigurableResource):
     api_key: str | None = None
     dims: int | None = None
     _embedder: Embedder | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Check the provider and its key before any step runs: one line saying what to fix."""
+        from knowledge_assets.core.preflight import embedder_problem
+
+        problem = embedder_problem(
+            self.provider, has_key=bool(self.api_key), base_url=self.base_url
+        )
+        if problem:
+            raise dg.Failure(problem)
 
     def embedder(self, model_key: str | None = None) -> Embedder:
         """The embedder for ``model_key`` (a partition key) or for this resource's own settings."""

@@ -20,6 +20,7 @@ from knowledge_assets.core import db
 from knowledge_assets.core.search import (
     MODES,
     NoActiveModel,
+    QueryEmbeddingFailed,
     SearchFilters,
     SearchResponse,
     UnknownNote,
@@ -94,6 +95,10 @@ def _search(args: argparse.Namespace) -> int:
             )  # fmt: skip
         except NoActiveModel as exc:
             return _fail(f"{exc} (or use --mode keyword)")
+        except (QueryEmbeddingFailed, ValueError) as exc:
+            return _fail(str(exc))
+    for warning in response.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(asdict(response))
     else:

