@@ -61,7 +61,10 @@ def test_hybrid_falls_back_to_keyword_results_with_a_warning(
         response = search.search(conn, "チャンキング", mode="hybrid")
         assert response.hits and all(h.retrievers == ("keyword",) for h in response.hits)
         assert len(response.warnings) == 1
-        assert "voyage-3-lite" in response.warnings[0] and "keyword results only" in response.warnings[0]
+        assert (
+            "voyage-3-lite" in response.warnings[0]
+            and "keyword results only" in response.warnings[0]
+        )
         with pytest.raises(search.QueryEmbeddingFailed) as info:
             search.search(conn, "チャンキング", mode="vector")
     message = str(info.value)

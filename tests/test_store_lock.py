@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -132,3 +133,16 @@ def _noop() -> None:
 @dg.job
 def _noop_job() -> None:
     _noop()
+
+
+def test_a_killed_user_of_the_embedded_server_is_forgotten(tmp_path: Path) -> None:
+    import json
+
+    from knowledge_assets.core.server_handles import HANDLES_FILE, forget_dead_handles
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / HANDLES_FILE).write_text(json.dumps([dead.pid, os.getpid()]))
+    assert forget_dead_handles(tmp_path) == [dead.pid]
+    assert json.loads((tmp_path / HANDLES_FILE).read_text()) == [os.getpid()]
+    assert forget_dead_handles(tmp_path / "no-server-here") == []

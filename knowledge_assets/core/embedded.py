@@ -22,6 +22,8 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.server_handles import forget_dead_handles
+
 CURRENT_MAJOR = 18
 # Majors the wheel can still start, so their data can be carried over.
 UPGRADABLE = (16,)
@@ -63,6 +65,8 @@ def start(pgdata: Path, log: Callable[[str], None] | None = None) -> Any:
     major = data_major(pgdata)
     if major is not None and major != CURRENT_MAJOR:
         upgrade(pgdata, log or _stderr)
+    # A user killed outright never unregistered; forget it, so the last live one stops the server.
+    forget_dead_handles(pgdata, getattr(pgserver.PostgresServer, "_lock", None))
     return pgserver.get_server(pgdata, cleanup_mode="stop")
 
 
