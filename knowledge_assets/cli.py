@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -147,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Expected failures (store down, bad settings, unknown paths) print one or two lines; ``--debug``
     anywhere on the command line adds the traceback."""
     debug, rest = debug_requested(list(sys.argv[1:] if argv is None else argv))
+    if debug:
+        os.environ["KA_DEBUG"] = "1"  # for the run in `demo`, which logs in full then
     args = build_parser().parse_args(rest)
     return run_reporting(lambda: int(args.func(args) or 0), debug=debug)
 

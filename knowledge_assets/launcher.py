@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from knowledge_assets.core import db
@@ -68,8 +68,9 @@ def run_demo(full: bool = False) -> int:
     job = defs().resolve_job_def("embeddings_job")
     config = {
         "ops": {"raw_docs": {"config": {"full": full}}},
-        # The per-step DEBUG stream belongs in the UI; the terminal gets warnings and the summary.
-        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        # The per-step stream belongs in the UI; the terminal gets the summary and one line per
+        # failed step (Dagster's console logger would print each failure's whole traceback).
+        "loggers": {"console": {"config": {"log_level": "DEBUG" if _debug() else "CRITICAL"}}},
     }
     _fail_dead_runs()
     with dg.DagsterInstance.get() as instance, terminal_progress():
@@ -92,7 +93,37 @@ def run_demo(full: bool = False) -> int:
         if result.success and "raw_docs" in materialized:
             _hand_over_to_sensor(instance, str(materialized["raw_docs"].metadata["head_sha"].value))
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
+    if not result.success:
+        for line in failure_lines(result.all_events):
+            print(f"  {line}", file=sys.stderr)
+        print("  details: the run's page in `knowledge-assets dev`, or rerun with --debug",
+              file=sys.stderr)  # fmt: skip
     return 0 if result.success else 1
+
+
+def _debug() -> bool:
+    return os.environ.get("KA_DEBUG", "").lower() not in ("", "0", "false", "no", "off")
+
+
+def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
+    """One redacted line per failed step or resource: where, and the innermost error message."""
+    from knowledge_assets.core import secrets
+
+    lines = []
+    for event in events:
+        if event.event_type_value not in ("STEP_FAILURE", "RESOURCE_INIT_FAILURE"):
+            continue
+        error = getattr(event.event_specific_data, "error", None)
+        while error is not None and error.cause is not None:
+            error = error.cause
+        text = (error.message if error is not None else event.message or "").strip()
+        first = text.splitlines()[0] if text else "failed"
+        # "package.module.SomeError: what happened" -> "what happened"
+        head, sep, rest = first.partition(": ")
+        message = rest if sep and "." in head and " " not in head else first
+        where = event.step_key or "set-up"
+        lines.append(f"{where}: {secrets.redact(message)}")
+    return lines
 
 
 def _fail_dead_runs() -> None:

