@@ -33,7 +33,20 @@ def _first_line(exc: BaseException) -> str:
 
 
 def explain(exc: BaseException) -> tuple[str, str] | None:
-    """(what is wrong, what to do) for an expected failure, or None for a bug."""
+    """(what is wrong, what to do) for an expected failure anywhere in ``exc``'s chain, or None
+    for a bug."""
+    seen: set[int] = set()
+    item: BaseException | None = exc
+    while item is not None and id(item) not in seen:
+        seen.add(id(item))
+        explained = _explain_one(item)
+        if explained is not None:
+            return explained
+        item = item.__cause__ or item.__context__
+    return None
+
+
+def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     from knowledge_assets.core.db import MigrationError
     from knowledge_assets.core.embedders import EmbeddingError
     from knowledge_assets.core.locks import StoreBusy
@@ -45,6 +58,14 @@ def explain(exc: BaseException) -> tuple[str, str] | None:
         return (
             f"cannot reach the knowledge store ({where}): {_first_line(exc)}",
             "start Postgres or fix DATABASE_URL (unset it to use the embedded store), then retry",
+        )
+    if type(exc).__name__ == "OperationalError" and type(exc).__module__.split(".")[0] in (
+        "sqlalchemy",
+        "psycopg2",
+    ):  # Dagster's own storage (run and event records) lost the database
+        return (
+            f"lost the connection to the store holding Dagster's runs: {_first_line(exc)}",
+            "check that Postgres is running, then run again: the next run picks up what is missing",
         )
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return ("the query took too long and was cancelled", "narrow it (fewer words, a filter)")

@@ -121,3 +121,36 @@ def test_demo_summarises_a_failed_step_in_one_redacted_line(db_url: str) -> None
     assert failure_lines(result.all_events) == [
         "raw_docs: GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"
     ]
+
+
+def _chained(outer: Exception, inner: Exception) -> Exception:
+    outer.__cause__ = inner
+    return outer
+
+
+@pytest.mark.parametrize(
+    ("exc", "start"),
+    [
+        (
+            __import__("psycopg").OperationalError("connection failed"),
+            "cannot reach the knowledge store",
+        ),
+        (
+            __import__("sqlalchemy").exc.OperationalError("INSERT", {}, Exception("server closed")),
+            "lost the connection",
+        ),
+        (_chained(RuntimeError("wrapper"), ValueError("bad --limit")), "bad --limit"),
+        (KeyError("surprise"), None),
+    ],
+)
+def test_cli_explains_expected_failures_anywhere_in_the_chain(
+    exc: Exception, start: str | None
+) -> None:
+    from knowledge_assets.cli_errors import explain
+
+    explained = explain(exc)
+    assert (
+        (explained is None)
+        if start is None
+        else (explained is not None and explained[0].startswith(start))
+    )
