@@ -65,9 +65,12 @@ class VaultResource(dg.ConfigurableResource):
     max_backoff_s: float = 60.0
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """Check the settings before any step runs: one line saying what to fix."""
+        """Check the settings before any step runs: one line saying what to fix. (Outside a run,
+        e.g. in a sensor tick, an unreachable source is reported by the caller instead.)"""
         from knowledge_assets.core.preflight import source_problem
 
+        if context.dagster_run is None:
+            return
         problem = source_problem(self.kind, self.path, self.repo)
         if problem:
             raise dg.Failure(problem)
@@ -126,6 +129,8 @@ class EmbedderResource(dg.ConfigurableResource):
         """Check the provider and its key before any step runs: one line saying what to fix."""
         from knowledge_assets.core.preflight import embedder_problem
 
+        if context.dagster_run is None:
+            return
         problem = embedder_problem(
             self.provider, has_key=bool(self.api_key), base_url=self.base_url
         )
