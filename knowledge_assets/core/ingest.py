@@ -13,9 +13,10 @@ import psycopg
 
 from knowledge_assets.core import store
 from knowledge_assets.core.formats import parse_file
+from knowledge_assets.core.frontmatter import clean_text
 from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.sources.base import ChangeSet, Source
+from knowledge_assets.core.sources.base import ChangeSet, Source, UnreadableFile
 
 
 @dataclass
@@ -31,11 +32,15 @@ class SyncReport:
     deleted: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
     fetched: int = 0
 
     @property
     def wrote_anything(self) -> bool:
-        return bool(self.new or self.changed or self.deleted or self.renamed or self.rejected)
+        return bool(
+            self.new or self.changed or self.deleted or self.renamed or self.rejected
+            or self.unreadable
+        )  # fmt: skip
 
 
 def sync_source(
@@ -74,10 +79,31 @@ def _fetch_and_parse(
     results: list[ParsedDoc | Rejection] = []
     progress.start(len(changes.fetch))
     for path in changes.fetch:
-        results.append(parse_file(path, source.read(path), max_bytes))
+        results.append(_fetch_one(source, path, max_bytes))
         report.fetched += 1
         progress.advance()
     return results
+
+
+def _fetch_one(source: Source, path: str, max_bytes: int) -> ParsedDoc | Rejection:
+    """Read and parse one file; whatever goes wrong with it becomes its rejection.
+
+    A ``SourceError`` other than :class:`UnreadableFile` (the source as a whole is unreachable)
+    still ends the sync before anything is written.
+    """
+    if clean_text(path) != path:
+        reason = "file name is not valid UTF-8 (or holds a NUL): rename the file"
+        return Rejection(clean_text(path), reason, retry=True)
+    try:
+        data = source.read(path)
+    except UnreadableFile as exc:
+        return Rejection(path, str(exc), retry=True)
+    except OSError as exc:
+        return Rejection(path, f"cannot be read: {exc.strerror or type(exc).__name__}", retry=True)
+    try:
+        return parse_file(path, data, max_bytes)
+    except Exception as exc:  # whatever one file does, the others must land
+        return Rejection(path, f"could not be parsed: {type(exc).__name__}: {exc}"[:500])
 
 
 def _split_case_duplicates(
@@ -114,6 +140,20 @@ def _present(stored: set[str], changes: ChangeSet) -> set[str]:
     return present | {new for _, new in changes.renamed} | set(changes.fetch)
 
 
+def _record_unreadable_folders(
+    conn: psycopg.Connection, table: str, changes: ChangeSet, report: SyncReport
+) -> None:
+    """List folders that could not be read as rejections (with how many notes were kept), and
+    drop such entries of folders readable again."""
+    if changes.present is not None:
+        store.clear_folder_rejections(conn, table, keep=list(changes.unreadable))
+    kept = changes.present or set()
+    for folder, reason in sorted(changes.unreadable.items()):
+        count = sum(1 for p in kept if p.startswith(folder))
+        report.unreadable.append((folder, f"{reason}; its {count} stored notes are kept"))
+    store.record_rejections(conn, table, [(f, clean_text(r), "") for f, r in report.unreadable])
+
+
 def _write(
     conn: psycopg.Connection,
     source: Source,
@@ -138,9 +178,13 @@ def _write(
     store.upsert_docs(conn, table, [(d, changes.versions.get(d.path, "")) for d in accepted])
     store.clear_rejections(conn, table, [d.path for d in accepted])
     store.record_rejections(
-        conn, table, [(r.path, r.reason, changes.versions.get(r.path, "")) for r in rejected]
-    )
+        conn,
+        table,
+        [(r.path, clean_text(r.reason), "" if r.retry else changes.versions.get(r.path, ""))
+         for r in rejected],
+    )  # fmt: skip
     report.rejected = [(r.path, r.reason) for r in rejected]
+    _record_unreadable_folders(conn, table, changes, report)
     report.unchanged = store.raw_count(conn, table) - len(report.new) - len(report.changed)
     if report.wrote_anything or changes.base != changes.head:
         store.set_sync_state(conn, source.key, changes.head)

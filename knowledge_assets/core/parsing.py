@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
+
+from knowledge_assets.core import frontmatter
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 _BINARY_SNIFF = 8192
@@ -29,10 +28,15 @@ class ParsedDoc:
 
 @dataclass(frozen=True)
 class Rejection:
-    """A file that could not be ingested, and why (shown to the user)."""
+    """A file that could not be ingested, and why (shown to the user).
+
+    ``retry``: the file could not be read at all (permissions, a broken link), so its version
+    token says nothing; the next sync tries it again instead of skipping it as unchanged.
+    """
 
     path: str
     reason: str
+    retry: bool = False
 
 
 def content_hash(frontmatter_text: str, body: str) -> str:
@@ -43,11 +47,28 @@ def content_hash(frontmatter_text: str, body: str) -> str:
 def parse_document(
     path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> ParsedDoc | Rejection:
-    """Parse one Markdown file; every failure becomes a ``Rejection`` with a readable reason."""
+    """Parse one Markdown file; every failure becomes a ``Rejection`` with a readable reason.
+
+    Never raises: an unexpected error is a rejection naming the error, so one odd file cannot
+    stop a sync.
+    """
+    try:
+        return _parse(path, data, max_bytes)
+    except RecursionError:
+        return Rejection(path, "frontmatter nested too deeply to read")
+    except Exception as exc:  # whatever one file does, the others must land
+        return Rejection(path, f"could not be parsed: {type(exc).__name__}: {exc}"[:500])
+
+
+def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
     if len(data) > max_bytes:
         return Rejection(path, f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit")
-    if b"\x00" in data[:_BINARY_SNIFF]:
+    nul = data.find(b"\x00")
+    if 0 <= nul < _BINARY_SNIFF:
         return Rejection(path, "binary file (NUL bytes), not Markdown text")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        return Rejection(path, f"NUL byte at offset {nul:,} (line {line}): not Markdown text")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -61,14 +82,17 @@ def parse_document(
     if fm_text is None:
         return ParsedDoc(path, {}, text, content_hash("", text))
     try:
-        meta = yaml.safe_load(fm_text) if fm_text.strip() else {}
+        meta = frontmatter.load(fm_text) if fm_text.strip() else {}
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            return Rejection(path, f"frontmatter is not a mapping (got {type(meta).__name__})")
+        safe = frontmatter.json_safe(meta)
+    except frontmatter.FrontmatterError as exc:
+        return Rejection(path, f"frontmatter rejected: {exc}")
     except yaml.YAMLError as exc:
         return Rejection(path, f"malformed YAML frontmatter: {_yaml_message(exc)}")
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        return Rejection(path, f"frontmatter is not a mapping (got {type(meta).__name__})")
-    return ParsedDoc(path, json_safe(meta), body, content_hash(fm_text, body))
+    return ParsedDoc(path, safe, body, content_hash(fm_text, body))
 
 
 def _split(text: str) -> tuple[str | None, str]:
@@ -87,20 +111,3 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     where = f" (frontmatter line {mark.line + 1}, column {mark.column + 1})" if mark else ""
     return f"{problem}{where}"
-
-
-def json_safe(value: Any) -> Any:
-    """YAML values made storable as JSON: dates become ISO strings, keys strings, NaN None."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [json_safe(v) for v in value]
-    if isinstance(value, dt.date | dt.datetime | dt.time):
-        return value.isoformat()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return json.loads(json.dumps(value, default=str))

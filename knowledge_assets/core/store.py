@@ -47,9 +47,13 @@ def stored_versions(conn: psycopg.Connection, table: str) -> dict[str, str]:
 def known_versions(
     stored: Mapping[str, str], conn: psycopg.Connection, table: str
 ) -> dict[str, str]:
-    """``stored`` overridden by the versions of recorded rejections: what a sync need not read."""
+    """``stored`` overridden by the versions of recorded rejections: what a sync need not read.
+
+    Unreadable-folder entries (paths ending in ``/``) are not files and are left out."""
     rejected = conn.execute(
-        "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s", (table,)
+        "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s"
+        " AND file_path NOT LIKE '%%/'",
+        (table,),
     ).fetchall()
     return {**stored, **dict(rejected)}
 
@@ -126,6 +130,15 @@ def clear_rejections(conn: psycopg.Connection, table: str, paths: Sequence[str])
     conn.execute(
         "DELETE FROM raw.rejected_files WHERE source_table = %s AND file_path = ANY(%s)",
         (table, list(paths)),
+    )
+
+
+def clear_folder_rejections(conn: psycopg.Connection, table: str, keep: Sequence[str]) -> None:
+    """Forget unreadable-folder entries (paths ending in ``/``) except the ``keep`` folders."""
+    conn.execute(
+        "DELETE FROM raw.rejected_files WHERE source_table = %s AND file_path LIKE '%%/'"
+        " AND NOT file_path = ANY(%s)",
+        (table, list(keep)),
     )
 
 

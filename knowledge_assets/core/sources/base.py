@@ -13,6 +13,13 @@ class SourceError(RuntimeError):
     """The source could not be read (unreachable, unauthorised, missing). Nothing was written."""
 
 
+class UnreadableFile(SourceError):
+    """One file exists but cannot be read (permissions, a symlink loop, a link out of the vault).
+
+    Only that file is rejected: the rest of the sync goes on, and a stored version is kept.
+    """
+
+
 @dataclass
 class ChangeSet:
     """What changed in a source relative to what the store already holds.
@@ -21,6 +28,8 @@ class ChangeSet:
     ``size:mtime_ns`` for a folder), stored so that the next sync can skip unchanged files.
     ``renamed`` holds ``(old, new)`` pairs whose content may also need fetching (then ``new`` is
     in ``fetch`` too). ``complete`` is True when ``present`` lists every file of the source.
+    ``unreadable`` maps folders that exist but could not be listed to the reason: the notes
+    stored under them are kept, never taken for deleted.
     """
 
     head: str
@@ -30,6 +39,7 @@ class ChangeSet:
     versions: dict[str, str] = field(default_factory=dict)
     present: set[str] | None = None
     base: str | None = None
+    unreadable: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:

@@ -11,8 +11,13 @@ from knowledge_assets.core.sources.base import (
     MARKDOWN_SUFFIXES,
     ChangeSet,
     SourceError,
+    UnreadableFile,
     is_markdown,
 )
+
+# The version token of a file that is listed but cannot be stat-ed (a symlink loop, a broken
+# link): never equal to a stored token, so the file is tried, and rejected with its reason.
+UNREADABLE = "unreadable"
 
 
 class LocalSource:
@@ -38,27 +43,54 @@ class LocalSource:
             raise SourceError(f"vault folder {self.root} does not exist or is not a folder")
 
     def scan(self) -> dict[str, str]:
-        """Every note path (relative, POSIX) with its ``size:mtime_ns`` version token."""
-        self._check()
-        return {rel: f"{st.st_size}:{st.st_mtime_ns}" for rel, st in self._walk()}
+        """Every note path (relative, POSIX) with its ``size:mtime_ns`` version token.
 
-    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        Folders that exist but cannot be listed are collected in ``self.unreadable`` (relative
+        folder path ending in ``/`` -> reason); the vault folder itself must be readable.
+        """
+        self._check()
+        self.unreadable: dict[str, str] = {}
+        return dict(self._walk())
+
+    def _walk(self) -> Iterator[tuple[str, str]]:
         stack = [self.root]
         while stack:
             folder = stack.pop()
             try:
                 entries = list(os.scandir(folder))
-            except OSError:
-                continue  # an unreadable sub-folder must not stop the rest of the vault
+            except OSError as exc:
+                if folder == self.root:
+                    raise SourceError(
+                        f"vault folder {self.root} cannot be read: {_why(exc)}"
+                    ) from exc
+                # an unreadable sub-folder must not stop the rest of the vault, nor count as deleted
+                self.unreadable[self._rel(folder) + "/"] = f"folder cannot be read: {_why(exc)}"
+                continue
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                elif entry.is_file():
-                    rel = Path(entry.path).relative_to(self.root).as_posix()
-                    if is_markdown(rel, self.suffixes):
-                        yield rel, entry.stat()
+                found = self._entry(entry, stack)
+                if found is not None:
+                    yield found
+
+    def _entry(self, entry: os.DirEntry[str], stack: list[Path]) -> tuple[str, str] | None:
+        rel = self._rel(Path(entry.path))
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+                return None
+            if not entry.is_file() and not entry.is_symlink():
+                return None
+            if not is_markdown(rel, self.suffixes):
+                return None
+            st = entry.stat()
+        except OSError:
+            # a symlink loop or a dangling link with a note's name: offered, then rejected
+            return (rel, UNREADABLE) if is_markdown(rel, self.suffixes) else None
+        return rel, f"{st.st_size}:{st.st_mtime_ns}"
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
 
     def head(self) -> str:
         """The vault's git HEAD commit when it is a git work tree, else a fingerprint of the tree."""
@@ -69,29 +101,46 @@ class LocalSource:
         """A hash of every path, size and mtime: cheap, and changes whenever Obsidian saves."""
         digest = hashlib.sha256()
         for path, token in sorted((versions or self.scan()).items()):
-            digest.update(f"{path}\0{token}\n".encode())
+            digest.update(f"{path}\0{token}\n".encode("utf-8", "surrogateescape"))
         return "tree:" + digest.hexdigest()
 
     def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         """Compare the folder with the stored version tokens; only changed files are read later."""
         versions = self.scan()
         fetch = sorted(path for path, token in versions.items() if known.get(path) != token)
-        deleted = sorted(set(known) - set(versions))
+        hidden = tuple(self.unreadable)
+        # Notes under a folder that cannot be listed are not gone: keep them, report the folder.
+        deleted = sorted(p for p in set(known) - set(versions) if not p.startswith(hidden))
         return ChangeSet(
             head=git_head(self.root) or self.fingerprint(versions),
             fetch=fetch,
             deleted=deleted,
             versions={path: versions[path] for path in fetch},
-            present=set(versions),
+            present=set(versions) | {p for p in known if p.startswith(hidden)},
             base=since,
+            unreadable=dict(self.unreadable),
         )
 
     def read(self, path: str) -> bytes:
-        """The bytes of one note."""
-        target = (self.root / path).resolve()
-        if not target.is_relative_to(self.root):
-            raise SourceError(f"{path} is outside the vault")
-        return target.read_bytes()
+        """The bytes of one note; :class:`UnreadableFile` when it exists but cannot be read."""
+        try:
+            target = (self.root / path).resolve(strict=True)
+            if not target.is_relative_to(self.root):
+                raise UnreadableFile(f"symlink to a file outside the vault ({target})")
+            if not target.is_file():
+                raise UnreadableFile("not a regular file")
+            return target.read_bytes()
+        except UnreadableFile:
+            raise
+        except OSError as exc:
+            raise UnreadableFile(f"cannot be read: {_why(exc)}") from exc
+        except RuntimeError as exc:  # Path.resolve on a symlink loop (Python < 3.13)
+            raise UnreadableFile("cannot be read: symlink loop") from exc
+
+
+def _why(exc: OSError) -> str:
+    """An OSError's reason without the path (the path is reported beside it)."""
+    return exc.strerror or type(exc).__name__
 
 
 def git_head(folder: Path) -> str | None:

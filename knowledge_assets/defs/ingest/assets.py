@@ -51,7 +51,7 @@ def raw_docs(
         )  # fmt: skip
     if not report.wrote_anything:
         context.log.info("source unchanged since %s: nothing written", report.head[:12])
-    for path, reason in report.rejected:
+    for path, reason in report.rejected + report.unreadable:
         context.log.warning("rejected %s: %s", path, reason)
     return dg.MaterializeResult(metadata=raw_metadata(report, source.table))
 
@@ -70,7 +70,10 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "renamed": dg.MetadataValue.int(len(report.renamed)),
         "rejected": dg.MetadataValue.int(len(report.rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
-        "rejected_files": dg.MetadataValue.md(md_table(("file", "reason"), report.rejected)),
+        "unreadable_folders": dg.MetadataValue.int(len(report.unreadable)),
+        "rejected_files": dg.MetadataValue.md(
+            md_table(("file", "reason"), report.rejected + report.unreadable)
+        ),
         "what_changed": dg.MetadataValue.md(
             path_list({"new": report.new, "changed": report.changed, "deleted": report.deleted})
         ),
@@ -84,6 +87,7 @@ def _summary(report: SyncReport) -> str:
         f"{len(report.new)} new, {len(report.changed)} changed, {report.unchanged} unchanged, "
         f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, "
         f"{len(report.rejected)} rejected"
+        + (f", {len(report.unreadable)} unreadable folders kept" if report.unreadable else "")
     )
 
 

@@ -1,0 +1,189 @@
+"""Bounded, safe YAML frontmatter: a hostile header is rejected fast and small, never run.
+
+A frontmatter block is data written by hand, so it gets hard limits before and while it is read:
+
+- **size**: at most ``MAX_FRONTMATTER_BYTES``; anything larger is not a note's metadata;
+- **nesting**: at most ``MAX_DEPTH`` levels, checked while composing (PyYAML recurses once per
+  level, so 5,000 levels would otherwise end in a ``RecursionError``);
+- **aliases**: at most ``MAX_ALIASES`` uses of ``*anchor``, an alias may not contain itself, and
+  the value once aliases are expanded (what is stored as JSON) may hold at most ``MAX_NODES``
+  values and ``MAX_CHARS`` characters, so a few hundred bytes of "billion laughs" stop within
+  milliseconds instead of growing without end.
+
+Only the safe YAML types are built (no tag constructs a Python object). A value YAML cannot
+construct as its type (``created: 2024-13-01``, a 5,000-digit integer) is kept as the text it
+was written as, so one odd date never costs the whole note.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import yaml
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_DEPTH = 32
+MAX_ALIASES = 100
+MAX_NODES = 100_000
+MAX_CHARS = 1_000_000
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter is over a limit or cannot be read; the message says which and where."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """``SafeLoader`` that counts nesting depth and alias uses while composing the node tree."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise FrontmatterError(f"more than {MAX_ALIASES} aliases{_where(mark)}")
+            return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise FrontmatterError(f"nested deeper than {MAX_DEPTH} levels{_where(mark)}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError):
+            return str(node.value)  # e.g. 2024-13-01: kept as written, reported as a bad date
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            return str(node.value)  # over Python's int-parsing digit limit
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
+        try:
+            return super().construct_yaml_float(node)
+        except (ValueError, OverflowError):
+            return str(node.value)
+
+
+_BoundedLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", _BoundedLoader.construct_yaml_timestamp
+)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
+
+
+def _where(mark: Any) -> str:
+    return f" (frontmatter line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+
+
+def load(text: str) -> Any:
+    """The YAML value of a frontmatter block, within the limits above.
+
+    Raises :class:`FrontmatterError` (a limit) or ``yaml.YAMLError`` (malformed YAML).
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise FrontmatterError(
+            f"frontmatter is {size:,} bytes, over the {MAX_FRONTMATTER_BYTES:,}-byte limit"
+        )
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+class _Budget:
+    """Counts values and characters while a YAML value is turned into JSON."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+        self.chars = 0
+
+    def spend(self, nodes: int, chars: int) -> None:
+        self.nodes += nodes
+        self.chars += chars
+        if self.nodes > MAX_NODES:
+            raise FrontmatterError(
+                f"frontmatter expands to more than {MAX_NODES:,} values (aliases of aliases?)"
+            )
+        if self.chars > MAX_CHARS:
+            raise FrontmatterError(
+                f"frontmatter expands to more than {MAX_CHARS:,} characters (aliases of aliases?)"
+            )
+
+
+def json_safe(value: Any) -> Any:
+    """YAML values made storable as JSON in Postgres, within the expansion budget.
+
+    Dates become ISO strings, keys strings, NaN/inf None, binary data text; NUL characters and
+    lone surrogates (which ``jsonb`` and UTF-8 cannot hold) become U+FFFD. A value that contains
+    itself (``x: &a [*a]``) raises :class:`FrontmatterError`.
+    """
+    return _convert(value, _Budget(), set())
+
+
+def _convert(value: Any, budget: _Budget, open_ids: set[int]) -> Any:
+    if isinstance(value, dict | list | tuple | set):
+        if id(value) in open_ids:
+            raise FrontmatterError("an alias refers to a value that contains it")
+        budget.spend(1 + len(value), 0)
+        open_ids.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {
+                    clean_text(_key(k, budget, open_ids)): _convert(v, budget, open_ids)
+                    for k, v in value.items()
+                }
+            return [_convert(v, budget, open_ids) for v in value]
+        finally:
+            open_ids.discard(id(value))
+    return _scalar(value, budget)
+
+
+def _key(key: Any, budget: _Budget, open_ids: set[int]) -> str:
+    if isinstance(key, str):
+        return key
+    converted = _convert(key, budget, open_ids)
+    return converted if isinstance(converted, str) else str(converted)
+
+
+def _scalar(value: Any, budget: _Budget) -> Any:
+    if isinstance(value, str):
+        budget.spend(0, len(value))
+        return clean_text(value)
+    if isinstance(value, bytes):
+        budget.spend(0, len(value))
+        return clean_text(value.decode("utf-8", "replace"))
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = str(value)
+    budget.spend(0, len(text))
+    return clean_text(text)
+
+
+def clean_text(text: str) -> str:
+    """``text`` without NUL characters or lone surrogates (each becomes U+FFFD).
+
+    An escaped surrogate pair (``"\\ud83d\\ude00"``) is joined into its character first.
+    """
+    if text.isascii():
+        return text.replace("\x00", "\ufffd") if "\x00" in text else text
+    fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return fixed.replace("\x00", "\ufffd")

@@ -1,0 +1,129 @@
+"""Files and folders that exist but cannot be read: rejected with a reason, never taken for deleted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.core import db, store
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.sources.local import LocalSource
+
+from .conftest import EXAMPLE_VAULT
+from .unprivileged import require_unreadable, sync_unprivileged
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, root)
+    yield root
+    for folder, dirs, _ in os.walk(root):  # let pytest clean up what a test locked
+        for name in dirs:
+            os.chmod(Path(folder) / name, 0o755)
+
+
+def _sync(db_url: str, vault: Path) -> tuple[dict[str, str], set[str]]:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        return dict(store.rejections(conn, "docs_local")), set(
+            store.stored_paths(conn, "docs_local")
+        )
+
+
+def test_symlinks_that_cannot_be_followed_are_rejected_and_the_rest_lands(
+    db_url: str, vault: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("# outside the vault\n")
+    (vault / "loop.md").symlink_to("loop.md")
+    (vault / "dangling.md").symlink_to("nowhere.md")
+    (vault / "escape.md").symlink_to(outside)
+    (vault / "zero.md").symlink_to("/dev/zero")
+    (vault / "alias.md").symlink_to("inbox.md")
+    rejected, stored = _sync(db_url, vault)
+    assert rejected["loop.md"] == "cannot be read: symlink loop"
+    assert "No such file" in rejected["dangling.md"]
+    assert "outside the vault" in rejected["escape.md"]
+    assert "outside the vault" in rejected["zero.md"]
+    assert "alias.md" in stored and "inbox.md" in stored and "projects/garden.md" in stored
+
+
+def test_a_file_name_that_is_not_utf8_is_rejected_by_name(db_url: str, vault: Path) -> None:
+    with open(os.path.join(os.fsencode(vault), b"caf\xe9.md"), "wb") as f:
+        f.write(b"# latin-1 name\n")
+    rejected, stored = _sync(db_url, vault)
+    assert rejected["caf\ufffd.md"].startswith("file name is not valid UTF-8")
+    assert "inbox.md" in stored
+
+
+def test_an_unreadable_vault_folder_fails_the_sync_before_writing(db_url: str, vault: Path) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+    vault.chmod(0o000)
+    try:
+        require_unreadable(vault)
+        failed = sync_unprivileged(db_url, vault)
+        assert failed["error"].endswith("cannot be read: Permission denied")
+    finally:
+        vault.chmod(0o755)
+    _, stored = _sync(db_url, vault)
+    assert "inbox.md" in stored
+
+
+def test_unreadable_file_and_folder_keep_their_notes_and_are_reported(
+    db_url: str, vault: Path
+) -> None:
+    locked = vault / "locked"
+    locked.mkdir()
+    for i in range(5):
+        (locked / f"n{i}.md").write_text(f"# note {i}\n\nbody {i}\n")
+    _, stored = _sync(db_url, vault)
+    assert {f"locked/n{i}.md" for i in range(5)} <= stored
+    garden = vault / "projects" / "garden.md"
+    garden.write_text(garden.read_text() + "\nedited\n")
+    garden.chmod(0o000)
+    locked.chmod(0o000)
+    (vault / "new.md").write_text("# new note\n")
+    require_unreadable(locked)
+    report = sync_unprivileged(db_url, vault)
+    assert report["deleted"] == []
+    assert report["new"] == ["new.md"]
+    assert dict(report["rejected"])["projects/garden.md"] == "cannot be read: Permission denied"
+    assert dict(report["unreadable"])["locked/"].startswith("folder cannot be read")
+    rejected, stored = _sync_readonly(db_url)
+    assert {f"locked/n{i}.md" for i in range(5)} <= stored and "projects/garden.md" in stored
+    assert "its 5 stored notes are kept" in rejected["locked/"]
+    # readable again: the next run converges, the edit lands, the folder report goes away
+    garden.chmod(0o644)
+    locked.chmod(0o755)
+    again = sync_unprivileged(db_url, vault)
+    assert again["rejected"] == [] and again["deleted"] == []
+    rejected, stored = _sync_readonly(db_url)
+    assert rejected == {}
+    with db.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT content FROM raw.docs_local WHERE file_path = 'projects/garden.md'"
+        ).fetchone()
+    assert row is not None and "edited" in row[0]
+
+
+def test_a_deleted_folder_is_still_deleted(db_url: str, vault: Path) -> None:
+    (vault / "gone").mkdir()
+    (vault / "gone" / "a.md").write_text("# a\n")
+    _sync(db_url, vault)
+    shutil.rmtree(vault / "gone")
+    with db.connect(db_url) as conn:
+        report = sync_source(conn, LocalSource(vault))
+    assert report.deleted == ["gone/a.md"]
+
+
+def _sync_readonly(db_url: str) -> tuple[dict[str, str], set[str]]:
+    with db.connect(db_url) as conn:
+        return dict(store.rejections(conn, "docs_local")), set(
+            store.stored_paths(conn, "docs_local")
+        )
