@@ -10,9 +10,15 @@ from typing import Any
 
 import dagster as dg
 import psycopg
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from knowledge_assets.core import db
+from knowledge_assets.core.conventions import (
+    DEFAULT_CREATED_KEYS,
+    DEFAULT_DRAFT_MARKERS,
+    DEFAULT_UPDATED_KEYS,
+    Conventions,
+)
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.settings import EXAMPLE_VAULT
@@ -63,6 +69,18 @@ class VaultResource(dg.ConfigurableResource):
     max_file_bytes: int = DEFAULT_MAX_BYTES
     max_retries: int = 5
     max_backoff_s: float = 60.0
+    draft_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_DRAFT_MARKERS))
+    created_keys: list[str] = Field(default_factory=lambda: list(DEFAULT_CREATED_KEYS))
+    updated_keys: list[str] = Field(default_factory=lambda: list(DEFAULT_UPDATED_KEYS))
+
+    def conventions(self) -> Conventions:
+        """Which frontmatter marks a draft, and which keys hold the created/updated dates."""
+        try:
+            return Conventions(
+                tuple(self.draft_markers), tuple(self.created_keys), tuple(self.updated_keys)
+            )
+        except ValueError as exc:
+            raise dg.Failure(f"KA_DRAFT_MARKERS: {exc}") from None
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """Check the settings before any step runs: one line saying what to fix. (Outside a run,

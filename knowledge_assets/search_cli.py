@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core import db
+from knowledge_assets.core.explain import rejection
 from knowledge_assets.core.search import (
     MODES,
     NoActiveModel,
@@ -129,12 +130,16 @@ def _similar(args: argparse.Namespace) -> int:
 def _get(args: argparse.Namespace) -> int:
     with _connect() as conn:
         doc = get_doc(conn, args.path)
+        rejected = rejection(conn, args.path) if doc is None else None
     if doc is None:
+        if rejected:
+            return _fail(f"{args.path!r} is not stored: rejected because {rejected}")
         return _fail(f"no note at {args.path!r}")
     if args.json:
         _print_json(doc)
         return 0
-    state = "latest" if doc["latest"] else f"not latest (superseded by {doc['superseded_by']})"
+    why = doc.get("not_searchable")
+    state = f"not searchable: {why}" if why else "latest"
     print(f"# {doc['title'] or doc['file_path']}")
     print(f"path: {doc['file_path']} · {state}")
     if doc["tags"]:

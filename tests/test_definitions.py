@@ -83,6 +83,7 @@ def test_sensors_schedules_and_checks_are_registered() -> None:
         ("raw_docs", "raw_docs_match_source"),
         ("latest_docs", "previous_has_no_cycles"),
         ("chunks", "chunks_fit_model_input_limit"),
+        ("chunks", "every_note_indexed"),
         ("embeddings", "active_model_covers_every_chunk"),
         ("embeddings", "no_orphaned_embeddings"),
         ("embeddings", "vectors_match_model_dimension"),
@@ -93,7 +94,7 @@ def test_jobs_run_the_checks_of_their_assets() -> None:
     loaded = defs()
     whole = loaded.resolve_job_def("embeddings_job").asset_layer.asset_graph.asset_check_keys
     ingest = loaded.resolve_job_def("raw_docs_job").asset_layer.asset_graph.asset_check_keys
-    assert len(whole) == 6
+    assert len(whole) == 7
     assert {key.name for key in ingest} == {"raw_docs_match_source", "previous_has_no_cycles"}
 
 

@@ -220,7 +220,7 @@ def test_get_doc_returns_the_whole_note(client: McpClient) -> None:
 
 def test_get_doc_marks_a_superseded_version(client: McpClient) -> None:
     text = text_of(client.call("get_doc", {"file_path": DRAFT}))
-    assert f"latest: false (superseded by {LATEST})" in text
+    assert f"latest: false (not searchable: superseded by {LATEST})" in text
 
 
 def test_get_doc_of_an_unknown_path_is_an_error(client: McpClient) -> None:

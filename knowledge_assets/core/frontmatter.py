@@ -108,13 +108,16 @@ def load(text: str) -> Any:
 class _Budget:
     """Counts values and characters while a YAML value is turned into JSON."""
 
-    def __init__(self) -> None:
+    def __init__(self, bounded: bool = True) -> None:
         self.nodes = 0
         self.chars = 0
+        self.bounded = bounded
 
     def spend(self, nodes: int, chars: int) -> None:
         self.nodes += nodes
         self.chars += chars
+        if not self.bounded:
+            return
         if self.nodes > MAX_NODES:
             raise FrontmatterError(
                 f"frontmatter expands to more than {MAX_NODES:,} values (aliases of aliases?)"
@@ -125,14 +128,15 @@ class _Budget:
             )
 
 
-def json_safe(value: Any) -> Any:
+def json_safe(value: Any, *, bounded: bool = True) -> Any:
     """YAML values made storable as JSON in Postgres, within the expansion budget.
 
     Dates become ISO strings, keys strings, NaN/inf None, binary data text; NUL characters and
     lone surrogates (which ``jsonb`` and UTF-8 cannot hold) become U+FFFD. A value that contains
-    itself (``x: &a [*a]``) raises :class:`FrontmatterError`.
+    itself (``x: &a [*a]``) raises :class:`FrontmatterError`. ``bounded=False`` lifts the
+    expansion budget, for values parsed from JSON (which has no aliases to expand).
     """
-    return _convert(value, _Budget(), set())
+    return _convert(value, _Budget(bounded), set())
 
 
 def _convert(value: Any, budget: _Budget, open_ids: set[int]) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import chunk_writer, index_store
+from knowledge_assets.core import chunk_writer, failures, index_store
 from knowledge_assets.core.chunk_writer import NoteChunks
 from knowledge_assets.core.chunking import CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
@@ -81,12 +81,14 @@ def refresh_chunks(
     ]
     with tokenizer_for(len(pending)) as tokenizer:
         queued = (
-            _prepare(conn, batches[0], sig, max_tokens, estimate, tokenizer) if batches else None
+            _prepare(conn, batches[0], sig, max_tokens, estimate, tokenizer, report)
+            if batches
+            else None
         )
         for index in range(len(batches)):
             notes, tokens = queued or ([], lambda: [])
             queued = (
-                _prepare(conn, batches[index + 1], sig, max_tokens, estimate, tokenizer)
+                _prepare(conn, batches[index + 1], sig, max_tokens, estimate, tokenizer, report)
                 if index + 1 < len(batches)
                 else None
             )
@@ -100,20 +102,20 @@ def refresh_chunks(
 
 def _prepare(
     conn: psycopg.Connection, batch: Sequence[tuple[Any, ...]], sig: str, max_tokens: int,
-    estimate: Callable[[str], int], tokenizer: Tokenizer,
+    estimate: Callable[[str], int], tokenizer: Tokenizer, report: ChunkReport,
 ) -> tuple[list[NoteChunks], Callable[[], list[str]]]:  # fmt: skip
     """Chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
-    notes = [
-        NoteChunks(
-            doc_id, path, content_hash,
-            chunk_for(path, frontmatter or {}, content, doc_type=doc_type,
-                      options=ChunkingOptions.from_json(opts), max_tokens=max_tokens,
-                      estimate=estimate),
-            [], sig=doc_sig,
-        )
-        for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig
-        in batch
-    ]  # fmt: skip
+    notes = []
+    for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig in batch:
+        try:
+            chunks = chunk_for(
+                path, frontmatter or {}, content, doc_type=doc_type,
+                options=ChunkingOptions.from_json(opts), max_tokens=max_tokens, estimate=estimate,
+            )  # fmt: skip
+        except Exception as exc:  # one note the chunker cannot handle must not stop the rest
+            _failed(conn, report, doc_id, path, content_hash, exc)
+            continue
+        notes.append(NoteChunks(doc_id, path, content_hash, chunks, [], sig=doc_sig))
     # Tokens are reused only from chunks made under the note's own signature (a source with
     # chunking options of its own has one), as the merge looks them up.
     known: set[tuple[str, str]] = set()
@@ -128,6 +130,18 @@ def _prepare(
         ]
     sources = [t for n in notes for t in n.token_inputs if isinstance(t, tuple)]
     return notes, tokenizer.submit(sources)
+
+
+def _failed(
+    conn: psycopg.Connection, report: ChunkReport, doc_id: Any, path: str, doc_hash: str,
+    exc: BaseException,
+) -> None:  # fmt: skip
+    """Record a note that could not be chunked or written; its previous chunks stay."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.rollback()
+    reason = failures.describe(exc)
+    report.failed.append((path, reason))
+    failures.record(conn, "chunks", [(doc_id, doc_hash, reason)])
 
 
 def _fill_tokens(notes: list[NoteChunks], tokens: list[str], report: ChunkReport) -> None:
@@ -149,8 +163,8 @@ def _write(
         with conn.transaction():
             report.chunks_removed += chunk_writer.write_notes(conn, notes, sig)
         written = notes
-    except psycopg.Error:
-        if len(notes) == 1:
+    except Exception as exc:
+        if failures.is_fatal(conn, exc):
             raise
         written = []
         for note in notes:
@@ -158,8 +172,12 @@ def _write(
                 with conn.transaction():
                     report.chunks_removed += chunk_writer.write_notes(conn, [note], sig)
                 written.append(note)
-            except psycopg.Error as exc:
-                report.failed.append((note.path, str(exc).splitlines()[0]))
+            except Exception as one:
+                if failures.is_fatal(conn, one):
+                    raise
+                _failed(conn, report, note.document_id, note.path, note.doc_hash, one)
+    with conn.transaction():
+        failures.clear(conn, "chunks", [n.document_id for n in written])
     for note in written:
         same = sum(1 for c in note.chunks if before.get((note.document_id, c.index)) == c.text_hash)
         report.chunks_unchanged += same
@@ -182,6 +200,7 @@ class EmbedReport:
     seconds_total: float = 0.0
     complete: bool = False
     active: bool = False
+    failed_texts: int = 0
 
 
 # A model's partial HNSW index is cheaper to build once after a bulk load than to maintain insert
@@ -227,6 +246,10 @@ def embed_missing(
     return report
 
 
+# Batches that may fail one after another before the provider counts as down and the run stops.
+MAX_FAILED_BATCHES_IN_A_ROW = 3
+
+
 def _embed_batches(
     conn: psycopg.Connection,
     embedder: Embedder,
@@ -235,23 +258,78 @@ def _embed_batches(
     report: EmbedReport,
     progress: Progress,
 ) -> None:
+    """Embed and store ``todo`` batch by batch; a batch that fails is recorded, not fatal.
+
+    The run still fails when every batch failed, or several in a row did (the provider is down
+    or refuses the key: nothing would be gained by going on).
+    """
+    failed: list[tuple[list[str], str]] = []
+    streak = 0
+    last: Exception | None = None
     with ThreadPoolExecutor(max_workers=1) as writer:
         # The model runs in this thread while the previous batch is written in the other
         # one, so the database never makes the model wait.
-        pending: Future[None] | None = None
+        pending: tuple[Future[None], list[str]] | None = None
         for start in range(0, len(todo), size):
             batch = todo[start : start + size]
             t0 = time.perf_counter()
-            vectors = embedder.embed([text for _, text in batch], "document")
-            report.seconds_in_model += time.perf_counter() - t0
-            if pending is not None:
-                pending.result()
-            pending = writer.submit(_write_batch, conn, embedder.model, batch, vectors)
+            try:
+                vectors = embedder.embed([text for _, text in batch], "document")
+            except Exception as exc:
+                streak += 1
+                if streak >= MAX_FAILED_BATCHES_IN_A_ROW:
+                    raise
+                failed.append(([h for h, _ in batch], failures.describe(exc)))
+                last = exc
+                continue
+            finally:
+                report.seconds_in_model += time.perf_counter() - t0
+            streak = 0
+            _settle(conn, pending, failed, report)
+            pending = (
+                writer.submit(_write_batch, conn, embedder.model, batch, vectors),
+                [h for h, _ in batch],
+            )
             report.embedded += len(batch)
             report.batches += 1
             progress.advance(len(batch))
-        if pending is not None:
-            pending.result()
+        _settle(conn, pending, failed, report)
+    if failed and report.embedded == 0 and last is not None:
+        raise last  # nothing at all was embedded: the provider, not one batch, is the problem
+    _record_embed_failures(conn, embedder.model, failed, report)
+
+
+def _settle(
+    conn: psycopg.Connection,
+    pending: tuple[Future[None], list[str]] | None,
+    failed: list[tuple[list[str], str]],
+    report: EmbedReport,
+) -> None:
+    """Wait for the batch being written; a batch the store refused is recorded as failed."""
+    if pending is None:
+        return
+    future, hashes = pending
+    try:
+        future.result()
+    except Exception as exc:
+        if failures.is_fatal(conn, exc):
+            raise
+        failed.append((hashes, failures.describe(exc)))
+        report.embedded -= len(hashes)
+        report.batches -= 1
+
+
+def _record_embed_failures(
+    conn: psycopg.Connection, model: str, failed: list[tuple[list[str], str]], report: EmbedReport
+) -> None:
+    rows = []
+    for hashes, reason in failed:
+        report.failed_texts += len(hashes)
+        for doc_id, doc_hash in failures.documents_of_texts(conn, hashes):
+            rows.append((doc_id, doc_hash, f"{model}: {reason}"))
+    conn.commit()
+    failures.clear_embedded(conn, model)
+    failures.record(conn, "embeddings", rows)
 
 
 def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> bool:

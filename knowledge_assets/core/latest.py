@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core import store
+from knowledge_assets.core.conventions import Conventions
 
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 
@@ -40,6 +41,7 @@ class LatestPlan:
     empty: list[str] = field(default_factory=list)
     cycles: list[list[str]] = field(default_factory=list)
     unresolved: list[tuple[str, str]] = field(default_factory=list)  # (path, previous not found)
+    bad_dates: list[tuple[str, str, str]] = field(default_factory=list)  # (path, key, value)
 
 
 def previous_refs(frontmatter: Mapping[str, Any]) -> list[str]:
@@ -61,11 +63,6 @@ def _ref_key(ref: str) -> str:
     return ref[: -len(".md")] if ref.lower().endswith(".md") else ref
 
 
-def _is_draft(frontmatter: Mapping[str, Any]) -> bool:
-    value = frontmatter.get("draft")
-    return value is True or (isinstance(value, str) and value.strip().lower() in {"true", "yes"})
-
-
 def supersede_edges(docs: Iterable[DocInfo]) -> tuple[dict[str, set[str]], list[tuple[str, str]]]:
     """newer path -> older paths it names, and references that match no document."""
     docs = list(docs)
@@ -85,8 +82,9 @@ def supersede_edges(docs: Iterable[DocInfo]) -> tuple[dict[str, set[str]], list[
     return edges, unresolved
 
 
-def plan_latest(docs: Iterable[DocInfo]) -> LatestPlan:
+def plan_latest(docs: Iterable[DocInfo], conventions: Conventions | None = None) -> LatestPlan:
     """Decide which documents belong in ``latest_docs``."""
+    conventions = conventions or Conventions()
     docs = sorted(docs, key=lambda d: d.path)
     by_path = {d.path: d for d in docs}
     edges, unresolved = supersede_edges(docs)
@@ -105,12 +103,19 @@ def plan_latest(docs: Iterable[DocInfo]) -> LatestPlan:
     for doc in docs:
         if doc.path in plan.superseded:
             continue
-        if _is_draft(doc.frontmatter):
+        if conventions.draft_marker(doc.frontmatter):
             plan.drafts.append(doc.path)
         elif not doc.has_body:
             plan.empty.append(doc.path)
         else:
             plan.kept.append(doc.path)
+            for found in (
+                conventions.created(doc.frontmatter),
+                conventions.updated(doc.frontmatter),
+            ):
+                if found.unparseable and found.key:
+                    plan.bad_dates.append((doc.path, found.key, str(found.raw)[:100]))
+    plan.bad_dates = sorted(set(plan.bad_dates))
     return plan
 
 
@@ -176,16 +181,27 @@ class LatestReport:
     removed: int
 
 
-def refresh_latest(conn: psycopg.Connection, table: str) -> LatestReport:
+def refresh_latest(
+    conn: psycopg.Connection, table: str, conventions: Conventions | None = None
+) -> LatestReport:
     """Rebuild ``rag.latest_docs`` for one raw table in one transaction."""
     from knowledge_assets.core.chunking import slug_from_filename
 
-    infos = [
-        DocInfo(path, fm or {}, bool(has_body))
+    conventions = conventions or Conventions()
+    infos = {
+        path: DocInfo(path, fm or {}, bool(has_body))
         for path, fm, has_body in store.doc_infos(conn, table)
+    }
+    plan = plan_latest(infos.values(), conventions)
+    kept = [
+        store.KeptDoc(
+            path,
+            slug_from_filename(path),
+            conventions.created(infos[path].frontmatter).date,
+            conventions.updated(infos[path].frontmatter).date,
+        )
+        for path in plan.kept
     ]
-    plan = plan_latest(infos)
-    kept = [(path, slug_from_filename(path)) for path in plan.kept]
     with conn.transaction():
         upserted, removed = store.write_latest(conn, table, kept)
         in_cycles = {p for cycle in plan.cycles for p in cycle}
@@ -204,6 +220,7 @@ def merge_reports(reports: Iterable[LatestReport]) -> LatestReport:
         merged.plan.empty += plan.empty
         merged.plan.cycles += plan.cycles
         merged.plan.unresolved += plan.unresolved
+        merged.plan.bad_dates += plan.bad_dates
         merged.upserted += report.upserted
         merged.removed += report.removed
     return merged

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core import keyword_sql, notes_sql, search_sql
+from knowledge_assets.core.conventions import Conventions
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.fusion import (
     DEFAULT_THRESHOLD,
@@ -410,8 +411,21 @@ def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list
 
 def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
     """A note by path: the latest version (``latest`` true), else a stored older or draft
-    version (``latest`` false, ``superseded_by`` set when a newer version exists), else None."""
-    return notes_sql.get_doc(conn, file_path)
+    version (``latest`` false, ``superseded_by`` set when a newer version exists), else None.
+
+    ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
+    rejected because Y, could not be chunked), or is None for a searchable note."""
+    from knowledge_assets.core.explain import why_not_searchable
+    from knowledge_assets.core.settings import SourceSettings
+
+    doc = notes_sql.get_doc(conn, file_path)
+    if doc is not None:
+        settings = SourceSettings.from_env()
+        conventions = Conventions(
+            settings.draft_markers, settings.created_keys, settings.updated_keys
+        )
+        doc["not_searchable"] = why_not_searchable(conn, doc["file_path"], conventions)
+    return doc
 
 
 def snippet(text: str | None, limit: int) -> str:

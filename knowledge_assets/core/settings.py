@@ -10,6 +10,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from knowledge_assets.core.conventions import (
+    DEFAULT_CREATED_KEYS,
+    DEFAULT_DRAFT_MARKERS,
+    DEFAULT_UPDATED_KEYS,
+)
 from knowledge_assets.core.db import PROJECT_ROOT
 
 EXAMPLE_VAULT = PROJECT_ROOT / "examples" / "vault"
@@ -27,6 +32,12 @@ def env(name: str, default: str = "") -> str:
     return os.environ.get(name) or default
 
 
+def env_list(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated environment variable as a tuple (``default`` when unset)."""
+    value = env(name)
+    return tuple(p.strip() for p in value.split(",") if p.strip()) if value else default
+
+
 @dataclass(frozen=True)
 class SourceSettings:
     """Which source to ingest: ``KA_SOURCE`` is ``local`` (default) or ``github``."""
@@ -37,6 +48,9 @@ class SourceSettings:
     github_branch: str
     github_prefix: str
     github_base_url: str
+    draft_markers: tuple[str, ...] = DEFAULT_DRAFT_MARKERS
+    created_keys: tuple[str, ...] = DEFAULT_CREATED_KEYS
+    updated_keys: tuple[str, ...] = DEFAULT_UPDATED_KEYS
 
     @classmethod
     def from_env(cls) -> SourceSettings:
@@ -47,6 +61,9 @@ class SourceSettings:
             github_branch=env("KA_GITHUB_BRANCH", "main"),
             github_prefix=env("KA_GITHUB_PREFIX"),
             github_base_url=env("KA_GITHUB_BASE_URL", "https://api.github.com"),
+            draft_markers=env_list("KA_DRAFT_MARKERS", DEFAULT_DRAFT_MARKERS),
+            created_keys=env_list("KA_CREATED_KEYS", DEFAULT_CREATED_KEYS),
+            updated_keys=env_list("KA_UPDATED_KEYS", DEFAULT_UPDATED_KEYS),
         )
 
 

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg import sql
@@ -177,13 +178,21 @@ def doc_infos(conn: psycopg.Connection, table: str) -> list[tuple[str, dict[str,
     return conn.execute(query).fetchall()
 
 
-def write_latest(
-    conn: psycopg.Connection, table: str, kept: Sequence[tuple[str, str]]
-) -> tuple[int, int]:
-    """Make ``rag.latest_docs`` hold exactly the kept (path, slug) documents of ``table``.
+class KeptDoc(NamedTuple):
+    """A document ``latest_docs`` keeps: its path, file-name slug and dates (read by the
+    frontmatter conventions)."""
 
-    Rows whose content is unchanged are not touched; rows no longer kept are deleted, and their
-    chunks go with them (ON DELETE CASCADE). Returns (upserted, deleted).
+    path: str
+    slug: str
+    created: dt.date | None = None
+    updated: dt.date | None = None
+
+
+def write_latest(conn: psycopg.Connection, table: str, kept: Sequence[KeptDoc]) -> tuple[int, int]:
+    """Make ``rag.latest_docs`` hold exactly the kept documents of ``table``.
+
+    Rows whose content and dates are unchanged are not touched; rows no longer kept are
+    deleted, and their chunks go with them (ON DELETE CASCADE). Returns (upserted, deleted).
     """
     upserted = conn.execute(
         sql.SQL(
@@ -198,16 +207,19 @@ def write_latest(
             " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type',"
             "   s.content_type),"
             " d.frontmatter, d.content, d.content_hash,"
-            " rag.try_date(d.frontmatter ->> 'created'), rag.try_date(d.frontmatter ->> 'updated'),"
+            " k.created, k.updated,"
             " coalesce(s.doc_type, 'markdown_note'),"
             " coalesce(nullif(btrim(d.frontmatter ->> 'heading'), ''), s.default_heading),"
             " nullif(btrim(d.frontmatter ->> 'url'), '')"
-            " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[]) AS k(path, slug)"
+            " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
+            "   %(created)s::date[], %(updated)s::date[]) AS k(path, slug, created, updated)"
             "   ON k.path = d.file_path"
             " LEFT JOIN meta.sources s ON s.source_table = %(table)s"
-            # Unchanged rows are filtered before the title/date expressions are evaluated.
+            # Unchanged rows are filtered before the title expression is evaluated.
             " WHERE NOT EXISTS (SELECT 1 FROM rag.latest_docs l WHERE l.id = d.id"
-            "   AND l.content_hash = d.content_hash AND l.file_path = d.file_path)"
+            "   AND l.content_hash = d.content_hash AND l.file_path = d.file_path"
+            "   AND l.created IS NOT DISTINCT FROM k.created"
+            "   AND l.updated IS NOT DISTINCT FROM k.updated)"
             " ON CONFLICT (id) DO UPDATE SET file_path = EXCLUDED.file_path,"
             " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
             " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
@@ -216,12 +228,20 @@ def write_latest(
             " doc_type = EXCLUDED.doc_type, top_heading = EXCLUDED.top_heading, url = EXCLUDED.url"
             " WHERE rag.latest_docs.content_hash IS DISTINCT FROM EXCLUDED.content_hash"
             " OR rag.latest_docs.file_path IS DISTINCT FROM EXCLUDED.file_path"
+            " OR rag.latest_docs.created IS DISTINCT FROM EXCLUDED.created"
+            " OR rag.latest_docs.updated IS DISTINCT FROM EXCLUDED.updated"
         ).format(raw=raw_table(table)),
-        {"table": table, "paths": [p for p, _ in kept], "slugs": [s for _, s in kept]},
+        {
+            "table": table,
+            "paths": [k.path for k in kept],
+            "slugs": [k.slug for k in kept],
+            "created": [k.created for k in kept],
+            "updated": [k.updated for k in kept],
+        },
     ).rowcount
     deleted = conn.execute(
         "DELETE FROM rag.latest_docs WHERE source_table = %s AND NOT file_path = ANY(%s)",
-        (table, [p for p, _ in kept]),
+        (table, [k.path for k in kept]),
     ).rowcount
     return upserted, deleted
 

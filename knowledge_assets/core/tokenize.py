@@ -34,6 +34,8 @@ _MAX_PIECE_BYTES = 12_000
 _DROPPED_POS = [("助詞",), ("助動詞",), ("補助記号",), ("空白",)]
 # Postgres drops words over 2,047 bytes; far shorter ones are already noise (base64, hashes).
 _MAX_TOKEN_CHARS = 64
+# Distinct-lexeme bytes one chunk may index: half of Postgres' 1 MB tsvector limit.
+MAX_LEXEME_BYTES = 512 * 1024
 _BREAKS = re.compile(r"(?<=[\n。．！？!?])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _LATIN = re.compile(r"^[A-Za-z0-9\u00c0-\u024f'’._+#-]+$")
@@ -128,8 +130,31 @@ def tsvector_input(text: str) -> str:
 
     Example: ``"東京の大学でdon't!"`` → ``"東京 大学 dont"``. Every token is a plain word for the
     Postgres parser, so the tsvector holds exactly these lexemes at positions 1, 2, 3, ...
+    Capped by :func:`cap_lexemes`, so any text stays within what a tsvector can hold.
     """
-    return " ".join(tokens(text))
+    return " ".join(cap_lexemes(tokens(text)))
+
+
+def cap_lexemes(words: list[str], max_bytes: int = MAX_LEXEME_BYTES) -> list[str]:
+    """``words`` without the *new* words met after the distinct words reach ``max_bytes``.
+
+    Postgres refuses a tsvector whose distinct lexemes take more than 1 MB ("string is too long
+    for tsvector"), which a long run of unique words (a pasted log, random text) reaches. The
+    cap keeps every occurrence of the words already seen, so term frequencies stay right, and
+    drops only words first met past the cap: the start of such a chunk stays keyword-searchable.
+    """
+    seen: set[str] = set()
+    size = 0
+    out: list[str] = []
+    for word in words:
+        if word not in seen:
+            n = len(word.encode("utf-8")) + 1
+            if size + n > max_bytes:
+                continue
+            seen.add(word)
+            size += n
+        out.append(word)
+    return out
 
 
 # tsvector limits: positions above 16383 are stored as 16383 (so only a chunk's first 16383 tokens

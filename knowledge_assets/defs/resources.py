@@ -30,6 +30,9 @@ def build_resources() -> dict[str, dg.ConfigurableResource]:
             prefix=source.github_prefix,
             base_url=source.github_base_url,
             token=_secret("GITHUB_TOKEN"),  # type: ignore[arg-type]
+            draft_markers=list(source.draft_markers),
+            created_keys=list(source.created_keys),
+            updated_keys=list(source.updated_keys),
         ),
         "embedder": EmbedderResource(
             provider=embed.provider,

@@ -114,9 +114,9 @@ def document_text(doc: Mapping[str, Any]) -> str:
     for key in ("content_type", "created", "updated"):
         if doc.get(key):
             lines.append(f"{key}: {doc[key]}")
+    why = doc.get("not_searchable")
     if not doc.get("latest", True):
-        newer = doc.get("superseded_by")
-        lines.append(
-            f"latest: false (superseded by {newer})" if newer else "latest: false (not searched)"
-        )
+        lines.append(f"latest: false (not searchable: {why or 'not the latest version'})")
+    elif why:
+        lines.append(f"not searchable: {why}")
     return "\n".join(lines) + "\n---\n" + (doc.get("content") or "")

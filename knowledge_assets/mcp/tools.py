@@ -21,6 +21,7 @@ from pydantic import Field
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.explain import rejection
 from knowledge_assets.core.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp.reader import (
@@ -95,12 +96,17 @@ class KnowledgeTools:
         """Return one whole note: a metadata header (path, title, tags, aliases, dates), a line
         '---', then the full Markdown body.
 
-        Superseded and draft versions are returned too, marked 'latest: false'. An unknown path
+        Superseded, draft and empty versions are returned too, with a line 'not searchable:'
+        saying why (draft, empty, superseded by X, could not be chunked); a rejected file's
+        error says why it was rejected. An unknown path
         or one outside the vault (absolute, '..') is an error.
         """
         path = self._path(file_path)
         doc = self._call(lambda conn: self._find_doc(conn, path))
         if doc is None:
+            rejected = self._call(lambda conn: rejection(conn, path))
+            if rejected:
+                raise ToolError(f"{path!r} is not stored: rejected because {rejected}")
             raise ToolError(f"no note at {path!r}; search_docs returns valid paths")
         return fmt.document_text(doc)
 

@@ -17,12 +17,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from knowledge_assets.core.frontmatter import json_safe
 from knowledge_assets.core.parsing import (
     DEFAULT_MAX_BYTES,
     ParsedDoc,
     Rejection,
     content_hash,
-    json_safe,
 )
 
 BOOKMARK_SUFFIXES = (".json",)
@@ -59,8 +59,10 @@ def parse_bookmarks(
     problem = _shape_problem(value)
     if problem:
         return Rejection(path, f"not a bookmark file: {problem}")
-    meta = json_safe({k: v for k, v in value.items() if k != "body"})
-    body = json.dumps(json_safe(value["body"]), ensure_ascii=False, indent=1, sort_keys=True)
+    meta = json_safe({k: v for k, v in value.items() if k != "body"}, bounded=False)
+    body = json.dumps(
+        json_safe(value["body"], bounded=False), ensure_ascii=False, indent=1, sort_keys=True
+    )
     meta_text = json.dumps(meta, ensure_ascii=False, sort_keys=True)
     return ParsedDoc(path, meta, body, content_hash(meta_text, body))
 

@@ -46,7 +46,9 @@ def chunks(
     for path, warning in report.warnings:
         context.log.warning("%s: %s", path, warning)
     for path, reason in report.failed:
-        context.log.warning("%s: chunks not written, retried next run: %s", path, reason)
+        context.log.error(
+            "%s could not be chunked (kept its previous chunks, retried next run): %s", path, reason
+        )
     return dg.MaterializeResult(metadata=_chunk_metadata(report, total[0] if total else 0))
 
 
@@ -55,6 +57,7 @@ def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataVal
         "summary": dg.MetadataValue.text(
             f"{len(report.documents)} notes re-chunked: {report.chunks_written} chunks written, "
             f"{report.chunks_unchanged} unchanged, {report.chunks_removed} removed"
+            + (f", {len(report.failed)} notes failed" if report.failed else "")
         ),
         "total_chunks": dg.MetadataValue.int(total),
         "documents_rechunked": dg.MetadataValue.int(len(report.documents)),
@@ -65,6 +68,7 @@ def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataVal
         "notes_failed": dg.MetadataValue.md(md_table(("file", "reason"), report.failed)),
         "orphan_embeddings_removed": dg.MetadataValue.int(report.embeddings_removed),
         "warnings": dg.MetadataValue.md(md_table(("file", "warning"), report.warnings)),
+        "failed_notes": dg.MetadataValue.int(len(report.failed)),
         "rechunked": dg.MetadataValue.md(path_list({"notes": report.documents})),
     }
 
@@ -144,7 +148,11 @@ def _subset_metadata(subset: SubsetReport) -> dict[str, dg.MetadataValue]:
 def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
     rate = report.embedded / report.seconds_in_model if report.seconds_in_model else 0.0
     return {
-        "summary": dg.MetadataValue.text(f"{report.embedded} embedded, {report.reused} reused"),
+        "summary": dg.MetadataValue.text(
+            f"{report.embedded} embedded, {report.reused} reused"
+            + (f", {report.failed_texts} failed" if report.failed_texts else "")
+        ),
+        "failed": dg.MetadataValue.int(report.failed_texts),
         "model": dg.MetadataValue.text(report.model),
         "embedded": dg.MetadataValue.int(report.embedded),
         "reused": dg.MetadataValue.int(report.reused),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from knowledge_assets.core import checks_sql, models
+from knowledge_assets.core import checks_sql, failures, models
 from knowledge_assets.defs.check_results import listing_result
 from knowledge_assets.defs.metadata import md_table
 from knowledge_assets.resources import PostgresResource
@@ -80,4 +80,20 @@ def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckRes
         table_key="chunks",
         columns=("file", "chunk", "heading", "tokens (est.)", "model", "limit"),
         severity=dg.AssetCheckSeverity.WARN,
+    )
+
+
+@dg.asset_check(asset="chunks", name="every_note_indexed")
+def every_note_indexed(postgres: PostgresResource) -> dg.AssetCheckResult:
+    """Every latest note could be chunked and its vectors stored. A note that failed (listed
+    here with the step and the reason) did not stop the others; its previous chunks, if any,
+    are still searched, and the next run tries it again."""
+    with postgres.connect() as conn:
+        failed = failures.listed(conn)
+    return listing_result(
+        failed,
+        problem="notes could not be indexed",
+        count_key="failed_notes",
+        table_key="files",
+        columns=("file", "step", "reason"),
     )

@@ -97,16 +97,19 @@ def _latest_docs(
     """The newest version of every note, in `rag.latest_docs`: this is what gets chunked,
     embedded and searched.
 
-    A note named in another note's `previous` frontmatter is superseded by it. Drafts and notes
-    without a body are left out. Notes of a declared source that is no longer declared are
-    removed, and the run lists them."""
+    A note named in another note's `previous` frontmatter is superseded by it. Drafts
+    (`draft: true` or `published: false`) and notes without a body are left out. Dates come
+    from `created`/`updated`, else `createdAt`/`updatedAt`, else `date`; a value that is not a
+    date is listed in the metadata, never fatal. Notes of a declared source that is no longer
+    declared are removed, and the run lists them."""
     tables = source_tables(context, vault)
+    conventions = vault.conventions()
     reports: list[LatestReport] = []
     with postgres.writer(context.log) as conn:
         removals = remove_undeclared(conn, tables)
         for table in tables:
             if table == vault_table(vault) or store.table_exists(conn, table):
-                reports.append(refresh_latest(conn, table))
+                reports.append(refresh_latest(conn, table, conventions))
     for removal in removals:
         context.log.warning(
             "source %s is no longer declared: removed %d notes and %d files",
@@ -114,6 +117,8 @@ def _latest_docs(
         )  # fmt: skip
     for cycle in (c for report in reports for c in report.plan.cycles):
         context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
+    for path, key, value in (d for report in reports for d in report.plan.bad_dates):
+        context.log.warning("%s: `%s: %s` is not a date (YYYY-MM-DD); left empty", path, key, value)
     metadata = _latest_metadata(merge_reports(reports))
     if removals:
         metadata["removed_sources"] = dg.MetadataValue.md(
@@ -162,8 +167,10 @@ def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:
         "drafts": dg.MetadataValue.int(len(plan.drafts)),
         "empty": dg.MetadataValue.int(len(plan.empty)),
         "cycles": dg.MetadataValue.int(len(plan.cycles)),
+        "unparseable_dates": dg.MetadataValue.int(len(plan.bad_dates)),
         "rows_written": dg.MetadataValue.int(report.upserted),
         "rows_removed": dg.MetadataValue.int(report.removed),
+        "bad_dates": dg.MetadataValue.md(md_table(("file", "key", "value"), plan.bad_dates)),
         "superseded_versions": dg.MetadataValue.md(
             md_table(("old version", "superseded by"), sorted(plan.superseded.items()))
         ),

@@ -1,0 +1,76 @@
+"""Why a note is not searchable: superseded, a draft, empty, rejected, or failed to index.
+
+``get`` (CLI and MCP) shows this next to a note that search will not return, so a user never
+has to guess whether a note is missing, hidden on purpose or broken.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.core.conventions import Conventions
+
+
+def why_not_searchable(
+    conn: psycopg.Connection, file_path: str, conventions: Conventions | None = None
+) -> str | None:
+    """A short reason ``file_path`` is not searched, or None when it is a searchable note.
+
+    Unknown paths give None too: the caller says "no note at ...".
+    """
+    latest = conn.execute(
+        "SELECT f.step, f.reason FROM rag.latest_docs d"
+        " LEFT JOIN rag.note_failures f ON f.document_id = d.id"
+        " WHERE d.file_path = %s ORDER BY f.step LIMIT 1",
+        (file_path,),
+    ).fetchone()
+    if latest is not None:
+        step, reason = latest
+        if step is None:
+            return None
+        verb = "chunked" if step == "chunks" else "embedded"
+        return f"could not be {verb}: {reason}"
+    return _excluded(conn, file_path, conventions or Conventions())
+
+
+def _excluded(conn: psycopg.Connection, file_path: str, conventions: Conventions) -> str | None:
+    row = conn.execute(
+        "SELECT superseded_by FROM rag.superseded_docs WHERE file_path = %s LIMIT 1",
+        (file_path,),
+    ).fetchone()
+    if row is not None:
+        return f"superseded by {row[0]}"
+    rejected = rejection(conn, file_path)
+    stored = _stored(conn, file_path)
+    if stored is None:
+        return f"rejected because {rejected}" if rejected else None
+    frontmatter, has_body = stored
+    marker = conventions.draft_marker(frontmatter or {})
+    if marker:
+        return f"draft ({marker})"
+    if not has_body:
+        return "empty: no text besides headings"
+    if rejected:
+        return f"rejected because {rejected}"
+    return "not indexed yet: materialize latest_docs"
+
+
+def rejection(conn: psycopg.Connection, file_path: str) -> str | None:
+    """The reason the current file at ``file_path`` was rejected, if it was."""
+    row = conn.execute(
+        "SELECT reason FROM raw.rejected_files WHERE file_path = %s ORDER BY source_table LIMIT 1",
+        (file_path,),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def _stored(conn: psycopg.Connection, file_path: str) -> tuple[dict[str, Any], bool] | None:
+    row = conn.execute(
+        "SELECT frontmatter, has_body FROM raw.docs_local WHERE file_path = %(p)s"
+        " UNION ALL SELECT frontmatter, has_body FROM raw.docs_github WHERE file_path = %(p)s"
+        " LIMIT 1",
+        {"p": file_path},
+    ).fetchone()
+    return (row[0], bool(row[1])) if row else None
