@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-_DROP = """
+DROP_CAPABILITIES = """
 import ctypes, os
 def drop_capabilities():
     if os.geteuid() != 0:
@@ -32,7 +32,7 @@ def drop_capabilities():
         raise SystemExit(f"capset failed: errno {ctypes.get_errno()}")
 """
 _SYNC = (
-    _DROP
+    DROP_CAPABILITIES
     + """
 import json, sys
 from knowledge_assets.core import db
@@ -50,7 +50,7 @@ print(json.dumps({"new": r.new, "deleted": r.deleted, "rejected": r.rejected,
 """
 )
 _PROBE = (
-    _DROP
+    DROP_CAPABILITIES
     + """
 import sys
 drop_capabilities()

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from knowledge_assets.core.frontmatter import clean_text
 from knowledge_assets.core.sources.base import (
     MARKDOWN_SUFFIXES,
     ChangeSet,
@@ -87,6 +88,9 @@ class LocalSource:
         except OSError:
             # a symlink loop or a dangling link with a note's name: offered, then rejected
             return (rel, UNREADABLE) if is_markdown(rel, self.suffixes) else None
+        if not os.access(entry.path, os.R_OK):
+            # chmod keeps the mtime: without this, a stored note made unreadable looks unchanged
+            return rel, UNREADABLE
         return rel, f"{st.st_size}:{st.st_mtime_ns}"
 
     def _rel(self, path: Path) -> str:
@@ -110,7 +114,10 @@ class LocalSource:
         fetch = sorted(path for path, token in versions.items() if known.get(path) != token)
         hidden = tuple(self.unreadable)
         # Notes under a folder that cannot be listed are not gone: keep them, report the folder.
-        deleted = sorted(p for p in set(known) - set(versions) if not p.startswith(hidden))
+        # A file name that is not UTF-8 is recorded under a cleaned name: not a deletion either.
+        renamed = {clean_text(p) for p in versions if clean_text(p) != p}
+        gone = set(known) - set(versions) - renamed
+        deleted = sorted(p for p in gone if not p.startswith(hidden))
         return ChangeSet(
             head=git_head(self.root) or self.fingerprint(versions),
             fetch=fetch,
