@@ -137,8 +137,8 @@ def _failed(
     exc: BaseException,
 ) -> None:  # fmt: skip
     """Record a note that could not be chunked or written; its previous chunks stay."""
-    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-        conn.rollback()
+    if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+        conn.rollback()  # a statement failed outside a savepoint: the transaction is aborted
     reason = failures.describe(exc)
     report.failed.append((path, reason))
     failures.record(conn, "chunks", [(doc_id, doc_hash, reason)])
