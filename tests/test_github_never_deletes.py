@@ -8,7 +8,7 @@ from knowledge_assets.core import db, store
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
-from tests.fakes.github_server import FakeGitHub
+from tests.fakes.github_server import FakeGitHub, git_sha
 
 TOKEN = "ghp_fake_token_for_deletion_tests"
 NOTES: dict[str, bytes | None] = {
@@ -52,3 +52,21 @@ def test_a_failed_fetch_fails_the_sync_and_deletes_nothing(db_url: str) -> None:
         with db.connect(db_url) as conn:
             fixed = sync_source(conn, _source(gh), full=True)
     assert fixed.deleted == ["vault/n0.md"] and fixed.changed == ["vault/n1.md"]
+
+
+def test_a_blob_github_will_not_serve_rejects_that_file_only(db_url: str) -> None:
+    with FakeGitHub(token=TOKEN) as gh:
+        gh.commit(NOTES)
+        with db.connect(db_url) as conn:
+            sync_source(conn, _source(gh))
+        gh.commit({"vault/n2.md": b"# n2\n\nedited\n", "vault/n3.md": b"# n3\n\nedited\n"})
+        lost = git_sha("blob", b"# n2\n\nedited\n")
+        del gh.blobs[lost]  # GitHub answers 404 for this one blob
+        with db.connect(db_url) as conn:
+            report = sync_source(conn, _source(gh))
+            kept = conn.execute(
+                "SELECT content FROM raw.docs_github WHERE file_path = 'vault/n2.md'"
+            ).fetchone()
+    assert report.changed == ["vault/n3.md"] and report.deleted == []
+    assert report.rejected == [("vault/n2.md", "GitHub did not serve the file (HTTP 404)")]
+    assert kept == ("# n2\n\nbody 2\n",)

@@ -12,6 +12,8 @@ import pytest
 from knowledge_assets.core import db, store
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.defs.ingest.checks import raw_docs_match_source
+from knowledge_assets.resources import PostgresResource, VaultResource
 
 from .conftest import EXAMPLE_VAULT
 from .unprivileged import require_unreadable, sync_unprivileged
@@ -98,6 +100,11 @@ def test_unreadable_file_and_folder_keep_their_notes_and_are_reported(
     rejected, stored = _sync_readonly(db_url)
     assert {f"locked/n{i}.md" for i in range(5)} <= stored and "projects/garden.md" in stored
     assert "its 5 stored notes are kept" in rejected["locked/"]
+    check = raw_docs_match_source(
+        PostgresResource(database_url=db_url), VaultResource(path=str(vault))
+    )
+    assert not check.passed and "1 unreadable" in (check.description or "")
+    assert "cannot be read (stored notes kept)" in str(check.metadata["files"].value)
     # readable again: the next run converges, the edit lands, the folder report goes away
     garden.chmod(0o644)
     locked.chmod(0o755)

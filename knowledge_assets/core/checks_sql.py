@@ -83,11 +83,15 @@ class SourceDrift:
     missing: list[str] = field(default_factory=list)  # in the source, not stored
     stale: list[str] = field(default_factory=list)  # stored, but changed in the source since
     extra: list[str] = field(default_factory=list)  # stored, but gone from the source
+    unreadable: list[str] = field(default_factory=list)  # files and folders that cannot be read
 
     @property
     def in_sync(self) -> bool:
-        """Same head as last synced, and every file stored (or rejected) at its current version."""
-        return self.head == self.synced_head and not (self.missing or self.stale or self.extra)
+        """Same head as last synced, and every file stored (or rejected) at its current version;
+        nothing in the source unreadable (its stored notes are kept, but may be stale)."""
+        return self.head == self.synced_head and not (
+            self.missing or self.stale or self.extra or self.unreadable
+        )
 
 
 def source_drift(conn: psycopg.Connection, source: Source) -> SourceDrift:
@@ -104,12 +108,15 @@ def source_drift(conn: psycopg.Connection, source: Source) -> SourceDrift:
     changes = source.changes(None, known)
     present = changes.present or set()
     rejected = set(known) - stored
+    # A file that could not be read is recorded with an empty version, so it is tried again.
+    unreadable = {p for p in changes.fetch if known.get(p) == ""}
     return SourceDrift(
         head=changes.head,
         synced_head=synced,
         source_files=len(present - rejected),
         stored_files=len(stored),
         missing=sorted(p for p in changes.fetch if p not in known),
-        stale=sorted(p for p in changes.fetch if p in known),
+        stale=sorted(p for p in changes.fetch if p in known and p not in unreadable),
         extra=sorted(changes.deleted),
+        unreadable=sorted(unreadable | set(changes.unreadable)),
     )

@@ -20,7 +20,7 @@ import requests
 from github.Repository import Repository
 
 from knowledge_assets.core import secrets
-from knowledge_assets.core.sources.base import ChangeSet, SourceError, is_markdown
+from knowledge_assets.core.sources.base import ChangeSet, SourceError, UnreadableFile, is_markdown
 
 T = TypeVar("T")
 
@@ -114,11 +114,19 @@ class GitHubSource:
         return changes
 
     def read(self, path: str) -> bytes:
-        """The bytes of one file at the head of the last ``changes`` call (or the current head)."""
+        """The bytes of one file at the head of the last ``changes`` call (or the current head).
+
+        A file GitHub will not serve (404, 403, an unknown encoding) is :class:`UnreadableFile`:
+        only that file is rejected. Failures retrying cannot fix for the whole source (401,
+        unreachable) still stop the sync before anything is written.
+        """
         sha = self._blobs.get(path)
-        if sha is None:
-            return self._read_contents(path)
-        return self._read_blob(sha, path)
+        try:
+            if sha is None:
+                return self._read_contents(path)
+            return self._read_blob(sha, path)
+        except _HTTPError as exc:
+            raise UnreadableFile(f"GitHub did not serve the file (HTTP {exc.status})") from exc
 
     def _wanted(self, path: str) -> bool:
         scope = f"{self.prefix}/" if self.prefix else ""
@@ -330,4 +338,4 @@ def _decode(encoding: str | None, content: str | None, path: str) -> bytes:
         return base64.b64decode(content or "")
     if encoding in ("utf-8", "utf8"):
         return (content or "").encode()
-    raise SourceError(f"GitHub sent {path} in an unknown encoding {encoding!r}")
+    raise UnreadableFile(f"GitHub sent the file in an unknown encoding {encoding!r}")

@@ -43,6 +43,7 @@ def raw_docs_match_source(postgres: PostgresResource, vault: VaultResource) -> d
                         "in the source, not stored": drift.missing,
                         "changed in the source since the sync": drift.stale,
                         "stored, but gone from the source": drift.extra,
+                        "cannot be read (stored notes kept)": drift.unreadable,
                     }
                 )
             ),
@@ -56,6 +57,7 @@ def _describe(drift: checks_sql.SourceDrift) -> str:
     return (
         f"source at {drift.head[:12]}, last synced {(drift.synced_head or 'never')[:12]}: "
         f"{len(drift.missing)} missing, {len(drift.stale)} stale, {len(drift.extra)} extra"
+        + (f", {len(drift.unreadable)} unreadable" if drift.unreadable else "")
     )
 
 
