@@ -136,7 +136,38 @@ def json_safe(value: Any, *, bounded: bool = True) -> Any:
     itself (``x: &a [*a]``) raises :class:`FrontmatterError`. ``bounded=False`` lifts the
     expansion budget, for values parsed from JSON (which has no aliases to expand).
     """
+    if bounded:
+        _measure(value, {}, set())
     return _convert(value, _Budget(bounded), set())
+
+
+def _measure(value: Any, memo: dict[int, tuple[int, int]], open_ids: set[int]) -> tuple[int, int]:
+    """(values, characters) of ``value`` once aliases are expanded, without expanding them.
+
+    Aliases are shared objects, so each is measured once (``memo``): a billion-laughs header is
+    judged in microseconds, before any copy is made. Raises :class:`FrontmatterError` over the
+    limits or on an alias that contains itself.
+    """
+    if isinstance(value, str | bytes):
+        return 0, len(value)
+    if not isinstance(value, dict | list | tuple | set):
+        return 0, 0
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    if key in open_ids:
+        raise FrontmatterError("an alias refers to a value that contains it")
+    open_ids.add(key)
+    nodes, chars = 1 + len(value), 0
+    parts = [p for kv in value.items() for p in kv] if isinstance(value, dict) else list(value)
+    for part in parts:
+        n, c = _measure(part, memo, open_ids)
+        nodes, chars = nodes + n, chars + c
+        if nodes > MAX_NODES or chars > MAX_CHARS:
+            _Budget().spend(nodes, chars)  # raises with the limit that was passed
+    open_ids.discard(key)
+    memo[key] = (nodes, chars)
+    return nodes, chars
 
 
 def _convert(value: Any, budget: _Budget, open_ids: set[int]) -> Any:
