@@ -179,11 +179,24 @@ def chunk_tsvector(heading_text: str, body: str) -> str:
     """
     head, text = tokens(heading_text), tokens(body)
     slots: dict[str, list[str]] = {}
+    size = 0  # distinct-lexeme bytes: capped as in cap_lexemes, unigrams before pairs
+
+    def add(lexeme: str, position: str) -> None:
+        nonlocal size
+        slot = slots.get(lexeme)
+        if slot is None:
+            n = len(lexeme.encode("utf-8")) + 1
+            if size + n > MAX_LEXEME_BYTES:
+                return
+            size += n
+            slot = slots[lexeme] = []
+        slot.append(position)
+
     for start, toks, uni, bi in ((1, head, "A", "B"), (1 + len(head), text, "D", "C")):
         for i, tok in enumerate(toks):
-            slots.setdefault(tok, []).append(f"{min(start + i, _MAX_POSITION)}{uni}")
+            add(tok, f"{min(start + i, _MAX_POSITION)}{uni}")
         for i, pair in enumerate(bigrams(toks)):
-            slots.setdefault(pair, []).append(f"{min(start + i, _MAX_POSITION)}{bi}")
+            add(pair, f"{min(start + i, _MAX_POSITION)}{bi}")
     return " ".join(f"{_quote(lex)}:{','.join(pos)}" for lex, pos in slots.items())
 
 
