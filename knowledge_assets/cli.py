@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from knowledge_assets import search_cli
+from knowledge_assets import answer_cli, search_cli
 from knowledge_assets.cli_errors import debug_requested, run_reporting
 
 
@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
     search_cli.add_commands(sub)
+    answer_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")
