@@ -77,7 +77,8 @@ def test_streamer_shows_a_prose_reply_as_it_comes() -> None:
 
 def _note(rank: int, sections: int, chars: int) -> RetrievedNote:
     passages = [
-        Passage(f"第{i}段落", "あ" * chars, 1.0, 1.0, ("keyword",)) for i in range(sections)
+        Passage(f"c{i}", f"第{i}段落", "あ" * chars, 1.0, 1.0, ("keyword",))
+        for i in range(sections)
     ]
     content = "\n\n".join(f"## {p.heading}\n{p.content}" for p in passages)
     return RetrievedNote(f"n{rank}.md", f"ノート{rank}", ("タグ",), rank, passages, content=content)

@@ -39,7 +39,9 @@ def _clip(text: str) -> str:
 
 
 def best_quotes(retrieval: Retrieval) -> list[Quote]:
-    """Up to ``MAX_QUOTES`` sentences from relevant sections, best covering first."""
+    """Up to ``MAX_QUOTES`` sentences from relevant sections: the best one of the best-ranked
+    relevant note (search ranks notes better than a single sentence's overlap does), then the
+    best covering sentences of any note."""
     candidates: list[Quote] = []
     for note in retrieval.relevant:
         for passage in note.passages:
@@ -49,11 +51,14 @@ def best_quotes(retrieval: Retrieval) -> list[Quote]:
             for sentence in sentences(passage.content):
                 own = coverage(retrieval.weights, context | set(tokens(sentence)))
                 candidates.append(Quote(note, passage.heading, sentence, own))
-    candidates.sort(key=lambda q: -q.score)  # stable: ties keep retrieval order
     if not candidates:
         return []
+    candidates.sort(key=lambda q: -q.score)  # stable: ties keep retrieval order
+    lead_note = min((q.note for q in candidates), key=lambda n: n.rank)
+    lead = next(q for q in candidates if q.note is lead_note)
     floor = candidates[0].score * KEEP_RATIO
-    return [q for q in candidates[:MAX_QUOTES] if q.score >= floor]
+    rest = [q for q in candidates if q is not lead and q.score >= floor]
+    return [lead, *rest[: MAX_QUOTES - 1]]
 
 
 def extractive_answer(retrieval: Retrieval) -> tuple[str, list[RetrievedNote]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -155,7 +155,7 @@ class Asker:
         # A follow-up ("それはいつ？") may only make sense with the previous question.
         joined = f"{history[-1].question} {question}"
         again = retrieve(conn, joined, top_k=top_k, filters=filters, embedder=self.embedder)
-        return again if again.found else found
+        return replace(again, question=question) if again.found else found
 
     def _offline(self, retrieval: Retrieval, started: float) -> Iterator[Event]:
         text, cited = extractive_answer(retrieval)

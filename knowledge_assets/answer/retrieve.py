@@ -23,7 +23,7 @@ from knowledge_assets.core.tokenize import query_terms, tokens
 
 DEFAULT_TOP_K = 5
 CHUNKS_PER_QUERY = 50  # sections searched per question: enough to fill five notes
-RELEVANT = 0.5  # coverage of the question's weight needed to call a section relevant
+RELEVANT = 0.35  # weighted share of the question a section must cover to count as relevant
 HIGH, MEDIUM = 0.75, 0.5
 
 
@@ -31,6 +31,7 @@ HIGH, MEDIUM = 0.75, 0.5
 class Passage:
     """One retrieved section of a note."""
 
+    chunk_id: str
     heading: str
     content: str
     score: float
@@ -116,22 +117,36 @@ def retrieve(
     )
     weights = term_weights(conn, query_terms(question))
     notes: dict[str, RetrievedNote] = {}
+    hits: list[SearchHit] = []
     for hit in response.hits:
-        note = notes.get(hit.file_path)
-        if note is None:
+        if hit.file_path not in notes:
             if len(notes) >= top_k:
                 continue
-            note = RetrievedNote(hit.file_path, hit.title, hit.tags, rank=len(notes) + 1)
-            notes[hit.file_path] = note
-        note.passages.append(_passage(hit, weights))
+            notes[hit.file_path] = RetrievedNote(hit.file_path, hit.title, hit.tags, len(notes) + 1)
+        hits.append(hit)
+    lexemes = _chunk_lexemes(conn, [h.chunk_id for h in hits])
+    titles = {path: set(tokens(note.title)) for path, note in notes.items()}
+    for hit in hits:
+        own = lexemes.get(hit.chunk_id) or set(tokens(f"{hit.heading}\n{hit.content}"))
+        seen = own | titles[hit.file_path]
+        notes[hit.file_path].passages.append(
+            Passage(hit.chunk_id, hit.heading, hit.content, hit.score, coverage(weights, seen), hit.retrievers)
+        )  # fmt: skip
     _add_metadata(conn, list(notes.values()))
     ranked = list(notes.values())
     return Retrieval(question, ranked, response.model, response.timings["total_ms"], weights)
 
 
-def _passage(hit: SearchHit, weights: dict[str, float]) -> Passage:
-    seen = set(tokens(f"{hit.title}\n{hit.parent_heading}\n{hit.heading}\n{hit.content}"))
-    return Passage(hit.heading, hit.content, hit.score, coverage(weights, seen), hit.retrievers)
+def _chunk_lexemes(conn: psycopg.Connection, chunk_ids: list[str]) -> dict[str, set[str]]:
+    """The keyword lexemes stored with each chunk (title, headings and text, as indexed): no
+    second tokenization of what search just matched."""
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id::text, tsvector_to_array(tokens) FROM rag.chunks WHERE id = ANY(%s::uuid[])",
+        (chunk_ids,),
+    ).fetchall()
+    return {r[0]: set(r[1] or ()) for r in rows}
 
 
 def _add_metadata(conn: psycopg.Connection, notes: list[RetrievedNote]) -> None:
