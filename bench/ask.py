@@ -32,16 +32,16 @@ from common import JSQUAD, fresh_database
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes
 
-from knowledge_assets.answer import NOT_FOUND, Asker, LLMSettings  # noqa: E402
-from knowledge_assets.answer.context import STRATEGIES, build_context  # noqa: E402
-from knowledge_assets.answer.retrieve import retrieve  # noqa: E402
-from knowledge_assets.core import db  # noqa: E402
-from knowledge_assets.core.embedders import Embedder, make_embedder  # noqa: E402
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks  # noqa: E402
-from knowledge_assets.core.ingest import sync_source  # noqa: E402
-from knowledge_assets.core.latest import refresh_latest  # noqa: E402
-from knowledge_assets.core.sources.local import LocalSource  # noqa: E402
-from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
+from knowledge_assets.answer import NOT_FOUND, Asker, LLMSettings
+from knowledge_assets.answer.context import STRATEGIES, build_context
+from knowledge_assets.answer.retrieve import retrieve
+from knowledge_assets.core import db
+from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.sources.local import LocalSource
+from tests.fakes.llm_server import FakeLLMServer
 
 
 def ingest(url: str, embedder: Embedder) -> None:
