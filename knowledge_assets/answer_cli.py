@@ -75,8 +75,14 @@ def _ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from knowledge_assets.api.server import serve
+
+    return serve(args.host, args.port)
+
+
 def add_commands(sub: Any) -> None:
-    """Register ``ask`` on the CLI's sub-parsers."""
+    """Register ``ask`` and ``serve`` on the CLI's sub-parsers."""
     ask = sub.add_parser("ask", help="answer a question from the notes, citing them", description=__doc__)  # fmt: skip
     ask.add_argument("question")
     ask.add_argument("--conversation", metavar="ID", help="continue a conversation (follow-up)")
@@ -91,3 +97,7 @@ def add_commands(sub: Any) -> None:
     ask.add_argument("--no-save", action="store_true", help="do not keep it in the Q&A history")
     ask.add_argument("--json", action="store_true", help="print JSON")
     ask.set_defaults(func=_ask)
+    serve = sub.add_parser("serve", help="serve the HTTP API and the search page")
+    serve.add_argument("--host", default="127.0.0.1", help="other than loopback needs KA_API_TOKEN")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=_serve)
