@@ -433,3 +433,18 @@ def test_reader_store_reconnects_after_its_connection_was_killed(
         store.close()
     assert second_pid != first_pid
     assert ("日記", 2) in tags
+
+
+def test_get_doc_never_serves_a_draft(client: McpClient) -> None:
+    result = client.call("get_doc", {"file_path": "projects/reading-list.md"})
+    assert result.is_error
+    assert "no note at 'projects/reading-list.md'" in text_of(result)
+
+
+def test_get_doc_returns_one_section(client: McpClient) -> None:
+    text = text_of(client.call("get_doc", {"file_path": LATEST, "section": "チャンキング"}))
+    header, body = text.split("\n---\n", 1)
+    assert "section: チャンキング" in header
+    assert body.startswith("## チャンキング") and "## 検索" not in body
+    missing = client.call("get_doc", {"file_path": LATEST, "section": "存在しない見出し"})
+    assert missing.is_error and "sections: " in text_of(missing)

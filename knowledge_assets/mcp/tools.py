@@ -91,18 +91,24 @@ class KnowledgeTools:
     def get_doc(
         self,
         file_path: Annotated[str, Field(description="The note's vault-relative path, exactly as search_docs or similar_docs returned it, e.g. 'projects/garden.md'.")],
+        section: Annotated[str | None, Field(description="Only this section: its heading as search_docs showed it (## or ###).")] = None,
+        page: Annotated[int, Field(description="Which page of a long note (about 6,000 characters each).", ge=1)] = 1,
     ) -> str:  # fmt: skip
-        """Return one whole note: a metadata header (path, title, tags, aliases, dates), a line
-        '---', then the full Markdown body.
+        """Return a note: a metadata header (path, title, tags, aliases, dates), a line '---',
+        then the Markdown body. A long note comes in pages (the header says 'page: 1/3' and lists
+        the sections); pass page=2 for more, or section='heading' for just one section.
 
-        Superseded and draft versions are returned too, marked 'latest: false'. An unknown path
-        or one outside the vault (absolute, '..') is an error.
+        Superseded versions are returned too, marked 'latest: false'; drafts are never served.
+        An unknown path or one outside the vault (absolute, '..') is an error.
         """
         path = self._path(file_path)
         doc = self._call(lambda conn: self._find_doc(conn, path))
-        if doc is None:
+        if doc is None or not (doc.get("latest", True) or doc.get("superseded_by")):
             raise ToolError(f"no note at {path!r}; search_docs returns valid paths")
-        return fmt.document_text(doc)
+        try:
+            return fmt.document_part(doc, section, page)
+        except LookupError as exc:
+            raise ToolError(str(exc)) from None
 
     def list_tags(self) -> str:
         """List every tag used by the current notes with how many notes carry it, most used
