@@ -214,6 +214,7 @@ def test_get_doc_returns_the_whole_note(client: McpClient) -> None:
     assert f"path: {LATEST}" in header
     assert "title: RAG設計メモ" in header
     assert "tags: rag, design, postgres" in header
+    assert "type: markdown_note" in header  # seed 004's payload field
     expected = (EXAMPLE_VAULT / LATEST).read_text(encoding="utf-8").split("---\n", 2)[2]
     assert body.strip() == expected.strip()
 

@@ -169,3 +169,22 @@ def test_a_source_sensor_requests_a_sync_when_its_folder_changes(
         with dg.build_sensor_context(cursor=first.cursor, resources=resources) as context:
             moved = sensor(context)
         assert isinstance(moved, dg.SensorResult) and moved.cursor != first.cursor
+
+
+def test_scaffolding_writes_a_declaration_that_loads(folders: dict[str, Path]) -> None:
+    from knowledge_assets.components import KnowledgeSource
+
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(
+            component_cls=KnowledgeSource,
+            defs_path="sources/my-marks",
+            scaffold_params={"kind": "bookmarks", "path": str(folders["marks"])},
+        )
+        written = yaml.safe_load((path / "defs.yaml").read_text())
+        assert written["attributes"] == {
+            "name": "my_marks", "kind": "bookmarks", "path": str(folders["marks"]),
+        }  # fmt: skip
+        with sandbox.load_component_and_build_defs(defs_path=path) as (component, defs):
+            assert isinstance(component, KnowledgeSource)
+            keys = {k.to_user_string() for a in defs.assets or () for k in getattr(a, "keys", ())}
+            assert keys == {"raw_docs_my_marks"}

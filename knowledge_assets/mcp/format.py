@@ -163,7 +163,7 @@ def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = Non
     for key in ("tags", "aliases"):
         if doc.get(key):
             lines.append(f"{key}: {_listed(doc[key])}")
-    for key in ("content_type", "created", "updated"):
+    for key in ("type", "content_type", "top_heading", "url", "created", "updated"):
         if doc.get(key):
             lines.append(f"{key}: {doc[key]}")
     if not doc.get("latest", True):
