@@ -47,7 +47,8 @@ def test_ingest_assets_report_counts_and_a_noop_rerun(db_url: str, vault: Path) 
     first = dg.materialize([raw_docs, latest_docs], resources=_resources(db_url, vault))
     meta = _metadata(first, "raw_docs")
     assert meta["new"] == 8 and meta["rejected"] == 1
-    assert "broken.md" in meta["rejected_files"] and "malformed YAML" in meta["rejected_files"]
+    rejected = str(meta["rejected_files"])
+    assert "broken.md" in rejected and "malformed YAML" in rejected
     latest = _metadata(first, "latest_docs")
     assert latest["superseded"] == 1 and latest["drafts"] == 1
     second = dg.materialize([raw_docs, latest_docs], resources=_resources(db_url, vault))
