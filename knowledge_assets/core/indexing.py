@@ -21,8 +21,9 @@ import psycopg
 
 from knowledge_assets.core import chunk_writer, index_store
 from knowledge_assets.core.chunk_writer import NoteChunks
-from knowledge_assets.core.chunking import CHUNKER_VERSION, estimate_tokens
+from knowledge_assets.core.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedding_text import ChunkFields, default_template, parts, text_hash
 from knowledge_assets.core.index_build import configure_build
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
@@ -59,7 +60,7 @@ CHUNK_BATCH_NOTES = 250
 def refresh_chunks(
     conn: psycopg.Connection,
     *,
-    max_tokens: int,
+    max_tokens: int = CHUNK_MAX_TOKENS,
     estimate: Callable[[str], int] = estimate_tokens,
     progress: Progress | None = None,
     force: bool = False,
@@ -170,9 +171,11 @@ def _write(
 
 @dataclass
 class EmbedReport:
-    """What an embedding pass did: ``embedded`` texts sent to the model, ``reused`` already stored."""
+    """What an embedding pass did: ``embedded`` texts sent to the model, ``reused`` chunk texts
+    that already had vectors of it under ``template``."""
 
     model: str
+    template: str = ""
     embedded: int = 0
     reused: int = 0
     total: int = 0
@@ -196,28 +199,41 @@ def embed_missing(
     conn: psycopg.Connection,
     embedder: Embedder,
     *,
+    template: str | None = None,
     document_ids: Sequence[Any] | None = None,
     batch_size: int | None = None,
+    force: bool = False,
     progress: Progress | None = None,
 ) -> EmbedReport:
-    """Embed every chunk text (optionally of some documents) that has no vector of this model.
+    """Embed every chunk (optionally of some documents) that has no vectors of this model under
+    ``template`` (default: the model's measured default); with ``force``, every selected chunk
+    again, overwriting its vectors.
 
-    A bulk run of a model that search is not using drops the model's HNSW index while it writes
-    and rebuilds it before the model is marked complete (also when the run fails).
+    A chunk over the model's input limit is embedded in parts (see
+    :func:`knowledge_assets.core.embedding_text.parts`). A part whose text already has a vector
+    of the model is reused, never sent again. While a model moves to a new template, search keeps
+    reading the old one until every chunk has vectors under the new one. A bulk run of a model
+    that search is not using drops the model's HNSW index while it writes and rebuilds it before
+    the model is marked complete (also when the run fails).
     """
     started = time.perf_counter()
-    report = _prepare_model(conn, embedder)
-    total, done = index_store.count_texts(conn, embedder.model, document_ids)
-    todo = index_store.texts_to_embed(conn, embedder.model, document_ids)
+    template = template or default_template(embedder.model)
+    report = _prepare_model(conn, embedder, template)
+    total, done = index_store.count_texts(conn, embedder.model, document_ids, template)
+    todo = index_store.chunks_to_embed(
+        conn, embedder.model, template, document_ids, include_embedded=force
+    )
+    stored = set() if force else index_store.stored_hashes(conn, embedder.model)
     deferred = _defer_index(conn, embedder.model, len(todo), done)
     conn.commit()
-    report.total, report.reused = total, done
+    report.total, report.reused = total, total - len(todo)
     if todo:
         report.seconds_loading = _load(embedder)
     progress = progress or Progress("embeddings", "passages")
     progress.start(len(todo))
     try:
-        _embed_batches(conn, embedder, todo, batch_size or embedder.batch_size, report, progress)
+        plan = _Plan(embedder, template, stored, replace=force)
+        _embed_batches(conn, plan, todo, batch_size or embedder.batch_size, report, progress)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
             with contextlib.suppress(psycopg.Error):
@@ -225,34 +241,61 @@ def embed_missing(
         raise
     if deferred:
         _build_index(conn, embedder, report)
-    _finish(conn, embedder.model, report)
+    _finish(conn, embedder.model, template, report)
     report.seconds_total = time.perf_counter() - started
     return report
 
 
+@dataclass
+class _Plan:
+    """How one run turns chunks into texts to embed, and which texts it already has."""
+
+    embedder: Embedder
+    template: str
+    stored: set[str]
+    replace: bool = False
+
+    def texts(self, row: tuple[str, str, str, str, str]) -> list[tuple[int, str, str]]:
+        """(part, text, text hash) of one chunk row from ``chunks_to_embed``."""
+        _, embedding_text, parent, heading, content = row
+        fields = ChunkFields.parse(embedding_text, parent, heading, content)
+        count = getattr(self.embedder, "count_tokens", None) or estimate_tokens
+        pieces = parts(self.template, fields, self.embedder.max_tokens, count)
+        return [(i, text, text_hash(text)) for i, text in enumerate(pieces)]
+
+
 def _embed_batches(
     conn: psycopg.Connection,
-    embedder: Embedder,
-    todo: list[tuple[str, str]],
+    plan: _Plan,
+    todo: list[tuple[str, str, str, str, str]],
     size: int,
     report: EmbedReport,
     progress: Progress,
 ) -> None:
+    embedder = plan.embedder
     with ThreadPoolExecutor(max_workers=1) as writer:
         # The model runs in this thread while the previous batch is written in the other
         # one, so the database never makes the model wait.
         pending: Future[None] | None = None
         for start in range(0, len(todo), size):
-            batch = todo[start : start + size]
+            inputs: list[tuple[str, int, str]] = []
+            new: dict[str, str] = {}
+            for row in todo[start : start + size]:
+                for part, text, digest in plan.texts(row):
+                    inputs.append((row[0], part, digest))
+                    if digest not in plan.stored:
+                        new.setdefault(digest, text)
             t0 = time.perf_counter()
-            vectors = embedder.embed([text for _, text in batch], "document")
+            vectors = embedder.embed(list(new.values()), "document") if new else []
             report.seconds_in_model += time.perf_counter() - t0
+            plan.stored.update(new)
             if pending is not None:
                 pending.result()
-            pending = writer.submit(_write_batch, conn, embedder.model, batch, vectors)
-            report.embedded += len(batch)
+            batch = (list(new), vectors, inputs)
+            pending = writer.submit(_write_batch, conn, plan, *batch)
+            report.embedded += len(new)
             report.batches += 1
-            progress.advance(len(batch))
+            progress.advance(min(size, len(todo) - start))
         if pending is not None:
             pending.result()
 
@@ -293,13 +336,13 @@ def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedRepo
     report.seconds_index = time.perf_counter() - started
 
 
-def _prepare_model(conn: psycopg.Connection, embedder: Embedder) -> EmbedReport:
+def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) -> EmbedReport:
     from knowledge_assets.core.search_sql import ensure_model_index
 
     with conn.transaction():
         stored_dims = index_store.register_model(
             conn, embedder.model, embedder.provider, embedder.dims, embedder.max_tokens,
-            getattr(embedder, "options", {}),
+            getattr(embedder, "options", {}), template,
         )  # fmt: skip
         if stored_dims != embedder.dims:
             raise ValueError(
@@ -307,21 +350,26 @@ def _prepare_model(conn: psycopg.Connection, embedder: Embedder) -> EmbedReport:
                 f"embedder returns {embedder.dims}: register it under another name"
             )
         ensure_model_index(conn, embedder.model, embedder.dims)
-    return EmbedReport(model=embedder.model)
+    return EmbedReport(model=embedder.model, template=template)
 
 
 def _write_batch(
     conn: psycopg.Connection,
-    model: str,
-    batch: list[tuple[str, str]],
+    plan: _Plan,
+    hashes: list[str],
     vectors: Sequence[Sequence[float]],
+    inputs: list[tuple[str, int, str]],
 ) -> None:
     with conn.transaction():
-        index_store.insert_embeddings(conn, model, [h for h, _ in batch], vectors)
+        if hashes:
+            index_store.insert_embeddings(
+                conn, plan.embedder.model, hashes, vectors, replace=plan.replace
+            )
+        index_store.insert_inputs(conn, plan.embedder.model, plan.template, inputs)
 
 
-def _finish(conn: psycopg.Connection, model: str, report: EmbedReport) -> None:
-    total, done = index_store.count_texts(conn, model)
+def _finish(conn: psycopg.Connection, model: str, template: str, report: EmbedReport) -> None:
+    total, done = index_store.count_texts(conn, model, template=template)
     with conn.transaction():
         report.complete = total == done
-        report.active = index_store.mark_model_complete(conn, model, report.complete)
+        report.active = index_store.mark_model_complete(conn, model, template, report.complete)

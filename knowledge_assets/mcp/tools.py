@@ -212,9 +212,12 @@ def _message(exc: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
-def build_server(store: ReaderStore | None = None) -> MCPServer[Any]:
-    """The MCP server with the four read-only tools. Opens no connection."""
+def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> MCPServer[Any]:
+    """The MCP server with the four read-only tools. Opens no connection, unless ``warm_up``
+    starts loading the active model's query embedder in the background."""
     tools = KnowledgeTools(store or ReaderStore())
+    if warm_up:
+        tools.store.warm_up(tools._embedder)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )

@@ -1,6 +1,8 @@
 """Index assets: ``chunks`` (embeddable sections with keyword tokens) and ``embeddings``
 (one vector per model and chunk text, partitioned by model)."""
 
+import inspect
+
 import dagster as dg
 import psycopg
 from pydantic import Field
@@ -37,25 +39,20 @@ class ChunksConfig(dg.Config):
     automation_condition=UPSTREAM_CHANGED,
 )
 def chunks(
-    context: dg.AssetExecutionContext,
-    config: ChunksConfig,
-    postgres: PostgresResource,
-    embedder: EmbedderResource,
+    context: dg.AssetExecutionContext, config: ChunksConfig, postgres: PostgresResource
 ) -> dg.MaterializeResult:
     """The searchable sections of the latest notes, in `rag.chunks`, split at `##` headings.
 
     Each section keeps its heading path, the text sent to the embedding model (a metadata line,
     the previous section for context, the headings and the body), a hash of that text, and
     Japanese and English keyword tokens for full-text search. Only notes whose content changed
-    are split again; a section whose text did not change keeps its row and its vectors."""
-    model = embedder.embedder()
+    are split again; a section whose text did not change keeps its row and its vectors.
+    Sections do not depend on the embedding model, so switching models never splits again."""
     progress = Progress("chunks", "notes", log=context.log.info)
     with postgres.writer(context.log) as conn:
         # latest_docs has already removed the chunks of notes that left it (ON DELETE CASCADE).
         before = _row_count(conn)
-        report = refresh_chunks(
-            conn, max_tokens=model.max_tokens, progress=progress, force=config.force
-        )
+        report = refresh_chunks(conn, progress=progress, force=config.force)
         table = table_metadata(conn, "rag.chunks")
     notices = split_notices(report.warnings)
     for path, notice in notices:
@@ -133,16 +130,7 @@ class EmbeddingsConfig(dg.Config):
         return DocumentFilter(tuple(self.paths), self.path_prefix, self.tag)
 
 
-@dg.asset(
-    key="embeddings",
-    group_name="index",
-    kinds={"pgvector"},
-    deps=["chunks"],
-    partitions_def=embedding_models,
-    tags={"layer": "search"},
-    automation_condition=SEARCH_MODEL_CHANGED,
-)
-def embeddings(
+def _embed_partition(
     context: dg.AssetExecutionContext,
     config: EmbeddingsConfig,
     postgres: PostgresResource,
@@ -162,25 +150,55 @@ def embeddings(
     # models, and a subset is a one-off repair whose vectors replace the partition's own, so it
     # must not show up as a separate, forever "missing" partition in the UI.
     if not context.has_partition_key:
-        keys = ", ".join(embedding_models.get_partition_keys())
+        keys = ", ".join(context.assets_def.partitions_def.get_partition_keys())
         raise dg.Failure(f"choose the embedding model to embed with: a partition ({keys})")
-    model = embedder.embedder(context.partition_key)
+    model = embedder.embedder(context.partition_key)  # dg.Failure when it cannot run here
+    template = embedder.template_for(context.partition_key)
     selection = config.selection()
     with postgres.writer(context.log) as conn:
         try:
             progress = Progress("embeddings", "passages", log=context.log.info)
-            subset = embed_selection(conn, model, selection, force=config.force, progress=progress)
+            subset = embed_selection(
+                conn, model, selection, force=config.force, template=template, progress=progress
+            )
         except NothingSelected as exc:
             raise dg.Failure(str(exc)) from exc
-        table = table_metadata(
-            conn, "rag.embeddings", partition_filter=("model", context.partition_key)
-        )
+        table = table_metadata(conn, "rag.embeddings", partition_filter=("model", model.model))
     report = subset.embed
     context.log.info(
         "%s (%s): %d replaced, %d embedded, %d reused",
         report.model, subset.selection, subset.replaced, report.embedded, report.reused,
     )  # fmt: skip
     return dg.MaterializeResult(metadata=table | _embed_metadata(report) | _subset_metadata(subset))
+
+
+def build_embeddings(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    """The ``embeddings`` asset over the given model partitions (the configured ones in the
+    code location; tests and tools pass their own)."""
+
+    @dg.asset(
+        key="embeddings",
+        group_name="index",
+        kinds={"pgvector"},
+        deps=["chunks"],
+        partitions_def=partitions_def,
+        tags={"layer": "search"},
+        automation_condition=SEARCH_MODEL_CHANGED,
+        name="embeddings",
+        description=inspect.cleandoc(_embed_partition.__doc__ or ""),
+    )
+    def _asset(
+        context: dg.AssetExecutionContext,
+        config: EmbeddingsConfig,
+        postgres: PostgresResource,
+        embedder: EmbedderResource,
+    ) -> dg.MaterializeResult:
+        return _embed_partition(context, config, postgres, embedder)
+
+    return _asset
+
+
+embeddings = build_embeddings(embedding_models)
 
 
 def _subset_metadata(subset: SubsetReport) -> dict[str, dg.MetadataValue]:

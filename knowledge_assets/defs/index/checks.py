@@ -70,8 +70,9 @@ def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckRe
 
 @dg.asset_check(asset="chunks", name="chunks_fit_model_input_limit")
 def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """No section is longer than a registered model's input limit, which would cut it short or
-    refuse it. A warning: the section is still stored and found by keyword. Fix: split it with
+    """No section is longer than a registered model's input limit. A warning: that model
+    embeds such a section in several parts and search scores it by its best part, so it is
+    still found, but a part carries less context than the whole section. Fix: split it with
     more `###` headings."""
     with postgres.connect() as conn:
         oversized = checks_sql.oversized_chunks(conn)
