@@ -184,10 +184,9 @@ def build_embeddings(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefini
         partitions_def=partitions_def,
         tags={"layer": "search"},
         automation_condition=SEARCH_MODEL_CHANGED,
-        name="embeddings",
         description=inspect.cleandoc(_embed_partition.__doc__ or ""),
     )
-    def _asset(
+    def embeddings(
         context: dg.AssetExecutionContext,
         config: EmbeddingsConfig,
         postgres: PostgresResource,
@@ -195,7 +194,7 @@ def build_embeddings(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefini
     ) -> dg.MaterializeResult:
         return _embed_partition(context, config, postgres, embedder)
 
-    return _asset
+    return embeddings
 
 
 embeddings = build_embeddings(embedding_models)
