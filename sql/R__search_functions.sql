@@ -3,7 +3,8 @@
 -- Re-applied whenever this file changes; DROP first so a changed result type can be replaced.
 
 DROP FUNCTION IF EXISTS rag.search_chunks(vector, text[], int, float, text);
--- Vector search over the latest notes. model NULL means the active model; filter_tags matches any
+-- Vector search over the latest notes, through each model's embedding inputs (a chunk embedded
+-- in parts scores as its best part). model NULL means the active model; filter_tags matches any
 -- of the tags. Unfiltered queries use the model's partial HNSW index (the model name and the
 -- dimension are spliced in as literals so the planner can match the index predicate); filtered
 -- ones scan the matching chunks exactly, because HNSW post-filtering can return too few rows.
@@ -28,6 +29,7 @@ SET search_path = rag, public
 AS $$
 DECLARE
     m text := coalesce(model, (SELECT r.model FROM rag.models r WHERE r.is_active));
+    t text := (SELECT r.template FROM rag.models r WHERE r.model = m);
     dims int := vector_dims(query_embedding);
     dist text;
 BEGIN
@@ -40,19 +42,23 @@ BEGIN
         dist := 'e.embedding <=> $1';  -- does not match the index expression: exact scan
     END IF;
     RETURN QUERY EXECUTE format(
-        'SELECT c.id, d.title, c.heading, c.parent_heading, c.content, d.file_path,'
-        ' (1 - s.dist)::float'
+        'SELECT b.id, b.title, b.heading, b.parent_heading, b.content, b.file_path,'
+        ' (1 - b.dist)::float FROM (SELECT DISTINCT ON (c.id) c.id, d.title, c.heading,'
+        ' c.parent_heading, c.content, d.file_path, s.dist'
         ' FROM (SELECT e.text_hash, %1$s AS dist FROM rag.embeddings e'
         '       WHERE e.model = %2$L %3$s ORDER BY %1$s LIMIT $3 * 4 + 40) s'
-        ' JOIN rag.chunks c ON c.text_hash = s.text_hash'
+        ' JOIN rag.embedding_inputs i ON i.model = %2$L AND i.template = %4$L'
+        '  AND i.text_hash = s.text_hash'
+        ' JOIN rag.chunks c ON c.text_hash = i.chunk_hash'
         ' JOIN rag.latest_docs d ON d.id = c.document_id'
         ' WHERE ($2 IS NULL OR d.tags && $2) AND 1 - s.dist >= $4'
-        ' ORDER BY s.dist, c.id LIMIT $3',
+        ' ORDER BY c.id, s.dist) b ORDER BY b.dist, b.id LIMIT $3',
         dist, m,
         CASE WHEN filter_tags IS NULL THEN '' ELSE
-            'AND EXISTS (SELECT 1 FROM rag.chunks c2 JOIN rag.latest_docs d2'
-            ' ON d2.id = c2.document_id WHERE c2.text_hash = e.text_hash AND d2.tags && $2)'
-        END)
+            'AND EXISTS (SELECT 1 FROM rag.embedding_inputs i2 JOIN rag.chunks c2'
+            ' ON c2.text_hash = i2.chunk_hash JOIN rag.latest_docs d2 ON d2.id = c2.document_id'
+            ' WHERE i2.model = e.model AND i2.text_hash = e.text_hash AND d2.tags && $2)'
+        END, t)
     USING query_embedding, filter_tags, match_count, similarity_threshold;
 END
 $$;

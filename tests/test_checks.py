@@ -82,6 +82,13 @@ def text(result: dg.AssetCheckResult) -> str:
     return "\n".join([result.description or "", *values])
 
 
+def rows(result: dg.AssetCheckResult, key: str) -> list[dict[str, Any]]:
+    """The rows of a table in the check's metadata, as the UI lists them."""
+    table = (result.metadata or {})[key]
+    assert isinstance(table, dg.TableMetadataValue)
+    return [dict(record.data) for record in table.records]
+
+
 def sql(db_url: str, query: str, params: Any = None) -> list[Any]:
     with db.connect(db_url) as conn:
         cur = conn.execute(query, params)
@@ -99,7 +106,12 @@ def test_checks_run_with_the_graph_and_pass_on_a_good_store(db_url: str, vault_d
 
 def test_missing_vector_names_the_note(db_url: str, built: dict[str, Any]) -> None:
     first = sql(db_url, GARDEN_HASHES, (GARDEN,))[0][0]
-    sql(db_url, "DELETE FROM rag.embeddings WHERE text_hash = %s", (first,))
+    sql(
+        db_url,
+        "DELETE FROM rag.embeddings e USING rag.embedding_inputs i WHERE i.chunk_hash = %s"
+        " AND e.model = i.model AND e.text_hash = i.text_hash",
+        (first,),
+    )
     result = run(active_model_covers_every_chunk, built)
     assert not result.passed
     assert GARDEN in text(result) and result.metadata["chunks_missing"].value == 1
@@ -132,9 +144,16 @@ def test_vector_of_the_wrong_dimension_names_the_note(db_url: str, built: dict[s
         "INSERT INTO rag.embeddings (model, text_hash, dims, embedding) VALUES (%s, %s, %s, %s)",
         ("openai:other", first, 512, np.ones(512, dtype=np.float32) / np.sqrt(512)),
     )
+    sql(
+        db_url,
+        "INSERT INTO rag.embedding_inputs (model, template, chunk_hash, part, text_hash)"
+        " VALUES ('openai:other', 'seed000', %s, 0, %s)",
+        (first, first),
+    )
     result = run(vectors_match_model_dimension, built)
     assert not result.passed
-    assert f"| {GARDEN} | openai:other | 512 | 1024 |" in text(result)
+    [row] = rows(result, "files")
+    assert row == {"file": GARDEN, "model": "openai:other", "vector dims": 512, "model dims": 1024}
 
 
 def test_chunk_over_the_model_limit_warns_naming_the_file(
@@ -148,7 +167,10 @@ def test_chunk_over_the_model_limit_warns_naming_the_file(
     )
     result = run(chunks_fit_model_input_limit, built)
     assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
-    assert GARDEN in text(result) and "| 9000 | usem3 | 8000 |" in text(result)
+    assert GARDEN in text(result)
+    assert {"tokens (est.)": 9000, "model": "usem3", "limit": 8000}.items() <= rows(
+        result, "chunks"
+    )[0].items()
 
 
 def test_cycle_in_previous_names_both_notes(db_url: str, vault_dir: Path) -> None:

@@ -7,6 +7,7 @@ import re
 import dagster as dg
 import pytest
 
+from knowledge_assets.core.chunking import CHUNKER_VERSION
 from knowledge_assets.definitions import defs
 
 
@@ -122,3 +123,46 @@ def test_ka_automation_sets_whether_sensor_and_schedule_start_running(
         monkeypatch.delenv("KA_AUTOMATION", raising=False)
         importlib.reload(sensors)
         importlib.reload(schedules)
+
+
+def test_definitions_snapshot() -> None:
+    """What the UI shows for each asset: group, kinds, tags, code version, automation."""
+    graph = defs().resolve_asset_graph()
+    snapshot = {}
+    for key in sorted(graph.get_all_asset_keys()):
+        node = graph.get(key)
+        condition = node.automation_condition
+        snapshot[key.to_user_string()] = (
+            node.group_name,
+            node.kinds,
+            {k: v for k, v in node.tags.items() if not k.startswith("dagster/kind/")},
+            node.code_version,
+            condition.get_label() if condition else None,
+            node.partitions_def is not None,
+        )
+    assert snapshot == {
+        "chunks": ("index", {"postgres"}, {"layer": "search"}, CHUNKER_VERSION, "eager", False),
+        "embeddings": (
+            "index", {"pgvector"}, {"layer": "search"}, None, "eager, search model only", True,
+        ),
+        "latest_docs": ("ingest", {"postgres"}, {"layer": "curated"}, None, "eager", False),
+        # The source's own sensor and the nightly schedule drive raw_docs.
+        "raw_docs": ("ingest", {"postgres"}, {"layer": "raw"}, None, None, False),
+    }  # fmt: skip
+
+
+def test_coverage_and_dimension_checks_block_downstream_work() -> None:
+    graph = defs().resolve_asset_graph()
+    blocking = {key.name for key in graph.asset_check_keys if graph.get_check_spec(key).blocking}
+    assert blocking == {"active_model_covers_every_chunk", "vectors_match_model_dimension"}
+
+
+def test_one_automation_sensor_evaluates_the_conditions_beside_the_source_sensor() -> None:
+    loaded = defs()
+    sensors = {sensor.name: sensor for sensor in loaded.sensors or []}
+    assert set(sensors) == {"source_changed_sensor", "automation_condition_sensor"}
+    automation = sensors["automation_condition_sensor"]
+    assert isinstance(automation, dg.AutomationConditionSensorDefinition)
+    # Its custom condition (the search model's partition) runs in the code server.
+    assert automation.sensor_type.value == "AUTOMATION"
+    assert automation.minimum_interval_seconds == 30

@@ -108,4 +108,4 @@ def test_raw_docs_asset_reads_a_github_source(db_url: str, gh: FakeGitHub) -> No
     }
     assert meta["table"] == "raw.docs_github" and meta["head_sha"] == head
     assert (meta["new"], meta["rejected"]) == (3, 1)
-    assert "vault/broken.md" in meta["rejected_files"]
+    assert "vault/broken.md" in str(meta["rejected_files"])

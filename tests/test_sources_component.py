@@ -138,7 +138,9 @@ def test_removing_a_declaration_removes_its_notes_in_a_run_that_says_so(
     assert _notes(db_url) == [("docs_books", "9784003362211.md", "books", "markdown_note")]
     event = result.get_asset_materialization_events()[0].materialization
     removed = event.metadata["removed_sources"].value
-    assert "marks" in str(removed) and "| 1 | 1 |" in str(removed)
+    assert [dict(r.data) for r in removed.records] == [
+        {"source": "marks", "notes removed": 1, "files removed": 1}
+    ]
     with db.connect(db_url) as conn:
         assert conn.execute("SELECT count(*) FROM raw.docs_marks").fetchone() == (0,)
         assert conn.execute("SELECT name FROM meta.sources").fetchall() == [("books",)]
@@ -169,3 +171,22 @@ def test_a_source_sensor_requests_a_sync_when_its_folder_changes(
         with dg.build_sensor_context(cursor=first.cursor, resources=resources) as context:
             moved = sensor(context)
         assert isinstance(moved, dg.SensorResult) and moved.cursor != first.cursor
+
+
+def test_scaffolding_writes_a_declaration_that_loads(folders: dict[str, Path]) -> None:
+    from knowledge_assets.components import KnowledgeSource
+
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(
+            component_cls=KnowledgeSource,
+            defs_path="sources/my-marks",
+            scaffold_params={"kind": "bookmarks", "path": str(folders["marks"])},
+        )
+        written = yaml.safe_load((path / "defs.yaml").read_text())
+        assert written["attributes"] == {
+            "name": "my_marks", "kind": "bookmarks", "path": str(folders["marks"]),
+        }  # fmt: skip
+        with sandbox.load_component_and_build_defs(defs_path=path) as (component, defs):
+            assert isinstance(component, KnowledgeSource)
+            keys = {k.to_user_string() for a in defs.assets or () for k in getattr(a, "keys", ())}
+            assert keys == {"raw_docs_my_marks"}

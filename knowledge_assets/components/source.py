@@ -59,6 +59,33 @@ class Chunking(dg.Model):
         return ChunkingOptions(**{**self.model_dump(), "inherit": tuple(self.inherit)})
 
 
+class SourceParams(dg.Model):
+    """``dg scaffold defs knowledge_assets.components.KnowledgeSource sources/books
+    --kind books --path ~/books``: the folder name becomes the source name."""
+
+    kind: Kind = "local"
+    path: str = ""
+
+
+class SourceScaffolder(dg.Scaffolder[SourceParams]):
+    """Writes a ``defs.yaml`` that loads as is: the name from the folder, the kind and path given."""
+
+    @classmethod
+    def get_scaffold_params(cls) -> type[SourceParams]:
+        return SourceParams
+
+    def scaffold(self, request: dg.ScaffoldRequest[SourceParams]) -> None:
+        name = request.target_path.name.lower().replace("-", "_")
+        path = request.params.path or f"{{{{ env.KA_{name.upper()}_PATH }}}}"
+        attributes: dict[str, object] = {"name": name, "kind": request.params.kind}
+        if request.params.kind == "github":
+            attributes.update(repo="owner/name", branch="main")
+        else:
+            attributes["path"] = path
+        dg.scaffold_component(request, attributes)
+
+
+@dg.scaffold_with(SourceScaffolder)
 class KnowledgeSource(dg.Component, dg.Model, dg.Resolvable):
     """A source of documents for the knowledge store: a notes folder, a GitHub repository, a
     books folder (Markdown without frontmatter) or a bookmarks folder (article JSON)."""

@@ -20,18 +20,20 @@ def chunks_without_vectors(conn: psycopg.Connection, model: str | None) -> list[
     return conn.execute(
         "SELECT d.file_path, count(*)::int FROM rag.chunks c"
         " JOIN rag.latest_docs d ON d.id = c.document_id"
-        " WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e"
-        "   WHERE e.model = %s AND e.text_hash = c.text_hash)"
+        " WHERE NOT EXISTS (SELECT 1 FROM rag.embedding_inputs i JOIN rag.models m"
+        "   ON m.model = i.model AND m.template = i.template"
+        "   WHERE i.model = %s AND i.chunk_hash = c.text_hash)"
         " GROUP BY d.file_path ORDER BY d.file_path",
         (model,),
     ).fetchall()
 
 
 def orphan_embeddings(conn: psycopg.Connection) -> list[tuple[str, str]]:
-    """(model, text hash) of vectors whose text no chunk uses any more."""
+    """(model, text hash) of vectors whose text no chunk uses any more (under any template)."""
     return conn.execute(
         "SELECT e.model, e.text_hash FROM rag.embeddings e WHERE NOT EXISTS"
-        " (SELECT 1 FROM rag.chunks c WHERE c.text_hash = e.text_hash)"
+        " (SELECT 1 FROM rag.embedding_inputs i JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
+        "  WHERE i.model = e.model AND i.text_hash = e.text_hash)"
         " ORDER BY e.model, e.text_hash"
     ).fetchall()
 
@@ -46,7 +48,8 @@ def wrong_dimension_vectors(conn: psycopg.Connection) -> list[tuple[str, str, in
         "SELECT DISTINCT coalesce(d.file_path, 'text ' || e.text_hash), e.model,"
         " vector_dims(e.embedding), m.dims FROM rag.embeddings e"
         " JOIN rag.models m ON m.model = e.model"
-        " LEFT JOIN rag.chunks c ON c.text_hash = e.text_hash"
+        " LEFT JOIN rag.embedding_inputs i ON i.model = e.model AND i.text_hash = e.text_hash"
+        " LEFT JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
         " LEFT JOIN rag.latest_docs d ON d.id = c.document_id"
         " WHERE vector_dims(e.embedding) <> m.dims OR e.dims <> m.dims"
         " ORDER BY 1, 2"

@@ -47,6 +47,11 @@ from knowledge_assets.core.markdown import (
 )
 
 CHUNKER_VERSION = "1"
+# Chunk size limit, the same for every model: chunks never depend on which model is configured,
+# so a model switch re-chunks nothing. A model with a smaller input limit embeds an over-long
+# chunk in parts (knowledge_assets.core.embedding_text.parts). 8,000 is what stores made before
+# this rule were chunked with by default, so they keep their chunks.
+CHUNK_MAX_TOKENS = 8000
 
 _ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 _CONTEXT_SPLIT = re.compile(r"[。．.!?！？\n]")
@@ -287,7 +292,7 @@ def chunk_document(
     frontmatter: Mapping[str, Any],
     body: str,
     *,
-    max_tokens: int = 8000,
+    max_tokens: int = CHUNK_MAX_TOKENS,
     estimate: Callable[[str], int] = estimate_tokens,
 ) -> list[Chunk]:
     """Chunks of one note's Markdown ``body`` (frontmatter already split off), in order."""

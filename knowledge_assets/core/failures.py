@@ -61,8 +61,8 @@ def clear_embedded(conn: psycopg.Connection, model: str) -> None:
         conn.execute(
             "DELETE FROM rag.note_failures f WHERE f.step = 'embeddings'"
             " AND starts_with(f.reason, %(prefix)s) AND NOT EXISTS (SELECT 1 FROM rag.chunks c"
-            " WHERE c.document_id = f.document_id AND NOT EXISTS (SELECT 1 FROM rag.embeddings e"
-            " WHERE e.model = %(model)s AND e.text_hash = c.text_hash))",
+            " WHERE c.document_id = f.document_id AND NOT EXISTS (SELECT 1 FROM rag.embedding_inputs i"
+            " WHERE i.model = %(model)s AND i.chunk_hash = c.text_hash))",
             {"prefix": f"{model}: ", "model": model},
         )
 
@@ -76,7 +76,7 @@ def listed(conn: psycopg.Connection) -> list[tuple[str, str, str]]:
 
 
 def documents_of_texts(conn: psycopg.Connection, hashes: Sequence[str]) -> list[tuple[Any, str]]:
-    """(document_id, doc_hash) of the notes whose chunks have these embedding-text hashes."""
+    """(document_id, doc_hash) of the notes whose chunks have these chunk-text hashes."""
     return conn.execute(
         "SELECT DISTINCT c.document_id, c.doc_hash FROM rag.chunks c WHERE c.text_hash = ANY(%s)",
         (list(hashes),),

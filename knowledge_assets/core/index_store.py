@@ -40,51 +40,86 @@ def docs_to_chunk(
 
 
 def delete_orphan_embeddings(conn: psycopg.Connection) -> int:
-    """Remove vectors (of any model) whose text no chunk uses any more."""
+    """Remove what no chunk uses any more: input rows of departed chunk texts, then vectors (of
+    any model) that no input row points at. Returns the number of vectors removed."""
+    conn.execute(
+        "DELETE FROM rag.embedding_inputs i WHERE NOT EXISTS"
+        " (SELECT 1 FROM rag.chunks c WHERE c.text_hash = i.chunk_hash)"
+    )
     return conn.execute(
-        "DELETE FROM rag.embeddings e WHERE NOT EXISTS"
-        " (SELECT 1 FROM rag.chunks c WHERE c.text_hash = e.text_hash)"
+        "DELETE FROM rag.embeddings e WHERE NOT EXISTS (SELECT 1 FROM rag.embedding_inputs i"
+        " WHERE i.model = e.model AND i.text_hash = e.text_hash)"
     ).rowcount
 
 
 def register_model(
     conn: psycopg.Connection, model: str, provider: str, dims: int, max_tokens: int,
-    options: dict[str, Any],
+    options: dict[str, Any], template: str,
 ) -> int:  # fmt: skip
-    """Record a model (first write wins) and return the dimension already stored for it."""
+    """Record a model (first write wins; ``template`` is the one search will read until another
+    is complete) and return the dimension already stored for it."""
     conn.execute(
-        "INSERT INTO rag.models (model, provider, dims, max_tokens, options)"
-        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (model) DO NOTHING",
-        (model, provider, dims, max_tokens, Jsonb(options)),
+        "INSERT INTO rag.models (model, provider, dims, max_tokens, options, template)"
+        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (model) DO NOTHING",
+        (model, provider, dims, max_tokens, Jsonb(options), template),
     )
     row = conn.execute("SELECT dims FROM rag.models WHERE model = %s", (model,)).fetchone()
     return int(row[0]) if row else dims
 
 
-def texts_to_embed(
-    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None = None
-) -> list[tuple[str, str]]:
-    """(text_hash, embedding_text) of every distinct chunk text without a vector for ``model``."""
+def chunks_to_embed(
+    conn: psycopg.Connection, model: str, template: str,
+    document_ids: Sequence[uuid.UUID] | None = None, *, include_embedded: bool = False,
+) -> list[tuple[str, str, str, str, str]]:  # fmt: skip
+    """(chunk hash, embedding text, parent heading, heading, content) of every distinct chunk
+    text without vectors of ``model`` under ``template`` (every one with ``include_embedded``)."""
     return conn.execute(
-        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text FROM rag.chunks c"
+        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text, c.parent_heading,"
+        " c.heading, c.content FROM rag.chunks c"
         " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))"
-        " AND NOT EXISTS (SELECT 1 FROM rag.embeddings e"
-        " WHERE e.model = %(model)s AND e.text_hash = c.text_hash)"
+        " AND (%(all)s OR NOT EXISTS (SELECT 1 FROM rag.embedding_inputs i"
+        " WHERE i.model = %(model)s AND i.template = %(template)s AND i.chunk_hash = c.text_hash))"
         " ORDER BY c.text_hash",
-        {"model": model, "ids": list(document_ids) if document_ids is not None else None},
-    ).fetchall()
+        {"model": model, "template": template, "all": include_embedded,
+         "ids": list(document_ids) if document_ids is not None else None},
+    ).fetchall()  # fmt: skip
+
+
+def stored_hashes(conn: psycopg.Connection, model: str) -> set[str]:
+    """Hashes of every text that already has a vector of ``model``."""
+    rows = conn.execute("SELECT text_hash FROM rag.embeddings WHERE model = %s", (model,))
+    return {r[0] for r in rows.fetchall()}
+
+
+def insert_inputs(
+    conn: psycopg.Connection, model: str, template: str, rows: Sequence[tuple[str, int, str]]
+) -> None:
+    """Record which vectors (chunk hash, part, text hash) stand for each chunk under
+    ``template``; their vectors must already be stored (same transaction)."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO rag.embedding_inputs (model, template, chunk_hash, part, text_hash)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (model, template, chunk_hash, part)"
+            " DO UPDATE SET text_hash = EXCLUDED.text_hash",
+            [(model, template, *row) for row in rows],
+        )
 
 
 def count_texts(
-    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None = None
-) -> tuple[int, int]:
-    """(distinct chunk texts, of which already embedded with ``model``)."""
+    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None = None,
+    template: str | None = None,
+) -> tuple[int, int]:  # fmt: skip
+    """(distinct chunk texts, of which embedded with ``model`` under ``template``; by default
+    the template search reads the model with)."""
     row = conn.execute(
-        "SELECT count(DISTINCT c.text_hash), count(DISTINCT e.text_hash) FROM rag.chunks c"
-        " LEFT JOIN rag.embeddings e ON e.model = %(model)s AND e.text_hash = c.text_hash"
+        "SELECT count(DISTINCT c.text_hash), count(DISTINCT i.chunk_hash) FROM rag.chunks c"
+        " LEFT JOIN rag.embedding_inputs i ON i.model = %(model)s AND i.template = coalesce("
+        "  %(template)s, (SELECT m.template FROM rag.models m WHERE m.model = %(model)s), '')"
+        "  AND i.chunk_hash = c.text_hash AND i.part = 0"
         " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))",
-        {"model": model, "ids": list(document_ids) if document_ids is not None else None},
-    ).fetchone()
+        {"model": model, "template": template,
+         "ids": list(document_ids) if document_ids is not None else None},
+    ).fetchone()  # fmt: skip
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
@@ -136,14 +171,20 @@ def drop_index(conn: psycopg.Connection, name: str) -> None:
     conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier("rag", name)))
 
 
-def mark_model_complete(conn: psycopg.Connection, model: str, complete: bool) -> bool:
-    """Record whether every chunk has a vector of ``model``; activate it if none is active.
+def mark_model_complete(
+    conn: psycopg.Connection, model: str, template: str, complete: bool
+) -> bool:
+    """Record whether every chunk has vectors of ``model`` under ``template``.
 
-    Returns True when the model is (now) the active one.
+    Complete: search reads the model with ``template`` from now on (one statement, so a search
+    sees the old template's vectors or the new one's), and the model becomes active if none is.
+    Incomplete: only a model whose search template is ``template`` loses its completion; one
+    moving to a new template keeps serving the old one. Returns True when the model is active.
     """
     conn.execute(
-        "UPDATE rag.models SET completed_at = CASE WHEN %s THEN now() END WHERE model = %s",
-        (complete, model),
+        "UPDATE rag.models SET completed_at = CASE WHEN %(c)s THEN now() END,"
+        " template = %(t)s WHERE model = %(m)s AND (%(c)s OR template = %(t)s)",
+        {"c": complete, "t": template, "m": model},
     )
     if complete:
         conn.execute(

@@ -21,8 +21,9 @@ import psycopg
 
 from knowledge_assets.core import chunk_writer, failures, index_store
 from knowledge_assets.core.chunk_writer import NoteChunks
-from knowledge_assets.core.chunking import CHUNKER_VERSION, estimate_tokens
+from knowledge_assets.core.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedding_text import ChunkFields, default_template, parts, text_hash
 from knowledge_assets.core.index_build import configure_build
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
@@ -59,7 +60,7 @@ CHUNK_BATCH_NOTES = 250
 def refresh_chunks(
     conn: psycopg.Connection,
     *,
-    max_tokens: int,
+    max_tokens: int = CHUNK_MAX_TOKENS,
     estimate: Callable[[str], int] = estimate_tokens,
     progress: Progress | None = None,
     force: bool = False,
@@ -188,13 +189,16 @@ def _write(
 
 @dataclass
 class EmbedReport:
-    """What an embedding pass did: ``embedded`` texts sent to the model, ``reused`` already stored."""
+    """What an embedding pass did: ``embedded`` texts sent to the model, ``reused`` chunk texts
+    that already had vectors of it under ``template``."""
 
     model: str
+    template: str = ""
     embedded: int = 0
     reused: int = 0
     total: int = 0
     batches: int = 0
+    seconds_loading: float = 0.0
     seconds_in_model: float = 0.0
     seconds_index: float = 0.0
     seconds_total: float = 0.0
@@ -214,26 +218,41 @@ def embed_missing(
     conn: psycopg.Connection,
     embedder: Embedder,
     *,
+    template: str | None = None,
     document_ids: Sequence[Any] | None = None,
     batch_size: int | None = None,
+    force: bool = False,
     progress: Progress | None = None,
 ) -> EmbedReport:
-    """Embed every chunk text (optionally of some documents) that has no vector of this model.
+    """Embed every chunk (optionally of some documents) that has no vectors of this model under
+    ``template`` (default: the model's measured default); with ``force``, every selected chunk
+    again, overwriting its vectors.
 
-    A bulk run of a model that search is not using drops the model's HNSW index while it writes
-    and rebuilds it before the model is marked complete (also when the run fails).
+    A chunk over the model's input limit is embedded in parts (see
+    :func:`knowledge_assets.core.embedding_text.parts`). A part whose text already has a vector
+    of the model is reused, never sent again. While a model moves to a new template, search keeps
+    reading the old one until every chunk has vectors under the new one. A bulk run of a model
+    that search is not using drops the model's HNSW index while it writes and rebuilds it before
+    the model is marked complete (also when the run fails).
     """
     started = time.perf_counter()
-    report = _prepare_model(conn, embedder)
-    total, done = index_store.count_texts(conn, embedder.model, document_ids)
-    todo = index_store.texts_to_embed(conn, embedder.model, document_ids)
+    template = template or default_template(embedder.model)
+    report = _prepare_model(conn, embedder, template)
+    total, done = index_store.count_texts(conn, embedder.model, document_ids, template)
+    todo = index_store.chunks_to_embed(
+        conn, embedder.model, template, document_ids, include_embedded=force
+    )
+    stored = set() if force else index_store.stored_hashes(conn, embedder.model)
     deferred = _defer_index(conn, embedder.model, len(todo), done)
     conn.commit()
-    report.total, report.reused = total, done
+    report.total, report.reused = total, total - len(todo)
+    if todo:
+        report.seconds_loading = _load(embedder)
     progress = progress or Progress("embeddings", "passages")
     progress.start(len(todo))
     try:
-        _embed_batches(conn, embedder, todo, batch_size or embedder.batch_size, report, progress)
+        plan = _Plan(embedder, template, stored, replace=force)
+        _embed_batches(conn, plan, todo, batch_size or embedder.batch_size, report, progress)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
             with contextlib.suppress(psycopg.Error):
@@ -241,7 +260,7 @@ def embed_missing(
         raise
     if deferred:
         _build_index(conn, embedder, report)
-    _finish(conn, embedder.model, report)
+    _finish(conn, embedder.model, template, report)
     report.seconds_total = time.perf_counter() - started
     return report
 
@@ -250,10 +269,28 @@ def embed_missing(
 MAX_FAILED_BATCHES_IN_A_ROW = 3
 
 
+@dataclass
+class _Plan:
+    """How one run turns chunks into texts to embed, and which texts it already has."""
+
+    embedder: Embedder
+    template: str
+    stored: set[str]
+    replace: bool = False
+
+    def texts(self, row: tuple[str, str, str, str, str]) -> list[tuple[int, str, str]]:
+        """(part, text, text hash) of one chunk row from ``chunks_to_embed``."""
+        _, embedding_text, parent, heading, content = row
+        fields = ChunkFields.parse(embedding_text, parent, heading, content)
+        count = getattr(self.embedder, "count_tokens", None) or estimate_tokens
+        pieces = parts(self.template, fields, self.embedder.max_tokens, count)
+        return [(i, text, text_hash(text)) for i, text in enumerate(pieces)]
+
+
 def _embed_batches(
     conn: psycopg.Connection,
-    embedder: Embedder,
-    todo: list[tuple[str, str]],
+    plan: _Plan,
+    todo: list[tuple[str, str, str, str, str]],
     size: int,
     report: EmbedReport,
     progress: Progress,
@@ -263,37 +300,45 @@ def _embed_batches(
     The run still fails when every batch failed, or several in a row did (the provider is down
     or refuses the key: nothing would be gained by going on).
     """
+    embedder = plan.embedder
     failed: list[tuple[list[str], str]] = []
     streak = 0
     last: Exception | None = None
     with ThreadPoolExecutor(max_workers=1) as writer:
         # The model runs in this thread while the previous batch is written in the other
         # one, so the database never makes the model wait.
-        pending: tuple[Future[None], list[str]] | None = None
+        pending: tuple[Future[None], list[str], int] | None = None
         for start in range(0, len(todo), size):
-            batch = todo[start : start + size]
+            rows = todo[start : start + size]
+            chunk_hashes = [row[0] for row in rows]
+            inputs: list[tuple[str, int, str]] = []
+            new: dict[str, str] = {}
+            for row in rows:
+                for part, text, digest in plan.texts(row):
+                    inputs.append((row[0], part, digest))
+                    if digest not in plan.stored:
+                        new.setdefault(digest, text)
             t0 = time.perf_counter()
             try:
-                vectors = embedder.embed([text for _, text in batch], "document")
+                vectors = embedder.embed(list(new.values()), "document") if new else []
             except Exception as exc:
                 streak += 1
                 if streak >= MAX_FAILED_BATCHES_IN_A_ROW:
                     raise
-                failed.append(([h for h, _ in batch], failures.describe(exc)))
+                failed.append((chunk_hashes, failures.describe(exc)))
                 last = exc
                 continue
             finally:
                 report.seconds_in_model += time.perf_counter() - t0
             streak = 0
-            _settle(conn, pending, failed, report)
-            pending = (
-                writer.submit(_write_batch, conn, embedder.model, batch, vectors),
-                [h for h, _ in batch],
-            )
-            report.embedded += len(batch)
+            _settle(conn, pending, failed, report, plan)
+            plan.stored.update(new)
+            batch = (list(new), vectors, inputs)
+            pending = (writer.submit(_write_batch, conn, plan, *batch), chunk_hashes, len(new))
+            report.embedded += len(new)
             report.batches += 1
-            progress.advance(len(batch))
-        _settle(conn, pending, failed, report)
+            progress.advance(len(rows))
+        _settle(conn, pending, failed, report, plan)
     if failed and report.embedded == 0 and last is not None:
         raise last  # nothing at all was embedded: the provider, not one batch, is the problem
     _record_embed_failures(conn, embedder.model, failed, report)
@@ -301,35 +346,52 @@ def _embed_batches(
 
 def _settle(
     conn: psycopg.Connection,
-    pending: tuple[Future[None], list[str]] | None,
+    pending: tuple[Future[None], list[str], int] | None,
     failed: list[tuple[list[str], str]],
     report: EmbedReport,
+    plan: _Plan,
 ) -> None:
     """Wait for the batch being written; a batch the store refused is recorded as failed."""
     if pending is None:
         return
-    future, hashes = pending
+    future, chunk_hashes, embedded = pending
     try:
         future.result()
     except Exception as exc:
         if failures.is_fatal(conn, exc):
             raise
-        failed.append((hashes, failures.describe(exc)))
-        report.embedded -= len(hashes)
+        failed.append((chunk_hashes, failures.describe(exc)))
+        report.embedded -= embedded
         report.batches -= 1
+        plan.stored.clear()  # the refused batch's texts are not stored: ask the store again
+        plan.stored.update(index_store.stored_hashes(conn, plan.embedder.model))
 
 
 def _record_embed_failures(
     conn: psycopg.Connection, model: str, failed: list[tuple[list[str], str]], report: EmbedReport
 ) -> None:
+    """Record the notes of chunks whose batch failed (by chunk hash), and clear earlier
+    failures of this model that are now embedded."""
     rows = []
-    for hashes, reason in failed:
-        report.failed_texts += len(hashes)
-        for doc_id, doc_hash in failures.documents_of_texts(conn, hashes):
+    for chunk_hashes, reason in failed:
+        report.failed_texts += len(chunk_hashes)
+        for doc_id, doc_hash in failures.documents_of_texts(conn, chunk_hashes):
             rows.append((doc_id, doc_hash, f"{model}: {reason}"))
     conn.commit()
     failures.clear_embedded(conn, model)
     failures.record(conn, "embeddings", rows)
+
+
+def _load(embedder: Embedder) -> float:
+    """Load a local model's weights before the batches are timed, so ``seconds_in_model`` (and
+    the rate derived from it) is embedding only; seconds spent loading. Remote models have
+    nothing to load."""
+    load = getattr(embedder, "load", None)
+    if load is None:
+        return 0.0
+    started = time.perf_counter()
+    load()
+    return time.perf_counter() - started
 
 
 def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> bool:
@@ -356,13 +418,13 @@ def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedRepo
     report.seconds_index = time.perf_counter() - started
 
 
-def _prepare_model(conn: psycopg.Connection, embedder: Embedder) -> EmbedReport:
+def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) -> EmbedReport:
     from knowledge_assets.core.search_sql import ensure_model_index
 
     with conn.transaction():
         stored_dims = index_store.register_model(
             conn, embedder.model, embedder.provider, embedder.dims, embedder.max_tokens,
-            getattr(embedder, "options", {}),
+            getattr(embedder, "options", {}), template,
         )  # fmt: skip
         if stored_dims != embedder.dims:
             raise ValueError(
@@ -370,21 +432,26 @@ def _prepare_model(conn: psycopg.Connection, embedder: Embedder) -> EmbedReport:
                 f"embedder returns {embedder.dims}: register it under another name"
             )
         ensure_model_index(conn, embedder.model, embedder.dims)
-    return EmbedReport(model=embedder.model)
+    return EmbedReport(model=embedder.model, template=template)
 
 
 def _write_batch(
     conn: psycopg.Connection,
-    model: str,
-    batch: list[tuple[str, str]],
+    plan: _Plan,
+    hashes: list[str],
     vectors: Sequence[Sequence[float]],
+    inputs: list[tuple[str, int, str]],
 ) -> None:
     with conn.transaction():
-        index_store.insert_embeddings(conn, model, [h for h, _ in batch], vectors)
+        if hashes:
+            index_store.insert_embeddings(
+                conn, plan.embedder.model, hashes, vectors, replace=plan.replace
+            )
+        index_store.insert_inputs(conn, plan.embedder.model, plan.template, inputs)
 
 
-def _finish(conn: psycopg.Connection, model: str, report: EmbedReport) -> None:
-    total, done = index_store.count_texts(conn, model)
+def _finish(conn: psycopg.Connection, model: str, template: str, report: EmbedReport) -> None:
+    total, done = index_store.count_texts(conn, model, template=template)
     with conn.transaction():
         report.complete = total == done
-        report.active = index_store.mark_model_complete(conn, model, report.complete)
+        report.active = index_store.mark_model_complete(conn, model, template, report.complete)

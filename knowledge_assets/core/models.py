@@ -69,13 +69,34 @@ def active_model(conn: psycopg.Connection) -> str | None:
     return str(row[0]) if row else None
 
 
+def active_model_info(conn: psycopg.Connection) -> tuple[str, str] | None:
+    """(provider, model) of the active model, or None before any model was completed."""
+    row = conn.execute("SELECT provider, model FROM rag.models WHERE is_active").fetchone()
+    return (str(row[0]), str(row[1])) if row else None
+
+
+def stored_name(conn: psycopg.Connection, name: str) -> str:
+    """The stored model ``name`` refers to: itself when registered, else the model its
+    partition key names (``voyage:voyage-3-lite`` -> ``voyage-3-lite``), else ``name``."""
+    from knowledge_assets.core.model_keys import parse_key
+
+    if conn.execute("SELECT 1 FROM rag.models WHERE model = %s", (name,)).fetchone():
+        return name
+    try:
+        return parse_key(name).stored_model
+    except ValueError:
+        return name
+
+
 def activate_model(conn: psycopg.Connection, model: str) -> None:
     """Make ``model`` the one search uses, atomically; refuse it unless it is complete.
 
-    Raises :class:`ModelNotReady` (and changes nothing) when the model is unknown, was never
+    ``model`` is a stored name or a partition key. Raises :class:`ModelNotReady` (and changes
+    nothing) when the model is unknown, was never
     completed, or some chunk text has no vector of it (notes changed since it was embedded:
     materialize its ``embeddings`` partition first).
     """
+    model = stored_name(conn, model)
     with conn.transaction():
         # Lock every model row: two activations at once serialise instead of both winning.
         rows = conn.execute(

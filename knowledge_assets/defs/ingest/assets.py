@@ -10,7 +10,8 @@ from knowledge_assets.core.ingest import SyncReport, sync_source
 from knowledge_assets.core.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.registry import remove_undeclared
-from knowledge_assets.defs.metadata import md_table, path_list
+from knowledge_assets.defs.automation import UPSTREAM_CHANGED
+from knowledge_assets.defs.metadata import grouped_table, rows_table, table_metadata
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 
 
@@ -29,7 +30,7 @@ class RawDocsConfig(dg.Config):
     )
 
 
-@dg.asset(key="raw_docs", group_name="ingest", kinds={"postgres"})
+@dg.asset(key="raw_docs", group_name="ingest", kinds={"postgres"}, tags={"layer": "raw"})
 def raw_docs(
     context: dg.AssetExecutionContext,
     config: RawDocsConfig,
@@ -49,11 +50,12 @@ def raw_docs(
             max_bytes=vault.max_file_bytes,
             progress=Progress("raw_docs", "files", log=context.log.info),
         )  # fmt: skip
+        table = table_metadata(conn, f"raw.{source.table}")
     if not report.wrote_anything:
         context.log.info("source unchanged since %s: nothing written", report.head[:12])
     for path, reason in report.rejected + report.unreadable:
         context.log.warning("rejected %s: %s", path, reason)
-    return dg.MaterializeResult(metadata=raw_metadata(report, source.table))
+    return dg.MaterializeResult(metadata=table | raw_metadata(report, source.table))
 
 
 def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
@@ -71,11 +73,9 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "rejected": dg.MetadataValue.int(len(report.rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
         "unreadable_folders": dg.MetadataValue.int(len(report.unreadable)),
-        "rejected_files": dg.MetadataValue.md(
-            md_table(("file", "reason"), report.rejected + report.unreadable)
-        ),
-        "what_changed": dg.MetadataValue.md(
-            path_list({"new": report.new, "changed": report.changed, "deleted": report.deleted})
+        "rejected_files": rows_table(("file", "reason"), report.rejected + report.unreadable),
+        "what_changed": grouped_table(
+            {"new": report.new, "changed": report.changed, "deleted": report.deleted}
         ),
     }
 
@@ -110,6 +110,7 @@ def _latest_docs(
         for table in tables:
             if table == vault_table(vault) or store.table_exists(conn, table):
                 reports.append(refresh_latest(conn, table, conventions))
+        stored = table_metadata(conn, "rag.latest_docs")
     for removal in removals:
         context.log.warning(
             "source %s is no longer declared: removed %d notes and %d files",
@@ -119,13 +120,11 @@ def _latest_docs(
         context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
     for path, key, value in (d for report in reports for d in report.plan.bad_dates):
         context.log.warning("%s: `%s: %s` is not a date (YYYY-MM-DD); left empty", path, key, value)
-    metadata = _latest_metadata(merge_reports(reports))
+    metadata = stored | _latest_metadata(merge_reports(reports))
     if removals:
-        metadata["removed_sources"] = dg.MetadataValue.md(
-            md_table(
-                ("source", "notes removed", "files removed"),
-                [(r.name, r.notes, r.files) for r in removals],
-            )
+        metadata["removed_sources"] = rows_table(
+            ("source", "notes removed", "files removed"),
+            [(r.name, r.notes, r.files) for r in removals],
         )
     return dg.MaterializeResult(metadata=metadata)
 
@@ -138,6 +137,8 @@ def build_latest_docs(sources: Sequence[str] = ()) -> dg.AssetsDefinition:
         group_name="ingest",
         kinds={"postgres"},
         deps=["raw_docs", *sources],
+        tags={"layer": "curated"},
+        automation_condition=UPSTREAM_CHANGED,
         description=_latest_docs.__doc__,
     )(_latest_docs)
 
@@ -161,7 +162,12 @@ def source_tables(context: dg.AssetExecutionContext, vault: VaultResource) -> li
 
 def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:
     plan = report.plan
+    summary = (
+        f"{len(plan.kept):,} notes to search; left out: {len(plan.superseded)} superseded, "
+        f"{len(plan.drafts)} drafts, {len(plan.empty)} without a body"
+    )
     return {
+        "summary": dg.MetadataValue.text(summary),
         "latest": dg.MetadataValue.int(len(plan.kept)),
         "superseded": dg.MetadataValue.int(len(plan.superseded)),
         "drafts": dg.MetadataValue.int(len(plan.drafts)),
@@ -170,18 +176,17 @@ def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:
         "unparseable_dates": dg.MetadataValue.int(len(plan.bad_dates)),
         "rows_written": dg.MetadataValue.int(report.upserted),
         "rows_removed": dg.MetadataValue.int(report.removed),
-        "bad_dates": dg.MetadataValue.md(md_table(("file", "key", "value"), plan.bad_dates)),
-        "superseded_versions": dg.MetadataValue.md(
-            md_table(("old version", "superseded by"), sorted(plan.superseded.items()))
+        "bad_dates": rows_table(("file", "key", "value"), plan.bad_dates),
+        "superseded_versions": rows_table(
+            ("old version", "superseded by"), sorted(plan.superseded.items())
         ),
-        "excluded": dg.MetadataValue.md(
-            path_list(
-                {
-                    "draft": plan.drafts,
-                    "no body": plan.empty,
-                    "cycle": [" → ".join(c) for c in plan.cycles],
-                    "previous not found": [f"{p}: {ref}" for p, ref in plan.unresolved],
-                }
-            )
+        "excluded": grouped_table(
+            {
+                "draft": plan.drafts,
+                "no body": plan.empty,
+                "cycle": [" → ".join(c) for c in plan.cycles],
+                "previous not found": [f"{p}: {ref}" for p, ref in plan.unresolved],
+            },
+            columns=("reason", "file"),
         ),
     }

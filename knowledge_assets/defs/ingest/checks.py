@@ -11,7 +11,7 @@ import dagster as dg
 from knowledge_assets.core import checks_sql
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.defs.check_results import listing_result
-from knowledge_assets.defs.metadata import md_table, path_list
+from knowledge_assets.defs.metadata import grouped_table, rows_table
 from knowledge_assets.resources import PostgresResource, VaultResource
 
 
@@ -36,16 +36,15 @@ def raw_docs_match_source(postgres: PostgresResource, vault: VaultResource) -> d
             "synced_head": dg.MetadataValue.text(drift.synced_head or "(never)"),
             "source_files": dg.MetadataValue.int(drift.source_files),
             "stored_files": dg.MetadataValue.int(drift.stored_files),
-            "heads": dg.MetadataValue.md(md_table(("", "head"), heads)),
-            "files": dg.MetadataValue.md(
-                path_list(
-                    {
-                        "in the source, not stored": drift.missing,
-                        "changed in the source since the sync": drift.stale,
-                        "stored, but gone from the source": drift.extra,
-                        "cannot be read (stored notes kept)": drift.unreadable,
-                    }
-                )
+            "heads": rows_table(("which", "head"), heads),
+            "files": grouped_table(
+                {
+                    "in the source, not stored": drift.missing,
+                    "changed in the source since the sync": drift.stale,
+                    "stored, but gone from the source": drift.extra,
+                    "cannot be read (stored notes kept)": drift.unreadable,
+                },
+                columns=("problem", "file"),
             ),
         },
     )

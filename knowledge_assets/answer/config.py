@@ -1,0 +1,78 @@
+"""Which LLM answers questions, read from the environment.
+
+Nothing is sent anywhere unless a provider is chosen explicitly (seed 001: local first, external
+APIs only with the user's consent). ``KA_LLM_PROVIDER`` is ``anthropic`` (Claude through the
+``anthropic`` SDK) or ``openai`` (any OpenAI-compatible chat endpoint: OpenAI, OpenRouter, Ollama,
+through the ``openai`` SDK); unset or ``none`` means the offline extractive answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from knowledge_assets.core.settings import env
+
+PROVIDERS = ("none", "anthropic", "openai")
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+EXTRACTIVE_MODEL = "extractive"
+
+
+class LLMConfigError(ValueError):
+    """The LLM settings are incomplete or contradictory; the message says what to set."""
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Provider, model, endpoint and limits of the answering LLM.
+
+    The API key is kept out of ``repr`` so that it never reaches a log or a traceback.
+    """
+
+    provider: str = "none"
+    model: str = EXTRACTIVE_MODEL
+    base_url: str | None = None
+    api_key: str = field(default="", repr=False)
+    timeout_s: float = 30.0
+    max_retries: int = 3
+    max_retry_after_s: float = 20.0
+    max_output_tokens: int = 1024
+
+    @property
+    def offline(self) -> bool:
+        """True when no LLM is configured: answers are extracted from the notes."""
+        return self.provider == "none"
+
+    @classmethod
+    def from_env(cls) -> LLMSettings:
+        """``KA_LLM_PROVIDER``, ``KA_LLM_MODEL``, ``KA_LLM_BASE_URL``, ``KA_LLM_API_KEY`` (else
+        ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``), ``KA_LLM_TIMEOUT`` (seconds, default 30),
+        ``KA_LLM_MAX_RETRIES`` (default 3) and ``KA_LLM_MAX_TOKENS`` (answer length, 1024)."""
+        provider = env("KA_LLM_PROVIDER", "none").lower()
+        if provider not in PROVIDERS:
+            raise LLMConfigError(
+                f"KA_LLM_PROVIDER={provider!r} is not one of {', '.join(PROVIDERS)}"
+            )
+        if provider == "none":
+            return cls()
+        base_url = env("KA_LLM_BASE_URL") or None
+        key = env("KA_LLM_API_KEY") or env(KEY_ENV[provider])
+        if not key and provider == "openai" and base_url:
+            key = "unused"  # local OpenAI-compatible servers (Ollama) accept any key
+        if not key:
+            raise LLMConfigError(
+                f"KA_LLM_PROVIDER={provider} needs an API key: set {KEY_ENV[provider]} "
+                "(or KA_LLM_API_KEY), or unset KA_LLM_PROVIDER for offline answers"
+            )
+        try:
+            return cls(
+                provider=provider,
+                model=env("KA_LLM_MODEL", DEFAULT_MODELS[provider]),
+                base_url=base_url,
+                api_key=key,
+                timeout_s=float(env("KA_LLM_TIMEOUT", "30")),
+                max_retries=int(env("KA_LLM_MAX_RETRIES", "3")),
+                max_output_tokens=int(env("KA_LLM_MAX_TOKENS", "1024")),
+            )
+        except ValueError as exc:
+            raise LLMConfigError(f"bad LLM setting: {exc}") from None

@@ -1,0 +1,106 @@
+"""Seed 001's Q&A history: record answers, read a conversation's turns, list past questions.
+
+Every value travels as a parameter. Writers only ever INSERT, so the API can record answers as a
+role that may do nothing else (``ka_qa_writer``, created by ``sql/008_qa_history.sql``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from knowledge_assets.answer.pipeline import Answer, Turn
+
+MAX_TURNS = 20  # earlier turns read for a follow-up; the token budget then keeps the newest
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One recorded question and its answer."""
+
+    id: str
+    conversation_id: str
+    question: str
+    answer: str
+    sources: list[dict[str, str]]
+    confidence: str
+    model: str
+    tokens_used: int
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "conversationId": self.conversation_id,
+            "question": self.question,
+            "answer": self.answer,
+            "sources": [s["noteId"] for s in self.sources],
+            "sourceNotes": self.sources,
+            "confidence": self.confidence,
+            "model": self.model,
+            "tokensUsed": self.tokens_used,
+            "createdAt": self.created_at.isoformat(),
+        }
+
+
+def new_conversation_id() -> str:
+    return str(uuid.uuid4())
+
+
+def parse_conversation_id(value: str) -> str:
+    """A conversation id in canonical form; ValueError for anything that is not a UUID."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise ValueError(
+            f"conversation id {value!r} is not one this store gave out (a UUID)"
+        ) from None
+
+
+def record(conn: psycopg.Connection, answer: Answer, conversation_id: str) -> str:
+    """Store ``answer`` as the newest turn of ``conversation_id``; returns the entry's id."""
+    entry_id = str(uuid.uuid4())
+    conn.execute(
+        "INSERT INTO qa.history (id, conversation_id, question, answer, sources, confidence,"
+        " model, tokens_used, response_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            entry_id, conversation_id, answer.question, answer.answer,
+            Jsonb([s.to_dict() for s in answer.sources]), answer.confidence,
+            str(answer.metadata.get("model", "")), int(answer.metadata.get("tokensUsed", 0)),
+            answer.metadata.get("responseTime"),
+        ),
+    )  # fmt: skip
+    return entry_id
+
+
+def turns(conn: psycopg.Connection, conversation_id: str, limit: int = MAX_TURNS) -> list[Turn]:
+    """The conversation's last ``limit`` turns, oldest first."""
+    rows = conn.execute(
+        "SELECT question, answer FROM (SELECT question, answer, created_at, id FROM qa.history"
+        " WHERE conversation_id = %s ORDER BY created_at DESC, id DESC LIMIT %s) t"
+        " ORDER BY created_at, id",
+        (conversation_id, limit),
+    ).fetchall()
+    return [Turn(q, a) for q, a in rows]
+
+
+def listing(conn: psycopg.Connection, *, limit: int = 20, offset: int = 0) -> tuple[int, list[HistoryEntry]]:  # fmt: skip
+    """(total entries, a page of entries newest first)."""
+    if limit < 1 or offset < 0:
+        raise ValueError("limit must be at least 1 and offset at least 0")
+    total_row = conn.execute("SELECT count(*) FROM qa.history").fetchone()
+    rows = conn.execute(
+        "SELECT id, conversation_id, question, answer, sources, confidence, model, tokens_used,"
+        " created_at FROM qa.history ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s",
+        (limit, offset),
+    ).fetchall()
+    entries = [
+        HistoryEntry(str(r[0]), str(r[1]), r[2], r[3], list(r[4] or []), r[5], r[6], int(r[7]), r[8])
+        for r in rows
+    ]  # fmt: skip
+    return (int(total_row[0]) if total_row else 0), entries

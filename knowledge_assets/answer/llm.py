@@ -1,0 +1,152 @@
+"""The answering LLM: Anthropic Messages (``anthropic`` SDK) or OpenAI-compatible Chat
+Completions (``openai`` SDK), streamed, with bounded retries and a timeout.
+
+The SDKs' own retries are switched off: they honour any ``Retry-After``, however long, so one
+slow server could park a question for hours. Here 429, 408/409 and 5xx answers and connection
+failures are retried ``max_retries`` times, waiting the server's ``Retry-After`` capped at
+``max_retry_after_s`` (else exponential backoff with jitter). Only opening the stream is
+retried: once text has reached the user, a broken stream is an error, not a silent restart.
+Error messages name the provider and the status, never the key.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from knowledge_assets.answer.config import LLMSettings
+from knowledge_assets.core.embedders.retry import (
+    RetryPolicy,
+    is_retryable_status,
+    parse_retry_after,
+)
+
+
+class LLMError(RuntimeError):
+    """The LLM could not answer (after the retries); the message says why, without secrets."""
+
+
+@dataclass
+class Usage:
+    """Tokens the provider reported for one answer."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class LLMClient:
+    """One provider client; ``stream`` yields the answer's text pieces and fills ``usage``."""
+
+    settings: LLMSettings
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        kwargs: dict[str, Any] = {"api_key": s.api_key, "timeout": s.timeout_s, "max_retries": 0}
+        if s.base_url:
+            kwargs["base_url"] = s.base_url
+        if s.provider == "anthropic":
+            import anthropic
+
+            self._sdk: Any = anthropic
+            self._client: Any = anthropic.Anthropic(**kwargs)
+        elif s.provider == "openai":
+            import openai
+
+            self._sdk = openai
+            self._client = openai.OpenAI(**kwargs)
+        else:
+            raise ValueError(f"no LLM client for provider {s.provider!r}")
+
+    def stream(self, system: str, messages: list[dict[str, str]]) -> Iterator[str]:
+        """The model's reply to ``messages`` under ``system``, piece by piece."""
+        self.usage = Usage()
+        events = self._open(system, messages)
+        try:
+            if self.settings.provider == "anthropic":
+                yield from self._anthropic_text(events)
+            else:
+                yield from self._openai_text(events)
+        except self._sdk.APIError as exc:
+            raise LLMError(self._describe(exc)) from None
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+
+    def complete(self, system: str, messages: list[dict[str, str]]) -> str:
+        """The whole reply as one string."""
+        return "".join(self.stream(system, messages))
+
+    def _open(self, system: str, messages: list[dict[str, str]]) -> Any:
+        policy = RetryPolicy(
+            max_retries=self.settings.max_retries, base_delay=0.5, max_backoff=8.0,
+            max_retry_after=self.settings.max_retry_after_s, sleep=self.sleep,
+        )  # fmt: skip
+        self.attempts = 0
+        while True:
+            self.attempts += 1
+            try:
+                return self._request(system, messages)
+            except self._sdk.APIError as exc:
+                status = getattr(exc, "status_code", None)
+                transient = isinstance(exc, self._sdk.APIConnectionError) or is_retryable_status(status)  # fmt: skip
+                if not transient or self.attempts > policy.max_retries:
+                    raise LLMError(self._describe(exc, self.attempts)) from None
+                headers = getattr(getattr(exc, "response", None), "headers", None)
+                policy.sleep(policy.delay(self.attempts - 1, parse_retry_after(headers)))
+
+    def _request(self, system: str, messages: list[dict[str, str]]) -> Any:
+        s = self.settings
+        if s.provider == "anthropic":
+            return self._client.messages.create(
+                model=s.model, max_tokens=s.max_output_tokens, system=system,
+                messages=messages, stream=True,
+            )  # fmt: skip
+        return self._client.chat.completions.create(
+            model=s.model, max_tokens=s.max_output_tokens, stream=True,
+            messages=[{"role": "system", "content": system}, *messages],
+            stream_options={"include_usage": True},
+        )  # fmt: skip
+
+    def _anthropic_text(self, events: Any) -> Iterator[str]:
+        for event in events:
+            kind = getattr(event, "type", "")
+            if kind == "message_start":
+                self.usage.input_tokens = int(event.message.usage.input_tokens or 0)
+            elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
+                yield event.delta.text
+            elif kind == "message_delta" and getattr(event, "usage", None) is not None:
+                self.usage.output_tokens = int(event.usage.output_tokens or 0)
+
+    def _openai_text(self, chunks: Any) -> Iterator[str]:
+        for chunk in chunks:
+            if getattr(chunk, "usage", None) is not None:
+                self.usage.input_tokens = int(chunk.usage.prompt_tokens or 0)
+                self.usage.output_tokens = int(chunk.usage.completion_tokens or 0)
+            for choice in chunk.choices or ():
+                text = getattr(choice.delta, "content", None)
+                if text:
+                    yield text
+
+    def _describe(self, exc: Exception, attempts: int = 1) -> str:
+        s = self.settings
+        status = getattr(exc, "status_code", None)
+        what = f"HTTP {status}" if status else type(exc).__name__
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        detail = str(getattr(exc, "message", "") or "").splitlines()[0][:200] if str(getattr(exc, "message", "")) else ""  # fmt: skip
+        if s.api_key:
+            detail = detail.replace(s.api_key, "***")
+        hint = " (check the API key)" if status in (401, 403) else ""
+        return f"{s.provider} model {s.model} failed{tries}: {what}{hint}" + (
+            f": {detail}" if detail else ""
+        )

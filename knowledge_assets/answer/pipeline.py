@@ -1,0 +1,240 @@
+"""Seed 001's RAG pipeline end to end: retrieve, build the context, ask, parse, check citations.
+
+>>> asker = Asker()                       # the LLM from the environment, else offline
+>>> result = asker.ask(conn, "梅雨明けの別名は？")
+>>> result.to_dict()                      # {answer, sources[{noteId, noteTitle, relevance}], ...}
+
+:meth:`Asker.events` is the streaming form: ``sources`` once retrieval is done, ``delta`` for each
+piece of answer text, ``done`` with the final answer (the same as :meth:`Asker.ask` returns).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.answer.config import EXTRACTIVE_MODEL, LLMSettings
+from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, build_context
+from knowledge_assets.answer.extractive import extractive_answer
+from knowledge_assets.answer.llm import LLMClient, Usage
+from knowledge_assets.answer.parse import LEVELS, AnswerStreamer, ModelAnswer, parse_model_answer
+from knowledge_assets.answer.prompt import NOT_FOUND, SYSTEM_PROMPT, estimate_tokens, user_prompt
+from knowledge_assets.answer.retrieve import DEFAULT_TOP_K, Retrieval, RetrievedNote, retrieve
+from knowledge_assets.core.embedders import Embedder
+from knowledge_assets.core.search import SearchFilters
+
+HISTORY_SHARE = 0.25  # at most this share of the token budget goes to earlier turns
+
+
+@dataclass(frozen=True)
+class Turn:
+    """An earlier question and answer of the same conversation."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Source:
+    note_id: str
+    title: str
+    relevance: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"noteId": self.note_id, "noteTitle": self.title, "relevance": self.relevance}
+
+
+@dataclass
+class Answer:
+    """Seed 001's answer: text, cited notes, confidence and metadata, plus what was flagged."""
+
+    question: str
+    answer: str
+    sources: list[Source]
+    confidence: str
+    metadata: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    dropped_sources: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.sources) and NOT_FOUND not in self.answer
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "sources": [s.to_dict() for s in self.sources],
+            "confidence": self.confidence,
+            "metadata": self.metadata,
+            "warnings": self.warnings,
+            "droppedSources": self.dropped_sources,
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One step of a streamed answer: ``sources``, ``delta`` or ``done``."""
+
+    kind: str
+    data: Any
+
+
+def _lower(a: str, b: str) -> str:
+    return LEVELS[min(LEVELS.index(a), LEVELS.index(b))]
+
+
+def _history_messages(history: Sequence[Turn], budget: int) -> tuple[list[dict[str, str]], int]:
+    """The newest earlier turns that fit in ``budget`` tokens, oldest first, as chat messages."""
+    kept: list[Turn] = []
+    used = 0
+    for turn in reversed(history):
+        cost = estimate_tokens(turn.question + turn.answer)
+        if used + cost > budget:
+            break
+        kept.insert(0, turn)
+        used += cost
+    messages: list[dict[str, str]] = []
+    for turn in kept:
+        messages += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]  # fmt: skip
+    return messages, used
+
+
+class Asker:
+    """Answers questions over the store; one per process (it keeps the LLM client)."""
+
+    def __init__(
+        self, settings: LLMSettings | None = None, *, top_k: int = DEFAULT_TOP_K,
+        budget: int = DEFAULT_BUDGET, strategy: str = DEFAULT_STRATEGY,
+        embedder: Embedder | None = None, client: LLMClient | None = None,
+    ) -> None:  # fmt: skip
+        self.settings = settings if settings is not None else LLMSettings.from_env()
+        self.top_k, self.budget, self.strategy, self.embedder = top_k, budget, strategy, embedder
+        self.client = client
+        if self.client is None and not self.settings.offline:
+            self.client = LLMClient(self.settings)
+
+    @property
+    def model(self) -> str:
+        return EXTRACTIVE_MODEL if self.settings.offline else self.settings.model
+
+    def ask(self, conn: psycopg.Connection, question: str, **kwargs: Any) -> Answer:
+        """The final answer (see :meth:`events` for the arguments)."""
+        for event in self.events(conn, question, **kwargs):
+            if event.kind == "done":
+                result: Answer = event.data
+                return result
+        raise AssertionError("the answer stream ended without an answer")
+
+    def events(
+        self, conn: psycopg.Connection, question: str, *, history: Sequence[Turn] = (),
+        filters: SearchFilters | None = None, top_k: int | None = None,
+    ) -> Iterator[Event]:  # fmt: skip
+        """The answer to ``question`` as a stream of events; ``history`` are earlier turns."""
+        started = time.perf_counter()
+        question = question.strip()
+        if not question:
+            raise ValueError("the question is empty")
+        retrieval = self._retrieve(conn, question, history, filters, top_k or self.top_k)
+        yield Event("sources", [_source(n) for n in retrieval.notes])
+        if self.client is None or not retrieval.notes:
+            yield from self._offline(retrieval, started)
+            return
+        yield from self._with_llm(self.client, retrieval, history, started)
+
+    def _retrieve(
+        self, conn: psycopg.Connection, question: str, history: Sequence[Turn],
+        filters: SearchFilters | None, top_k: int,
+    ) -> Retrieval:  # fmt: skip
+        found = retrieve(conn, question, top_k=top_k, filters=filters, embedder=self.embedder)
+        if found.found or not history:
+            return found
+        # A follow-up ("それはいつ？") may only make sense with the previous question.
+        joined = f"{history[-1].question} {question}"
+        again = retrieve(conn, joined, top_k=top_k, filters=filters, embedder=self.embedder)
+        return replace(again, question=question) if again.found else found
+
+    def _offline(self, retrieval: Retrieval, started: float) -> Iterator[Event]:
+        text, cited = extractive_answer(retrieval)
+        yield Event("delta", text)
+        confidence = cited[0].relevance if cited else "low"
+        meta = self._metadata(retrieval, started, Usage(), context_tokens=0)
+        yield Event("done", Answer(retrieval.question, text, [_source(n) for n in cited], confidence, meta))  # fmt: skip
+
+    def _with_llm(
+        self, client: LLMClient, retrieval: Retrieval, history: Sequence[Turn], started: float
+    ) -> Iterator[Event]:
+        past, past_tokens = _history_messages(history, int(self.budget * HISTORY_SHARE))
+        ctx = build_context(
+            retrieval.notes, budget=self.budget - past_tokens, strategy=self.strategy
+        )
+        messages = [*past, {"role": "user", "content": user_prompt(retrieval.question, ctx.text)}]
+        streamer = AnswerStreamer()
+        for piece in client.stream(SYSTEM_PROMPT, messages):
+            shown = streamer.feed(piece)
+            if shown:
+                yield Event("delta", shown)
+        reply = parse_model_answer(streamer.raw)
+        meta = self._metadata(retrieval, started, client.usage, context_tokens=ctx.tokens)
+        meta.update(parsed=reply.parsed, attempts=client.attempts, historyTurns=len(past) // 2)
+        yield Event("done", check_citations(retrieval, reply, meta))
+
+    def _metadata(self, retrieval: Retrieval, started: float, usage: Usage, *, context_tokens: int) -> dict[str, Any]:  # fmt: skip
+        return {
+            "model": self.model,
+            "tokensUsed": usage.total,
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "retrievedNotes": len(retrieval.notes),
+            "responseTime": round((time.perf_counter() - started) * 1000, 1),
+            "searchTime": round(retrieval.search_ms, 1),
+            "contextTokens": context_tokens,
+            "contextStrategy": self.strategy,
+            "searchModel": retrieval.model,
+        }
+
+
+def _source(note: RetrievedNote, relevance: str | None = None) -> Source:
+    return Source(note.note_id, note.title or note.note_id, relevance or note.relevance)
+
+
+def check_citations(retrieval: Retrieval, reply: ModelAnswer, meta: dict[str, Any]) -> Answer:
+    """Keep the model's citations of retrieved notes; drop and flag the others.
+
+    A citation matches by noteId, else by title. When the model cited nothing, the retrieved
+    notes whose titles its answer mentions are cited. Confidence is the lower of the model's own
+    and the retrieval's (the best note's coverage), one level lower again when a citation was
+    made up, and low when the answer says nothing was found.
+    """
+    by_id = {n.note_id: n for n in retrieval.notes}
+    by_title = {n.title: n for n in retrieval.notes if n.title}
+    sources: dict[str, Source] = {}
+    dropped: list[dict[str, str]] = []
+    for cited in reply.sources:
+        note = by_id.get(cited["noteId"]) or by_title.get(cited["noteTitle"])
+        if note is None:
+            dropped.append(cited)
+        elif note.note_id not in sources:
+            sources[note.note_id] = _source(note, cited["relevance"])
+    if not reply.sources:
+        for note in retrieval.notes:
+            if note.title and note.title in reply.answer:
+                sources[note.note_id] = _source(note)
+    answer = reply.answer or NOT_FOUND
+    retrieved = retrieval.notes[0].relevance if retrieval.notes else "low"
+    confidence = _lower(reply.confidence or "medium", retrieved)
+    warnings = []
+    if dropped:
+        confidence = LEVELS[max(LEVELS.index(confidence) - 1, 0)]
+        ids = ", ".join(d["noteId"] or d["noteTitle"] for d in dropped)
+        warnings.append(f"dropped citations of notes that were not retrieved: {ids}")
+    if reply.parsed != "json":
+        warnings.append(f"the model did not answer in clean JSON (read as {reply.parsed})")
+    if NOT_FOUND in answer:
+        confidence = "low"
+    return Answer(
+        retrieval.question, answer, list(sources.values()), confidence, meta, warnings, dropped
+    )

@@ -1,0 +1,103 @@
+"""``knowledge-assets ask``: answer a question from the notes, with the notes it comes from.
+
+Offline (no ``KA_LLM_PROVIDER``) the answer quotes the best passages; with an LLM configured it
+is written by the model and streamed as it arrives. Every answer is kept in the Q&A history;
+``--conversation ID`` asks a follow-up with the earlier turns of that conversation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
+from knowledge_assets.answer import history as qa_history
+from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
+from knowledge_assets.core import db
+from knowledge_assets.core.search import SearchFilters
+from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty
+
+
+def _print_sources(result: Answer, conversation_id: str) -> None:
+    print()
+    if result.sources:
+        print("sources:")
+        for i, s in enumerate(result.sources, start=1):
+            print(f"  [{i}] {s.title}  ({s.note_id}, relevance {s.relevance})")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    m = result.metadata
+    print(
+        f"-- confidence {result.confidence} · {m['model']} · {m['tokensUsed']} tokens · "
+        f"{m['retrievedNotes']} notes retrieved · {m['responseTime']:.0f} ms"
+    )
+    print(f'-- follow up with: knowledge-assets ask --conversation {conversation_id} "…"')
+
+
+def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: str) -> Answer:
+    earlier = qa_history.turns(conn, conversation_id) if args.conversation else []
+    filters = SearchFilters(tags=tuple(args.tag)) if args.tag else None
+    result: Answer | None = None
+    for event in asker.events(conn, args.question, history=earlier, filters=filters):
+        if event.kind == "delta" and not args.json:
+            print(event.data, end="", flush=True)
+        elif event.kind == "done":
+            result = event.data
+    assert result is not None
+    return result
+
+
+def _ask(args: argparse.Namespace) -> int:
+    try:
+        asker = Asker(top_k=args.top_k, budget=args.budget, strategy=args.strategy)
+        conversation_id = (
+            qa_history.parse_conversation_id(args.conversation)
+            if args.conversation
+            else qa_history.new_conversation_id()
+        )
+    except (LLMConfigError, ValueError) as exc:
+        return _fail(str(exc))
+    with db.connect(db.store_url()) as conn:
+        if _store_is_empty(conn):
+            return _fail(EMPTY_STORE)
+        try:
+            result = _answer(args, conn, asker, conversation_id)
+        except LLMError as exc:
+            return _fail(f"{exc} (unset KA_LLM_PROVIDER for offline answers)")
+        if not args.no_save:
+            qa_history.record(conn, result, conversation_id)
+    if args.json:
+        print(json.dumps(result.to_dict() | {"conversationId": conversation_id}, ensure_ascii=False, indent=2))  # fmt: skip
+    else:
+        _print_sources(result, conversation_id)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from knowledge_assets.api.server import serve
+
+    return serve(args.host, args.port)
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``ask`` and ``serve`` on the CLI's sub-parsers."""
+    ask = sub.add_parser("ask", help="answer a question from the notes, citing them", description=__doc__)  # fmt: skip
+    ask.add_argument("question")
+    ask.add_argument("--conversation", metavar="ID", help="continue a conversation (follow-up)")
+    ask.add_argument(
+        "--tag", action="append", metavar="T", help="only notes with any of these tags"
+    )
+    ask.add_argument("--top-k", type=int, default=5, help="notes retrieved (default 5)")
+    ask.add_argument(
+        "--budget", type=int, default=DEFAULT_BUDGET, help="context tokens (default 4000)"
+    )
+    ask.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY, help="context: best sections or whole notes")  # fmt: skip
+    ask.add_argument("--no-save", action="store_true", help="do not keep it in the Q&A history")
+    ask.add_argument("--json", action="store_true", help="print JSON")
+    ask.set_defaults(func=_ask)
+    serve = sub.add_parser("serve", help="serve the HTTP API and the search page")
+    serve.add_argument("--host", default="127.0.0.1", help="other than loopback needs KA_API_TOKEN")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=_serve)

@@ -1,0 +1,222 @@
+"""The ``/api`` endpoints: seed 001's search, Q&A, similar notes and history, plus notes and tags."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from sse_starlette.sse import EventSourceResponse
+
+from knowledge_assets.answer import Answer, Asker, LLMError
+from knowledge_assets.answer import history as qa_history
+from knowledge_assets.api import store
+from knowledge_assets.api.schemas import (  # fmt: skip
+    Filters,
+    HybridSearch,
+    KeywordSearch,
+    QARequest,
+    SemanticSearch,
+)
+from knowledge_assets.api.settings import ApiSettings
+from knowledge_assets.core import search as core_search
+from knowledge_assets.core.fusion import HybridWeights
+from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
+from knowledge_assets.core.tokenize import query_terms
+
+router = APIRouter(prefix="/api")
+PREVIEW_CHARS = 200  # seed 001: the similar-notes preview is the first 200 characters
+
+
+def _settings(request: Request) -> ApiSettings:
+    settings: ApiSettings = request.app.state.settings
+    return settings
+
+
+def _filters(filters: Filters | None, tags: list[str] | None = None) -> SearchFilters | None:
+    if filters is None and not tags:
+        return None
+    f = filters or Filters()
+    dates = f.dateRange
+    return SearchFilters(
+        tags=tuple(f.tags or tags or ()), path_prefix=f.pathPrefix,
+        created_from=dates.from_ if dates else None, created_to=dates.to if dates else None,
+    )  # fmt: skip
+
+
+def _match_type(hit: SearchHit) -> str:
+    return (
+        "hybrid" if len(hit.retrievers) > 1 else hit.retrievers[0] if hit.retrievers else "keyword"
+    )
+
+
+def _search_result(response: SearchResponse) -> dict[str, Any]:
+    t = response.timings
+    data = [
+        {
+            "id": h.file_path, "title": h.title, "heading": h.heading, "parentHeading": h.parent_heading,
+            "content": h.content, "score": round(h.score, 4), "matchType": _match_type(h),
+            "tags": list(h.tags), "chunkId": h.chunk_id,
+        }
+        for h in response.hits
+    ]  # fmt: skip
+    return {
+        "success": True, "count": len(data), "data": data, "mode": response.mode,
+        "model": response.model, "terms": query_terms(response.query),
+        "timing": {"embedding": t["embed_ms"], "search": t["search_ms"], "total": t["total_ms"]},
+    }  # fmt: skip
+
+
+def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
+    with store.reader(_settings(request).reader_url) as conn:
+        return _search_result(core_search.search(conn, query, **kwargs))
+
+
+@router.post("/search/semantic", summary="Semantic (vector) search")
+def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
+    """Chunks whose embedding is closest to the query's (cosine similarity, active model)."""
+    return _search(request, body.query, mode="vector", limit=body.limit, threshold=body.threshold, filters=_filters(body.filters))  # fmt: skip
+
+
+@router.post("/search/hybrid", summary="Hybrid search (keyword + vector)")
+def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
+    """Keyword (BM25) and vector results fused with the given weights (defaults: tuned)."""
+    base = HybridWeights.from_env()
+    weights = HybridWeights(
+        method=base.method, k=base.k, candidates=base.candidates,
+        keyword=base.keyword if body.keywordWeight is None else body.keywordWeight,
+        vector=base.vector if body.vectorWeight is None else body.vectorWeight,
+    )  # fmt: skip
+    return _search(request, body.query, mode="hybrid", limit=body.limit, weights=weights, filters=_filters(body.filters))  # fmt: skip
+
+
+@router.post("/search/keyword", summary="Keyword search (BM25)")
+def keyword(body: KeywordSearch, request: Request) -> dict[str, Any]:
+    """BM25 over Japanese morphemes and English words."""
+    return _search(request, body.query, mode="keyword", limit=body.limit, filters=_filters(body.filters))  # fmt: skip
+
+
+def _qa_data(result: Answer, conversation_id: str, titles: dict[str, dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    data = result.to_dict() | {"conversationId": conversation_id, "question": result.question}
+    for source in data["sources"]:
+        source["note"] = titles.get(source["noteId"], {}) | {"url": f"/notes/{source['noteId']}"}
+    return data
+
+
+def _ask_setup(body: QARequest) -> tuple[str, SearchFilters | None]:
+    try:
+        conversation = qa_history.parse_conversation_id(body.conversationId) if body.conversationId else qa_history.new_conversation_id()  # fmt: skip
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    return conversation, _filters(None, body.options.tags)
+
+
+def _record(settings: ApiSettings, result: Answer, conversation_id: str) -> None:
+    with store.writer(settings.writer_url) as conn:
+        qa_history.record(conn, result, conversation_id)
+
+
+def _note_info(conn: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT DISTINCT ON (file_path) file_path, title, tags FROM rag.latest_docs"
+        " WHERE file_path = ANY(%s) ORDER BY file_path, source_table",
+        (ids,),
+    ).fetchall()
+    return {r[0]: {"title": r[1], "tags": list(r[2] or [])} for r in rows}
+
+
+@router.post("/ai/qa", summary="Ask a question (RAG answer with citations)")
+def qa(body: QARequest, request: Request) -> Any:
+    """Seed 001's Q&A: hybrid retrieval of the top-K notes, then an LLM answer (or, with no LLM
+    configured, quoted passages), with cited notes, confidence and metadata. With
+    ``options.stream`` the answer comes as server-sent events: ``sources``, ``delta``…, ``done``
+    (or ``error``). Every answer is kept in the history; pass ``conversationId`` to follow up."""
+    settings, asker = _settings(request), request.app.state.asker
+    conversation, filters = _ask_setup(body)
+    if body.options.stream:
+        events = _qa_events(settings, asker, body, conversation, filters)
+        return EventSourceResponse(events, ping=15)
+    with store.reader(settings.reader_url) as conn:
+        earlier = qa_history.turns(conn, conversation) if body.conversationId else []
+        result = asker.ask(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK)  # fmt: skip
+        info = _note_info(conn, [s.note_id for s in result.sources])
+    _record(settings, result, conversation)
+    return {"success": True, "data": _qa_data(result, conversation, info)}
+
+
+def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversation: str, filters: SearchFilters | None) -> Iterator[dict[str, str]]:  # fmt: skip
+    def sse(kind: str, data: Any) -> dict[str, str]:
+        return {"event": kind, "data": json.dumps(data, ensure_ascii=False)}
+
+    try:
+        with store.reader(settings.reader_url) as conn:
+            earlier = qa_history.turns(conn, conversation) if body.conversationId else []
+            for event in asker.events(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK):  # fmt: skip
+                if event.kind == "sources":
+                    yield sse("sources", [s.to_dict() for s in event.data])
+                elif event.kind == "delta":
+                    yield sse("delta", {"text": event.data})
+                else:
+                    result = event.data
+                    info = _note_info(conn, [s.note_id for s in result.sources])
+        _record(settings, result, conversation)
+        yield sse("done", _qa_data(result, conversation, info))
+    except (LLMError, store.StoreUnavailable, ValueError) as exc:
+        yield sse("error", {"error": str(exc)})
+
+
+@router.get("/ai/similar/{note_id:path}", summary="Notes similar to a note")
+def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, le=50)) -> dict[str, Any]:  # fmt: skip
+    """Notes nearest in meaning to ``note_id`` (a vault-relative path), with a 200-character preview."""
+    with store.reader(_settings(request).reader_url) as conn:
+        try:
+            notes = core_search.similar(conn, note_id, limit=limit)
+        except core_search.UnknownNote:
+            raise HTTPException(404, f"no current note at {note_id!r}") from None
+        bodies = _bodies(conn, [n.file_path for n in notes])
+    data = [
+        {"id": n.file_path, "title": n.title, "score": round(n.score, 4), "tags": list(n.tags),
+         "preview": (bodies.get(n.file_path) or n.content)[:PREVIEW_CHARS]}
+        for n in notes
+    ]  # fmt: skip
+    return {"success": True, "count": len(data), "data": data}
+
+
+def _bodies(conn: Any, ids: list[str]) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT DISTINCT ON (file_path) file_path, content FROM rag.latest_docs"
+        " WHERE file_path = ANY(%s) ORDER BY file_path, source_table",
+        (ids,),
+    ).fetchall()
+    return {r[0]: r[1].strip() for r in rows}
+
+
+@router.get("/ai/qa/history", summary="Past questions and answers")
+def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offset: int = Query(default=0, ge=0)) -> dict[str, Any]:  # fmt: skip
+    """Answered questions, newest first, ``limit`` at a time from ``offset``."""
+    with store.reader(_settings(request).reader_url) as conn:
+        total, entries = qa_history.listing(conn, limit=limit, offset=offset)
+    data = [e.to_dict() for e in entries]
+    return {"success": True, "count": len(data), "total": total, "data": data}
+
+
+@router.get("/notes/{note_id:path}", summary="One note")
+def get_note(note_id: str, request: Request) -> dict[str, Any]:
+    """The current version of a note by its vault-relative path. Drafts and superseded versions
+    are not served."""
+    with store.reader(_settings(request).reader_url) as conn:
+        doc = core_search.get_doc(conn, note_id)
+    if doc is None or not doc.get("latest"):
+        raise HTTPException(404, f"no current note at {note_id!r}")
+    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content")  # fmt: skip
+    data = {k: doc.get(k) for k in fields} | {"id": doc["file_path"]}
+    return {"success": True, "data": json.loads(json.dumps(data, default=str))}
+
+
+@router.get("/tags", summary="Tags with their note counts")
+def tags(request: Request) -> dict[str, Any]:
+    """Every tag of the current notes with how many carry it, most used first."""
+    with store.reader(_settings(request).reader_url) as conn:
+        rows = core_search.list_tags(conn)
+    return {"success": True, "count": len(rows), "data": [{"tag": t, "count": c} for t, c in rows]}

