@@ -48,9 +48,19 @@ metadata = {}
 for event in result.get_asset_materialization_events():
     mat = event.materialization
     metadata[mat.asset_key.to_user_string()] = {
-        k: v.value for k, v in mat.metadata.items() if isinstance(v.value, (int, float, str))
+        k: " | ".join(str(r.data) for r in v.records) if isinstance(v, dg.TableMetadataValue)
+        else v.value
+        for k, v in mat.metadata.items()
+        if isinstance(v, dg.TableMetadataValue) or isinstance(v.value, (int, float, str))
     }
-failures = [e.message[:300] for e in result.all_events if e.is_step_failure]
+def _root(error):
+    while error is not None and error.cause is not None:
+        error = error.cause
+    return error.message.strip() if error is not None else ""
+
+
+failures = [f"{e.message} {_root(e.step_failure_data.error)}"[:600]
+            for e in result.get_step_failure_events()]
 print(json.dumps({"success": result.success, "seconds": time.perf_counter() - started,
                   "metadata": metadata, "failures": failures}))
 """

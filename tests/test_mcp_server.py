@@ -439,7 +439,9 @@ def test_reader_store_reconnects_after_its_connection_was_killed(
 def test_get_doc_never_serves_a_draft(client: McpClient) -> None:
     result = client.call("get_doc", {"file_path": "projects/reading-list.md"})
     assert result.is_error
-    assert "no note at 'projects/reading-list.md'" in text_of(result)
+    text = text_of(result)
+    assert "'projects/reading-list.md' is not served: draft (draft: true)" in text
+    assert "---" not in text  # no body, not even the header of the draft
 
 
 def test_get_doc_returns_one_section(client: McpClient) -> None:

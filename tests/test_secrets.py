@@ -16,8 +16,7 @@ from knowledge_assets.core import db, secrets
 from knowledge_assets.core.embedders import EmbeddingError, make_embedder
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
-from knowledge_assets.defs.index.assets import chunks, embeddings
-from knowledge_assets.defs.index.partitions import model_keys
+from knowledge_assets.defs.index.assets import build_embeddings, chunks
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 from tests.fakes.github_server import FakeGitHub
@@ -126,7 +125,8 @@ def test_dagster_event_log_in_postgres_holds_no_echoed_key(
     """A run that fails on an echoing provider: STEP_FAILURE / RUN_FAILURE and every other
     event stored in Dagster's Postgres tables, and the terminal output, are free of the key."""
     monkeypatch.setenv("VOYAGE_API_KEY", KEY)
-    key = next(k for k in model_keys() if "voyage-3-lite" in k)
+    key = "voyage:voyage-3-lite"
+    voyage_embeddings = build_embeddings(dg.StaticPartitionsDefinition([key]))
     resources: dict[str, Any] = {
         "postgres": PostgresResource(database_url=db_url),
         "vault": VaultResource(path=str(EXAMPLE_VAULT)),
@@ -138,7 +138,7 @@ def test_dagster_event_log_in_postgres_holds_no_echoed_key(
     storage = {"postgres": {"postgres_url": db.dagster_storage_url(db_url)}}
     with dg.instance_for_test(overrides={"storage": storage}, temp_dir=str(tmp_path)) as instance:
         result = dg.materialize(
-            [raw_docs, latest_docs, chunks, embeddings], resources=resources,
+            [raw_docs, latest_docs, chunks, voyage_embeddings], resources=resources,
             partition_key=key, instance=instance, raise_on_error=False,
         )  # fmt: skip
         assert not result.success

@@ -64,7 +64,9 @@ def rows_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> dg.M
         dg.TableRecord(dict(zip(columns, map(_cell, row), strict=True))) for row in rows[:MAX_ROWS]
     ]
     if len(rows) > MAX_ROWS:
-        records.append(dg.TableRecord({columns[0]: f"…and {len(rows) - MAX_ROWS} more"}))
+        # Dagster requires every record to have the same fields.
+        more = {name: "" for name in columns} | {columns[0]: f"…and {len(rows) - MAX_ROWS} more"}
+        records.append(dg.TableRecord(more))
     schema = dg.TableSchema(columns=[dg.TableColumn(name) for name in columns])
     return dg.MetadataValue.table(records, schema=schema)
 
