@@ -145,7 +145,7 @@ def run(out: Path | None, bound: float = RUN_BOUND_S) -> str:
         f"  raw_docs rejected per run: {[r.get('rejected') for r in raw]};"
         f" deleted per run: {[r.get('deleted') for r in raw]};"
         f" unreadable folders per run: {[r.get('unreadable_folders') for r in raw]}",
-        f"  chunks: {first.metadata.get('chunks', {}).get('total_chunks')} chunks,"
+        f"  chunks: {first.metadata.get('chunks', {}).get('dagster/row_count')} chunks,"
         f" notes failed {first.metadata.get('chunks', {}).get('failed_notes')};"
         f" embeddings run 1: {emb.get('summary')}",
         "",
