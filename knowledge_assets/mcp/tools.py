@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import psycopg
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from knowledge_assets.core import search as core_search
@@ -24,6 +24,7 @@ from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.explain import rejection
 from knowledge_assets.core.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
+from knowledge_assets.mcp import schemas
 from knowledge_assets.mcp.reader import (
     STATEMENT_TIMEOUT_MS,
     PathRefused,
@@ -59,7 +60,7 @@ class KnowledgeTools:
         type: Annotated[list[str] | None, Field(description="Only these formats, any of: markdown_note, bookmark_json.")] = None,
         top_heading: Annotated[list[str] | None, Field(description="Only documents under one of these top headings (a note's frontmatter 'heading', a bookmark file's category).")] = None,
         per_note: Annotated[bool, Field(description="true (default): distinct notes, each with its best passage and up to 3 more matching sections; false: the best passages, several possibly from one note.")] = True,
-    ) -> str:  # fmt: skip
+    ) -> Annotated[CallToolResult, schemas.SearchDocsOutput]:  # fmt: skip
         """Search the personal notes and return the best-matching notes with their best passages.
 
         Each hit has the note title, the section heading, the note path, a relevance score, which
@@ -87,7 +88,7 @@ class KnowledgeTools:
                 per_note=per_note,
             )  # fmt: skip
 
-        return fmt.to_json(fmt.search_result(self._call(run)))
+        return schemas.structured(fmt.search_result(self._call(run)))
 
     def get_doc(
         self,
@@ -120,16 +121,16 @@ class KnowledgeTools:
         except LookupError as exc:
             raise ToolError(str(exc)) from None
 
-    def list_tags(self) -> str:
+    def list_tags(self) -> Annotated[CallToolResult, schemas.ListTagsOutput]:
         """List every tag used by the current notes with how many notes carry it, most used
         first. Use the tag names to filter search_docs."""
-        return fmt.to_json(fmt.tags_result(self._call(core_search.list_tags)))
+        return schemas.structured(fmt.tags_result(self._call(core_search.list_tags)))
 
     def similar_docs(
         self,
         file_path: Annotated[str, Field(description="The vault-relative path of the note to compare with, as search_docs returned it.")],
         limit: Annotated[int, Field(description="How many similar notes to return.", ge=1, le=50)] = 5,
-    ) -> str:  # fmt: skip
+    ) -> Annotated[CallToolResult, schemas.SimilarDocsOutput]:  # fmt: skip
         """Find the notes most similar in meaning to the given note (by their embeddings).
 
         The note itself and its older or newer versions are never listed. Each result has the
@@ -150,7 +151,7 @@ class KnowledgeTools:
                 f"no current note at {path!r} (unknown, a draft or a superseded version); "
                 "search_docs returns valid paths"
             )
-        return fmt.to_json(fmt.similar_result(path, notes))
+        return schemas.structured(fmt.similar_result(path, notes))
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)
@@ -233,7 +234,11 @@ def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> 
     )
     for fn in (tools.search_docs, tools.get_doc, tools.list_tags, tools.similar_docs):
         description = inspect.cleandoc(fn.__doc__ or "")
-        server.add_tool(fn, description=description, annotations=READ_ONLY, structured_output=False)
+        # get_doc returns Markdown for the reader; the others return data with an output schema.
+        structured = fn != tools.get_doc
+        server.add_tool(
+            fn, description=description, annotations=READ_ONLY, structured_output=structured
+        )
     return server
 
 

@@ -1,0 +1,71 @@
+"""Output schemas of the MCP tools that return data (search_docs, similar_docs, list_tags).
+
+A client reads ``structuredContent`` against the tool's ``outputSchema``; the same JSON also
+comes as one text block for clients that only read text. Fields beyond the ones named here
+(per-note sections, payload such as ``type`` or ``url``) are allowed, so the schema states what
+a caller can rely on without freezing every optional field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict
+
+from knowledge_assets.mcp import format as fmt
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class SearchHit(_Open):
+    rank: int
+    title: str | None = None
+    heading: str | None = None
+    path: str
+    score: float
+    retrievers: list[str] = []
+    tags: list[str] = []
+    snippet: str = ""
+
+
+class SearchDocsOutput(_Open):
+    query: str
+    mode: str
+    model: str | None = None
+    timings_ms: dict[str, float] = {}
+    hits: list[SearchHit]
+
+
+class SimilarNote(_Open):
+    title: str | None = None
+    path: str
+    score: float
+    heading: str | None = None
+    tags: list[str] = []
+    snippet: str = ""
+
+
+class SimilarDocsOutput(_Open):
+    file_path: str
+    similar: list[SimilarNote]
+
+
+class TagCount(_Open):
+    tag: str
+    count: int
+
+
+class ListTagsOutput(_Open):
+    tags: list[TagCount]
+    total: int
+
+
+def structured(payload: dict[str, Any]) -> CallToolResult:
+    """``payload`` as structured content, and as compact JSON text for text-only clients."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=fmt.to_json(payload))],
+        structured_content=payload,
+    )
