@@ -120,7 +120,7 @@ def run_project(size: int, vault: Path, work: Path) -> tuple[dict[str, Any], str
     out["full"], meta = materialize(url, vault)
     print(f"  project full ingest {out['full']:.1f} s", flush=True)
     out["index_s"] = meta["embeddings"].get("index_build_seconds")
-    out["chunks"] = meta["chunks"]["total_chunks"]
+    out["chunks"] = meta["chunks"]["dagster/row_count"]
     out["noop"], _ = materialize(url, vault)
     edit_one_section(files[0])
     out["edit"], meta = materialize(url, vault)
