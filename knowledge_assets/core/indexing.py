@@ -450,7 +450,16 @@ def _write_batch(
         index_store.insert_inputs(conn, plan.embedder.model, plan.template, inputs)
 
 
+# A run that wrote at least this many vectors refreshes the planner's statistics of the vector
+# tables: right after a bulk load they still describe the empty tables, and search plans built
+# on them walk every row.
+ANALYZE_AFTER = 1000
+
+
 def _finish(conn: psycopg.Connection, model: str, template: str, report: EmbedReport) -> None:
+    if report.embedded >= ANALYZE_AFTER:
+        conn.execute("ANALYZE rag.embeddings, rag.embedding_inputs")
+        conn.commit()
     total, done = index_store.count_texts(conn, model, template=template)
     with conn.transaction():
         report.complete = total == done

@@ -290,17 +290,19 @@ def cosines(
     chunk embedded in parts counts its best part)."""
     if not ids:
         return {}
+    # A correlated sub-query per chunk, so the plan always starts from the few chunks asked
+    # for: a join let a planner with stale statistics walk every input row of the model.
     rows = conn.execute(
         sql.SQL(
-            "SELECT c.id, max(1 - (e.embedding <=> %(q)s::vector)) FROM rag.chunks c"
-            " JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
-            "  AND i.chunk_hash = c.text_hash"
-            " JOIN rag.embeddings e ON e.model = i.model AND e.text_hash = i.text_hash"
-            " WHERE c.id = ANY(%(ids)s) GROUP BY c.id"
+            "SELECT c.id, (SELECT max(1 - (e.embedding <=> %(q)s::vector))"
+            " FROM rag.embedding_inputs i JOIN rag.embeddings e"
+            "  ON e.model = i.model AND e.text_hash = i.text_hash"
+            " WHERE i.model = {model} AND i.template = {template} AND i.chunk_hash = c.text_hash)"
+            " FROM rag.chunks c WHERE c.id = ANY(%(ids)s)"
         ).format(model=sql.Literal(model.model), template=sql.Literal(model.template)),
         {"q": _vector_literal(vector), "ids": list(ids)},
     ).fetchall()
-    return {r[0]: float(r[1]) for r in rows}
+    return {r[0]: float(r[1]) for r in rows if r[1] is not None}
 
 
 def count_chunks(conn: psycopg.Connection) -> int:
