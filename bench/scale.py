@@ -92,11 +92,14 @@ def edit_one_section(path: Path) -> None:
     path.write_text(text[:pos] + "EDIT " + text[pos:], encoding="utf-8")
 
 
-def materialize(url: str, vault: Path) -> tuple[float, dict[str, dict[str, Any]]]:
+def materialize(
+    url: str, vault: Path, embedder: EmbedderResource | None = None
+) -> tuple[float, dict[str, dict[str, Any]]]:
+    """Run the four assets once (hash embedder unless ``embedder``); seconds and metadata."""
     resources = {
         "postgres": PostgresResource(database_url=url),
         "vault": VaultResource(kind="local", path=str(vault)),
-        "embedder": HashEmbedderResource(),
+        "embedder": embedder or HashEmbedderResource(),
     }
     started = time.perf_counter()
     result = dg.materialize(

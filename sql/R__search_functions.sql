@@ -37,7 +37,7 @@ BEGIN
         RAISE EXCEPTION 'no active embedding model: run the embeddings asset first';
     END IF;
     IF filter_tags IS NULL THEN
-        dist := format('(e.embedding::vector(%s)) <=> $1::vector(%s)', dims, dims);
+        dist := format('(e.embedding::halfvec(%s)) <=> $1::halfvec(%s)', dims, dims);
     ELSE
         dist := 'e.embedding <=> $1';  -- does not match the index expression: exact scan
     END IF;

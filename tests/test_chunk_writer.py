@@ -115,3 +115,81 @@ def test_worker_processes_tokenize_exactly_like_the_caller() -> None:
     texts = [(f"見出し{i}", f"東京の大学{i}で don't 研究した。") for i in range(50)] + [("", "")]
     with Tokenizer(2) as pool:
         assert pool.submit(texts)() == chunk_tsvectors(texts)
+
+
+def _keyword_hits(url: str, lexeme: str) -> int:
+    with db.connect(url) as conn:
+        conn.execute("SET enable_seqscan = off")  # answer through the keyword index
+        row = conn.execute(
+            "SELECT count(*) FROM rag.chunks WHERE tokens @@ %s::tsquery", (f"'{lexeme}'",)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _index_while_writing(url: str, vault: Path, stop_after: int | None = None) -> list[bool]:
+    """Sync, noting after each written batch whether rag.chunks had its keyword index then;
+    with ``stop_after``, the run is interrupted once that many notes are written."""
+    seen: list[bool] = []
+
+    def look(update: Update) -> None:
+        if update.stage != "chunks" or update.done == 0:
+            return
+        with db.connect(url) as other:
+            seen.append(chunk_writer.has_keyword_index(other))
+        if stop_after is not None and update.done >= stop_after:
+            raise KeyboardInterrupt
+
+    stop = subscribe(look)
+    try:
+        _sync(url, vault)
+    finally:
+        stop()
+    return seen
+
+
+def test_a_bulk_load_builds_the_keyword_index_once_at_the_end(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "DEFER_KEYWORD_INDEX_MIN", 2)
+    monkeypatch.setattr(indexing, "CHUNK_BATCH_NOTES", 2)
+    vault = _vault(tmp_path, 6)
+    # The first build of every note writes without the index, then builds it.
+    assert _index_while_writing(db_url, vault) == [False, False, False]
+    with db.connect(db_url) as conn:
+        assert chunk_writer.has_keyword_index(conn)
+    assert _keyword_hits(db_url, "研究") == 18
+    _stats_match(db_url)
+    # One edited note of six is not a bulk load: the index stays and is maintained.
+    (vault / "n000.md").write_text("# ノート0\n\n## 節0\n\n大阪で研究した。\n", "utf-8")
+    assert _index_while_writing(db_url, vault) == [True]
+    assert _keyword_hits(db_url, "大阪") == 1
+    _stats_match(db_url)
+
+
+def test_an_interrupted_bulk_load_puts_the_keyword_index_back(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "DEFER_KEYWORD_INDEX_MIN", 2)
+    monkeypatch.setattr(indexing, "CHUNK_BATCH_NOTES", 2)
+    vault = _vault(tmp_path, 6)
+    with pytest.raises(KeyboardInterrupt):
+        _index_while_writing(db_url, vault, stop_after=2)
+    with db.connect(db_url) as conn:
+        assert chunk_writer.has_keyword_index(conn)
+        stored = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
+    assert stored is not None and _keyword_hits(db_url, "研究") == stored[0]  # every chunk
+    _stats_match(db_url)
+    _sync(db_url, vault)  # the next run converges
+    assert _keyword_hits(db_url, "研究") == 18
+
+
+def test_a_keyword_index_a_killed_run_left_dropped_is_rebuilt(db_url: str, tmp_path: Path) -> None:
+    vault = _vault(tmp_path, 2)
+    _sync(db_url, vault)
+    with db.connect(db_url) as conn:
+        chunk_writer.drop_keyword_index(conn)  # as a bulk load killed before its end leaves it
+    report = _sync(db_url, vault)  # nothing to re-chunk
+    assert report.chunks_written == 0
+    with db.connect(db_url) as conn:
+        assert chunk_writer.has_keyword_index(conn)
+    assert _keyword_hits(db_url, "研究") == 6

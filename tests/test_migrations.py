@@ -50,3 +50,41 @@ def test_misnamed_sql_file_is_refused(tmp_path: Path, bad_name: str) -> None:
     (tmp_path / bad_name).write_text("SELECT 1;")
     with pytest.raises(db.MigrationError, match=r"expected NNN_name\.sql"):
         db.load_migrations(tmp_path)
+
+
+def test_float32_model_indexes_become_halfvec_and_search_uses_them(
+    blank_db_url: str, tmp_path: Path
+) -> None:
+    from knowledge_assets.core.search_sql import model_index_name
+
+    older = tmp_path / "sql"
+    shutil.copytree(db.SQL_DIR, older)
+    (older / "010_halfvec_indexes.sql").unlink()
+    db.migrate(blank_db_url, older)
+    name = model_index_name("m")
+    with db.connect(blank_db_url) as conn:  # a store as the previous version left it
+        conn.execute(
+            "INSERT INTO rag.embeddings (model, text_hash, dims, embedding)"
+            " SELECT 'm', 'h' || i, 3, ('[' || i || ',1,' || (i % 7) || ']')::vector"
+            " FROM generate_series(1, 200) i"
+        )
+        conn.execute(
+            f"CREATE INDEX {name} ON rag.embeddings USING hnsw"
+            " ((embedding::vector(3)) vector_cosine_ops) WHERE model = 'm'"
+        )
+    assert db.migrate(blank_db_url) == ["010_halfvec_indexes.sql"]
+    with db.connect(blank_db_url) as conn:
+        row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (name,))
+        definition = row.fetchone()
+        assert definition is not None
+        assert "halfvec(3)" in definition[0] and "halfvec_cosine_ops" in definition[0]
+        assert "model = 'm'" in definition[0]
+        conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(
+            r[0]
+            for r in conn.execute(
+                "EXPLAIN SELECT text_hash FROM rag.embeddings WHERE model = 'm'"
+                " ORDER BY (embedding::halfvec(3)) <=> '[1,1,1]'::halfvec(3) LIMIT 5"
+            )
+        )
+        assert name in plan

@@ -16,6 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunking import Chunk
+from knowledge_assets.core.index_build import build_workers, gin_memory
 from knowledge_assets.core.index_store import chunk_id
 
 _STAGE = (
@@ -124,3 +125,40 @@ def write_notes(conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str)
     conn.execute("SELECT set_config('work_mem', '64MB', true)")
     row = conn.execute(_MERGE, {"docs": [n.document_id for n in notes]}).fetchone()
     return int(row[0]) if row else 0
+
+
+# The keyword (GIN) index of rag.chunks, as 001_core.sql creates it.
+KEYWORD_INDEX = "chunks_tokens_idx"
+_KEYWORD_INDEX_DDL = f"CREATE INDEX IF NOT EXISTS {KEYWORD_INDEX} ON rag.chunks USING GIN (tokens)"
+
+
+def has_keyword_index(conn: psycopg.Connection) -> bool:
+    """Whether rag.chunks has its keyword index (a bulk load drops it while it writes)."""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{KEYWORD_INDEX}",)).fetchone()
+    return bool(row and row[0])
+
+
+def drop_keyword_index(conn: psycopg.Connection) -> None:
+    """Drop the keyword index for a bulk load (committed, so searches are not blocked)."""
+    conn.commit()
+    with conn.transaction():
+        conn.execute(f"DROP INDEX IF EXISTS rag.{KEYWORD_INDEX}")
+
+
+def ensure_keyword_index(conn: psycopg.Connection) -> bool:
+    """Build the keyword index if it is missing, with memory and parallel workers sized for a
+    one-go build; returns whether it was built."""
+    present = has_keyword_index(conn)
+    conn.commit()  # the build below commits on its own, not inside the caller's transaction
+    if present:
+        return False
+    with conn.transaction():
+        conn.execute(
+            "SELECT set_config('maintenance_work_mem', %s, true)", (f"{gin_memory() // 1024}kB",)
+        )
+        conn.execute(
+            "SELECT set_config('max_parallel_maintenance_workers', %s, true)",
+            (str(build_workers()),),
+        )
+        conn.execute(_KEYWORD_INDEX_DDL)
+    return True

@@ -16,6 +16,7 @@ import re
 import psycopg
 
 MIN_BYTES = 64 * 2**20
+INDEX_BYTES_PER_DIM = 2  # the index keeps halfvec (16-bit) elements
 MAX_BYTES = 8 * 2**30
 # Per vector: the vector itself plus pgvector's element header and neighbour lists (m = 16:
 # 32 neighbours on layer 0, fewer above), with headroom.
@@ -54,6 +55,19 @@ def build_memory(rows: int, dims: int, bytes_per_dim: int = 4) -> int:
     return max(MIN_BYTES, min(need, cap))
 
 
+# A GIN build sorts its entries in memory; beyond a few hundred MB it gains little.
+GIN_MAX_BYTES = 512 * 2**20
+
+
+def gin_memory() -> int:
+    """``maintenance_work_mem`` in bytes for a one-go GIN (keyword index) build."""
+    configured = os.environ.get("KA_INDEX_MEMORY", "").strip()
+    if configured:
+        return max(MIN_BYTES, parse_size(configured))
+    avail = available_memory()
+    return max(MIN_BYTES, min(GIN_MAX_BYTES, avail // 4 if avail else 256 * 2**20))
+
+
 def build_workers() -> int:
     """Parallel maintenance workers besides the leader process."""
     configured = os.environ.get("KA_INDEX_WORKERS", "").strip()
@@ -68,7 +82,7 @@ def build_workers() -> int:
 
 def configure_build(conn: psycopg.Connection, rows: int, dims: int) -> tuple[int, int]:
     """Set this transaction's build memory and workers; returns (bytes, workers)."""
-    memory, workers = build_memory(rows, dims), build_workers()
+    memory, workers = build_memory(rows, dims, INDEX_BYTES_PER_DIM), build_workers()
     conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{memory // 1024}kB",))
     conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
     return memory, workers

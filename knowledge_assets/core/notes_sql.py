@@ -29,14 +29,14 @@ def note_vector(
             " SELECT CASE WHEN s.superseded_by = fam.path THEN s.file_path ELSE s.superseded_by END"
             " FROM rag.superseded_docs s JOIN fam"
             " ON s.superseded_by = fam.path OR s.file_path = fam.path)"
-            " SELECT (SELECT avg(e.embedding::{vt})::text FROM rag.latest_docs d"
+            " SELECT (SELECT avg(e.embedding::vector({dims}))::text FROM rag.latest_docs d"
             "  JOIN rag.chunks c ON c.document_id = d.id"
             "  JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
             "   AND i.chunk_hash = c.text_hash"
             "  JOIN rag.embeddings e ON e.model = i.model AND e.text_hash = i.text_hash"
             "  WHERE d.file_path = %(p)s), (SELECT array_agg(path) FROM fam)"
         ).format(
-            vt=vec_type(model.dims),
+            dims=sql.Literal(int(model.dims)),
             model=sql.Literal(model.model),
             template=sql.Literal(model.template),
         ),
