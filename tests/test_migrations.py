@@ -59,7 +59,7 @@ def test_float32_model_indexes_become_halfvec_and_search_uses_them(
 
     older = tmp_path / "sql"
     shutil.copytree(db.SQL_DIR, older)
-    (older / "010_halfvec_indexes.sql").unlink()
+    (older / "010_halfvec_and_bulk_writes.sql").unlink()
     db.migrate(blank_db_url, older)
     name = model_index_name("m")
     with db.connect(blank_db_url) as conn:  # a store as the previous version left it
@@ -72,7 +72,7 @@ def test_float32_model_indexes_become_halfvec_and_search_uses_them(
             f"CREATE INDEX {name} ON rag.embeddings USING hnsw"
             " ((embedding::vector(3)) vector_cosine_ops) WHERE model = 'm'"
         )
-    assert db.migrate(blank_db_url) == ["010_halfvec_indexes.sql"]
+    assert db.migrate(blank_db_url) == ["010_halfvec_and_bulk_writes.sql"]
     with db.connect(blank_db_url) as conn:
         row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (name,))
         definition = row.fetchone()
@@ -88,3 +88,22 @@ def test_float32_model_indexes_become_halfvec_and_search_uses_them(
             )
         )
         assert name in plan
+
+
+@pytest.mark.parametrize(
+    "tsv",
+    [
+        "",
+        "'東京':1A,5D '大学':2A '東京 大学':1B 'の':3D,4D,9D",
+        "'a':1A,2B,3C,4D 'b c':2C",
+        " ".join(f"'w{i}':" + ",".join(f"{p}D" for p in range(1, 300)) for i in range(3)),
+    ],
+)
+def test_token_count_counts_heading_and_body_positions(db_url: str, tsv: str) -> None:
+    with db.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT rag.tsvector_token_count(%(v)s::tsvector), (SELECT count(*)::integer"
+            " FROM unnest(%(v)s::tsvector) u, unnest(u.weights) w WHERE w IN ('A', 'D'))",
+            {"v": tsv},
+        ).fetchone()
+    assert row is not None and row[0] == row[1]
