@@ -13,7 +13,7 @@ from knowledge_assets.core.indexing import refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.keyword_sql import KeywordSettings, keyword_bm25
 from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.search import search
+from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.core.tokenize import tokens
 
@@ -88,3 +88,26 @@ def test_per_note_returns_distinct_notes_with_their_other_sections(
     assert len(farm.sections) == 3
     assert all(s.file_path == "farm.md" and s.score <= farm.score for s in farm.sections)
     assert farm.chunk_id not in {s.chunk_id for s in farm.sections}
+
+
+def test_pre_ranking_keeps_the_exact_top_hits_and_the_filters(db_url: str, tmp_path: Path) -> None:
+    # 160 notes share the common word, so more candidates than the pre-rank keeps (100): the
+    # notes that also hold the rarer words, some of them several times, must still come first.
+    (tmp_path / "sub").mkdir()
+    notes = {}
+    for i in range(160):
+        extra = ("露天風呂が広い。" * (i % 4)) if i % 5 == 0 else ""
+        folder = "sub/" if i % 2 else ""
+        notes[f"{folder}n{i:03d}.md"] = f"# 旅{i}\n\n## 宿\n\n温泉に入った。{extra}{FILLER}\n"
+    load(db_url, tmp_path, notes)
+    with db.connect(db_url) as conn:
+        top = keyword_bm25(conn, "露天風呂のある温泉", filters=None, limit=10)
+        deep = keyword_bm25(conn, "露天風呂のある温泉", filters=None, limit=300)
+        only_sub = keyword_bm25(conn, "露天風呂のある温泉", filters=SearchFilters(path_prefix="sub/"),
+                                limit=300)  # fmt: skip
+    assert len(deep) == 160
+    assert [r["chunk_id"] for r in top] == [r["chunk_id"] for r in deep[:10]]
+    scores = [r["score"] for r in deep]
+    assert scores == sorted(scores, reverse=True)
+    assert all("露天" in r["content"] for r in top[:8])  # the notes holding every query word
+    assert len(only_sub) == 80 and all(r["file_path"].startswith("sub/") for r in only_sub)

@@ -67,7 +67,66 @@ def start(pgdata: Path, log: Callable[[str], None] | None = None) -> Any:
         upgrade(pgdata, log or _stderr)
     # A user killed outright never unregistered; forget it, so the last live one stops the server.
     forget_dead_handles(pgdata, getattr(pgserver.PostgresServer, "_lock", None))
-    return pgserver.get_server(pgdata, cleanup_mode="stop")
+    server = pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
+    with pgserver.PostgresServer._lock:
+        server.ensure_pgdata_inited()  # a new store: initdb, so the settings exist before start
+        write_settings(pgdata, server_settings(_total_memory()))
+    server.start()
+    return server
+
+
+MB = 2**20
+# Written into the data directory, included by postgresql.conf; rewritten when it changes and
+# read by the server at its next start (a running server shared with others is not restarted).
+SETTINGS_FILE = "knowledge_assets.conf"
+_INCLUDE = f"include_if_exists = '{SETTINGS_FILE}'"
+
+
+def server_settings(total_memory: int | None) -> dict[str, str]:
+    """The embedded server's memory settings, in proportion to the machine.
+
+    The wheel starts PostgreSQL with its defaults (128 MB of shared buffers). At 200,000 chunks
+    the vector index alone is about 500 MB: a search then reads most of its pages through the
+    kernel, and a filtered vector search took three times as long. ``KA_SHARED_BUFFERS``
+    (``1GB``, ``512MB``) overrides the eighth of memory (at most 2 GB) it gets by default. Fewer
+    checkpoints during a first build cost nothing but WAL disk space.
+    """
+    from knowledge_assets.core.index_build import parse_size
+
+    total = total_memory or 4 * 2**30
+    configured = os.environ.get("KA_SHARED_BUFFERS", "").strip()
+    if configured:
+        shared = max(128 * MB, parse_size(configured, "KA_SHARED_BUFFERS"))
+    else:
+        shared = max(128 * MB, min(total // 8, 2 * 2**30))
+    cache = max(512 * MB, min(total // 2, 16 * 2**30))
+    return {
+        "shared_buffers": f"{shared // MB}MB",
+        "effective_cache_size": f"{cache // MB}MB",
+        "max_wal_size": "4GB",
+    }
+
+
+def write_settings(pgdata: Path, settings: dict[str, str]) -> bool:
+    """Write ``settings`` for the server of ``pgdata``; True when they changed."""
+    conf = pgdata / "postgresql.conf"
+    text = conf.read_text(encoding="utf-8")
+    if _INCLUDE not in text.splitlines():
+        conf.write_text(text.rstrip("\n") + f"\n\n# knowledge-assets\n{_INCLUDE}\n", "utf-8")
+    body = "# Written by knowledge-assets at each start; set KA_SHARED_BUFFERS instead.\n"
+    body += "".join(f"{name} = '{value}'\n" for name, value in settings.items())
+    target = pgdata / SETTINGS_FILE
+    if target.exists() and target.read_text(encoding="utf-8") == body:
+        return False
+    target.write_text(body, encoding="utf-8")
+    return True
+
+
+def _total_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _stderr(message: str) -> None:

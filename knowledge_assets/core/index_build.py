@@ -24,11 +24,12 @@ _GRAPH_BYTES = 400
 _UNITS = {"kb": 2**10, "mb": 2**20, "gb": 2**30, "tb": 2**40}
 
 
-def parse_size(text: str) -> int:
-    """``"512MB"`` / ``"2 GB"`` / ``"1073741824"`` -> bytes; ValueError otherwise."""
+def parse_size(text: str, setting: str = "KA_INDEX_MEMORY") -> int:
+    """``"512MB"`` / ``"2 GB"`` / ``"1073741824"`` -> bytes; ValueError naming ``setting``
+    otherwise."""
     m = re.fullmatch(r"\s*(\d+)\s*([kmgt]b)?\s*", text.lower())
     if not m:
-        raise ValueError(f"KA_INDEX_MEMORY={text!r}: expected a size such as 512MB or 2GB")
+        raise ValueError(f"{setting}={text!r}: expected a size such as 512MB or 2GB")
     return int(m.group(1)) * _UNITS.get(m.group(2) or "", 1)
 
 

@@ -102,16 +102,24 @@ def _saturation(tf: str, dl: sql.Composable) -> sql.Composable:
     ).format(tf=sql.SQL(tf), dl=dl)
 
 
-def _binary_bm25(n: int, dl: sql.Composable) -> sql.Composable:
-    """BM25 with every term frequency taken as 1: only C-level ``@@`` tests per chunk, so it
-    pre-ranks thousands of candidates cheaply; exact BM25 then re-scores the best of them."""
-    parts = [
-        sql.SQL("(CASE WHEN c.tokens @@ {t}::tsquery THEN {i}::float8 ELSE 0 END)").format(
-            t=sql.Placeholder(f"t{i}"), i=sql.Placeholder(f"i{i}")
+def _presence(
+    n: int, dl: sql.Composable, join: sql.Composable, where: sql.Composable
+) -> sql.Composable:
+    """Which query terms each candidate holds, from the GIN index alone.
+
+    One index scan per term, ANDed with the candidate query: a candidate's tsvector (often a few
+    KB, stored out of line) is never read, so pre-ranking thousands of candidates stays cheap.
+    """
+    scans = [
+        sql.SQL(
+            "SELECT c.id, {dl} AS dl, {i}::float8 AS w FROM rag.chunks c{join}"
+            " WHERE c.tokens @@ (%(tsq)s::tsquery && {t}::tsquery) AND {where}"
+        ).format(
+            t=sql.Placeholder(f"t{i}"), i=sql.Placeholder(f"i{i}"), dl=dl, join=join, where=where
         )
         for i in range(n)
     ]
-    return sql.SQL("({}) * {}").format(sql.SQL(" + ").join(parts), _saturation("1.0", dl))
+    return sql.SQL(" UNION ALL ").join(scans)
 
 
 # Term frequency of one lexeme of the chunk: heading positions (weights A, B) count heading_tf.
@@ -139,20 +147,24 @@ def keyword_bm25(
     # only when a filter needs its columns.
     join = sql.SQL("" if filters is None or filters.is_empty() else
                    " JOIN rag.latest_docs d ON d.id = c.document_id")  # fmt: skip
+    # Pre-rank: BM25 with every term frequency taken as 1 (no tsvector is read); exact BM25 then
+    # re-scores the best of them from their term positions.
     query_sql = sql.SQL(
-        "WITH pre AS (SELECT c.id, c.tokens, {dl} AS dl, {binary} AS pre FROM rag.chunks c{join}"
-        "  WHERE c.tokens @@ %(tsq)s::tsquery AND {where} ORDER BY pre DESC, c.id LIMIT %(pre)s),"
+        "WITH p AS ({presence}),"
+        " pre AS (SELECT p.id, p.dl, sum(p.w) * {binary} AS pre FROM p"
+        "  GROUP BY p.id, p.dl ORDER BY pre DESC, p.id LIMIT %(pre)s),"
         " s AS (SELECT pre.id, (SELECT sum((%(idf)s::float8[])[array_position(%(terms)s::text[],"
         "    x.lexeme)] * {sat}) FROM (SELECT u.lexeme, {tf} AS tf"
-        "      FROM unnest(ts_delete(pre.tokens, tsvector_to_array("
-        "        ts_delete(pre.tokens, %(terms)s::text[])))) u) x) AS score FROM pre"
-        "  ORDER BY score DESC, pre.id LIMIT %(limit)s)"
+        "      FROM unnest(ts_delete(c.tokens, tsvector_to_array("
+        "        ts_delete(c.tokens, %(terms)s::text[])))) u) x) AS score"
+        "  FROM pre JOIN rag.chunks c ON c.id = pre.id ORDER BY score DESC, pre.id LIMIT %(limit)s)"
         " SELECT {cols}, s.score FROM s"
         " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
         " ORDER BY s.score DESC, c.id"
     ).format(
-        cols=HIT_COLUMNS, join=join, where=where, dl=_doc_length(s, "c"), tf=sql.SQL(_TF),
-        binary=_binary_bm25(len(idf), _doc_length(s, "c")), sat=_saturation("x.tf", sql.SQL("pre.dl")),
+        cols=HIT_COLUMNS, presence=_presence(len(idf), _doc_length(s, "c"), join, where),
+        tf=sql.SQL(_TF), binary=_saturation("1.0", sql.SQL("p.dl")),
+        sat=_saturation("x.tf", sql.SQL("pre.dl")),
     )  # fmt: skip
     params |= {
         "k1": s.k1, "b": s.b, "htf": s.heading_tf, "avgdl": max(avgdl, 1.0), "terms": list(idf),
@@ -161,4 +173,7 @@ def keyword_bm25(
     }  # fmt: skip
     params |= {f"t{i}": _tsquery([lx]) for i, lx in enumerate(idf)}
     params |= {f"i{i}": v for i, v in enumerate(idf.values())}
+    # The per-term scans look costly to the planner, but each takes well under a millisecond:
+    # starting parallel workers would cost more than the whole query.
+    conn.execute("SELECT set_config('max_parallel_workers_per_gather', '0', false)")
     return fetch_dicts(conn, query_sql, params)

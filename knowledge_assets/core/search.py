@@ -230,7 +230,7 @@ def _vector_rows(
         rows, short = search_sql.vector_hnsw_filtered(conn, model, vector, **kw)
         if not short:
             return rows
-    k = max(4 * limit, 40)
+    k = max(2 * limit, 40)
     while True:
         rows, got, farthest = search_sql.vector_hnsw(conn, model, vector, k=k, **kw)
         exhausted = got < k or (min_similarity is not None and 1 - farthest < min_similarity)
