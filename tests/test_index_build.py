@@ -45,3 +45,27 @@ def test_progress_line_has_count_rate_and_time_left() -> None:
     line = Update("chunks", "notes", 4200, 10000, 12.0).line()
     assert line == "chunks: 4,200/10,000 notes (42%), 350 notes/s, about 17 s left"
     assert Update("chunks", "notes", 10, 10, 2.0).line() == "chunks: 10/10 notes (100%), 5 notes/s"
+
+
+
+def test_a_build_on_a_small_heap_is_still_planned_with_workers(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vectors stored out of line leave rag.embeddings' heap small: the build's settings must
+    lift the planner's parallel-scan floor, for this transaction only."""
+    from knowledge_assets.core import db
+
+    monkeypatch.setenv("KA_INDEX_WORKERS", "1")
+    monkeypatch.setenv("KA_INDEX_MEMORY", "256MB")
+    query = (
+        "SELECT current_setting('min_parallel_table_scan_size'),"
+        " current_setting('max_parallel_maintenance_workers'),"
+        " current_setting('maintenance_work_mem')"
+    )
+    with db.connect(db_url) as conn:
+        default = conn.execute(query).fetchone()
+        conn.commit()
+        with conn.transaction():
+            assert index_build.configure_build(conn, 500, 3) == (256 * 2**20, 1)
+            assert conn.execute(query).fetchone() == ("0", "1", "256MB")
+        assert conn.execute(query).fetchone() == default

@@ -16,7 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunking import Chunk
-from knowledge_assets.core.index_build import build_workers, gin_memory
+from knowledge_assets.core.index_build import build_workers, configure_index_build, gin_memory
 from knowledge_assets.core.index_store import chunk_id
 
 _STAGE = (
@@ -153,12 +153,6 @@ def ensure_keyword_index(conn: psycopg.Connection) -> bool:
     if present:
         return False
     with conn.transaction():
-        conn.execute(
-            "SELECT set_config('maintenance_work_mem', %s, true)", (f"{gin_memory() // 1024}kB",)
-        )
-        conn.execute(
-            "SELECT set_config('max_parallel_maintenance_workers', %s, true)",
-            (str(build_workers()),),
-        )
+        configure_index_build(conn, gin_memory(), build_workers())
         conn.execute(_KEYWORD_INDEX_DDL)
     return True

@@ -84,6 +84,18 @@ def build_workers() -> int:
 def configure_build(conn: psycopg.Connection, rows: int, dims: int) -> tuple[int, int]:
     """Set this transaction's build memory and workers; returns (bytes, workers)."""
     memory, workers = build_memory(rows, dims, INDEX_BYTES_PER_DIM), build_workers()
+    configure_index_build(conn, memory, workers)
+    return memory, workers
+
+
+def configure_index_build(conn: psycopg.Connection, memory: int, workers: int) -> None:
+    """Give this transaction's index builds ``memory`` bytes and ``workers`` parallel workers.
+
+    Postgres plans no parallel build for a table whose heap is under
+    ``min_parallel_table_scan_size`` (8 MB). rag.embeddings' heap stays small however many
+    vectors it holds, because vectors of 512 and more dimensions are stored out of line (TOAST):
+    without lifting that floor, every HNSW build ran in one process.
+    """
     conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{memory // 1024}kB",))
     conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
-    return memory, workers
+    conn.execute("SELECT set_config('min_parallel_table_scan_size', '0', true)")
