@@ -12,12 +12,11 @@ connection string is written into the instance reference Dagster passes on comma
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import dagster as dg
 from dagster._core.storage.local_compute_log_manager import LocalComputeLogManager
 from dagster._core.storage.root import LocalArtifactStorage
-from dagster._serdes import ConfigurableClassData
 from dagster_postgres.storage import DagsterPostgresStorage
 
 from knowledge_assets.core import db
@@ -28,46 +27,56 @@ def dagster_dir() -> str:
     return str(db.data_dir() / "dagster")
 
 
-class ProjectPostgresStorage(DagsterPostgresStorage):
+class _DefaultedSetting:
+    """The config hooks of a Dagster storage class whose one setting is optional.
+
+    The three classes below differ only in the name of that setting and where its value comes
+    from when ``dagster.yaml`` leaves it out; this mixin (listed before the Dagster base class,
+    so its hooks win) reads the value or falls back to ``default()``.
+    """
+
+    setting: str
+
+    @classmethod
+    def default(cls) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def config_type(cls) -> dict[str, Any]:
+        return {cls.setting: dg.Field(dg.StringSource, is_required=False)}
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Any) -> Self:
+        # ``Any``: each Dagster base declares its own config type for these two arguments.
+        value = config_value.get(cls.setting) or cls.default()
+        return cls(**{cls.setting: value, "inst_data": inst_data})
+
+
+class ProjectPostgresStorage(_DefaultedSetting, DagsterPostgresStorage):
     """Runs, event logs and schedules in the knowledge store's Postgres (or ``postgres_url``)."""
 
-    @classmethod
-    def config_type(cls) -> dict[str, Any]:
-        return {"postgres_url": dg.Field(dg.StringSource, is_required=False)}
+    setting = "postgres_url"
 
     @classmethod
-    def from_config_value(  # type: ignore[override]
-        cls, inst_data: ConfigurableClassData | None, config_value: dict[str, Any]
-    ) -> ProjectPostgresStorage:
-        url = config_value.get("postgres_url") or db.dagster_storage_url(db.resolve_url())
-        return cls(postgres_url=url, inst_data=inst_data)
+    def default(cls) -> str:
+        return db.dagster_storage_url(db.resolve_url())
 
 
-class ProjectArtifactStorage(LocalArtifactStorage):
+class ProjectArtifactStorage(_DefaultedSetting, LocalArtifactStorage):
     """Dagster's local artifacts under the data directory (or ``base_dir``)."""
 
-    @classmethod
-    def config_type(cls) -> dict[str, Any]:
-        return {"base_dir": dg.Field(dg.StringSource, is_required=False)}
+    setting = "base_dir"
 
     @classmethod
-    def from_config_value(  # type: ignore[override]
-        cls, inst_data: ConfigurableClassData | None, config_value: dict[str, Any]
-    ) -> ProjectArtifactStorage:
-        base_dir = config_value.get("base_dir") or f"{dagster_dir()}/artifacts"
-        return cls(base_dir=base_dir, inst_data=inst_data)
+    def default(cls) -> str:
+        return f"{dagster_dir()}/artifacts"
 
 
-class ProjectComputeLogManager(LocalComputeLogManager):
+class ProjectComputeLogManager(_DefaultedSetting, LocalComputeLogManager):
     """Captured step output (stdout/stderr per step) under the data directory (or ``base_dir``)."""
 
-    @classmethod
-    def config_type(cls) -> dict[str, Any]:
-        return {"base_dir": dg.Field(dg.StringSource, is_required=False)}
+    setting = "base_dir"
 
     @classmethod
-    def from_config_value(  # type: ignore[override]
-        cls, inst_data: ConfigurableClassData | None, config_value: dict[str, Any]
-    ) -> ProjectComputeLogManager:
-        base_dir = config_value.get("base_dir") or f"{dagster_dir()}/compute_logs"
-        return cls(base_dir=base_dir, inst_data=inst_data)
+    def default(cls) -> str:
+        return f"{dagster_dir()}/compute_logs"
