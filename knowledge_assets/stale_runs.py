@@ -14,6 +14,8 @@ import socket
 
 import dagster as dg
 
+from knowledge_assets.core.processes import alive
+
 PID_TAG = "knowledge_assets/pid"
 HOST_TAG = "knowledge_assets/host"
 UNFINISHED = [
@@ -28,16 +30,6 @@ def process_tags() -> dict[str, str]:
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     """Mark unfinished runs of dead local processes failed; returns their run ids."""
     failed: list[str] = []
@@ -46,7 +38,7 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     for record in records:
         run = record.dagster_run
         pid = run.tags.get(PID_TAG)
-        if run.tags.get(HOST_TAG) != host or not (pid and pid.isdigit()) or _alive(int(pid)):
+        if run.tags.get(HOST_TAG) != host or not (pid and pid.isdigit()) or alive(int(pid)):
             continue
         instance.report_run_failed(
             run,

@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from knowledge_assets.core.processes import alive
+
 HANDLES_FILE = ".handle_pids.json"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    return True
 
 
 def forget_dead_handles(pgdata: Path, lock: Any = None) -> list[int]:
@@ -41,7 +32,7 @@ def forget_dead_handles(pgdata: Path, lock: Any = None) -> list[int]:
             return []  # no list yet, or not ours to repair
         if not isinstance(pids, list):
             return []
-        dead = [p for p in pids if isinstance(p, int) and not _alive(p)]
+        dead = [p for p in pids if isinstance(p, int) and not alive(p)]
         if dead:
             path.write_text(json.dumps([p for p in pids if p not in dead]))
     return dead
