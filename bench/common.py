@@ -1,4 +1,5 @@
-"""Shared bench helpers: a fresh database on the embedded server (or DATABASE_URL)."""
+"""Shared bench helpers: a fresh database on the embedded server (or DATABASE_URL), and the
+jsquad vault put through the real pipeline."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core import db
+from knowledge_assets.core.embedders import Embedder
+from knowledge_assets.core.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.sources.local import LocalSource
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 JSQUAD = SHARED / "eval" / "jsquad"
@@ -27,3 +33,14 @@ def fresh_database() -> str:
     url = psycopg.conninfo.make_conninfo(**info)
     db.migrate(url)
     return url
+
+
+def ingest_jsquad(url: str, embedder: Embedder) -> None:
+    """The jsquad vault through the real pipeline into ``url``: sync, latest versions, chunks
+    sized for ``embedder``, and its vectors."""
+    with db.connect(url) as conn:
+        source = LocalSource(JSQUAD / "vault")
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=embedder.max_tokens)
+        embed_missing(conn, embedder)

