@@ -47,7 +47,6 @@ def test_progress_line_has_count_rate_and_time_left() -> None:
     assert Update("chunks", "notes", 10, 10, 2.0).line() == "chunks: 10/10 notes (100%), 5 notes/s"
 
 
-
 def test_a_build_on_a_small_heap_is_still_planned_with_workers(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

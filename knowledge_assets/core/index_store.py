@@ -85,9 +85,17 @@ def chunks_to_embed(
     ).fetchall()  # fmt: skip
 
 
-def stored_hashes(conn: psycopg.Connection, model: str) -> set[str]:
-    """Hashes of every text that already has a vector of ``model``."""
-    rows = conn.execute("SELECT text_hash FROM rag.embeddings WHERE model = %s", (model,))
+def stored_hashes(
+    conn: psycopg.Connection, model: str, among: Sequence[str] | None = None
+) -> set[str]:
+    """Hashes of every text (of those ``among``, if given) that has a vector of ``model``."""
+    if among is None:
+        rows = conn.execute("SELECT text_hash FROM rag.embeddings WHERE model = %s", (model,))
+    else:
+        rows = conn.execute(
+            "SELECT text_hash FROM rag.embeddings WHERE model = %s AND text_hash = ANY(%s)",
+            (model, list(among)),
+        )
     return {r[0] for r in rows.fetchall()}
 
 

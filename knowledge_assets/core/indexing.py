@@ -277,16 +277,17 @@ def embed_missing(
     todo = index_store.chunks_to_embed(
         conn, embedder.model, template, document_ids, include_embedded=force
     )
-    stored = set() if force else index_store.stored_hashes(conn, embedder.model)
     deferred = _defer_index(conn, embedder.model, len(todo), done)
     conn.commit()
     report.total, report.reused = total, total - len(todo)
+    plan = _Plan(embedder, template, set(), replace=force)
     if todo:
         report.seconds_loading = _load(embedder)
+        if not force:
+            plan.stored = _stored_among(conn, plan, todo)
     progress = progress or Progress("embeddings", "passages")
     progress.start(len(todo))
     try:
-        plan = _Plan(embedder, template, stored, replace=force)
         _embed_batches(conn, plan, todo, batch_size or embedder.batch_size, report, progress)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
@@ -298,6 +299,21 @@ def embed_missing(
     _finish(conn, embedder.model, template, report)
     report.seconds_total = time.perf_counter() - started
     return report
+
+
+# Up to this many chunks to embed, a run asks the store only about their own texts' hashes;
+# a larger one reads every hash of the model once.
+STORED_LOOKUP_MAX = 5000
+
+
+def _stored_among(
+    conn: psycopg.Connection, plan: _Plan, todo: list[tuple[str, str, str, str, str]]
+) -> set[str]:
+    """Which texts of ``todo`` already have vectors of the model (shared with another chunk)."""
+    if len(todo) > STORED_LOOKUP_MAX:
+        return index_store.stored_hashes(conn, plan.embedder.model)
+    hashes = [digest for row in todo for _, _, digest in plan.texts(row)]
+    return index_store.stored_hashes(conn, plan.embedder.model, among=hashes)
 
 
 # Batches that may fail one after another before the provider counts as down and the run stops.
