@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.core import db
 from knowledge_assets.core.explain import rejection
 from knowledge_assets.core.search import (
@@ -165,7 +166,7 @@ def _tags(args: argparse.Namespace) -> int:
 
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
-    return 2
+    return EXIT_USAGE
 
 
 def _add(

@@ -8,6 +8,7 @@ from knowledge_assets.answer import Asker, LLMConfigError
 from knowledge_assets.api.app import create_app
 from knowledge_assets.api.settings import ApiConfigError, ApiSettings
 from knowledge_assets.api.store import check_roles
+from knowledge_assets.cli_errors import EXIT_USAGE
 
 
 def serve(host: str, port: int) -> int:
@@ -19,12 +20,12 @@ def serve(host: str, port: int) -> int:
         asker = Asker()
     except (ApiConfigError, LLMConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     problems = check_roles(settings.reader_url, settings.writer_url)
     if problems:
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     llm = "offline answers (no LLM configured)" if asker.settings.offline else f"answers by {asker.settings.provider} {asker.settings.model}"  # fmt: skip
     print(f"knowledge-assets on http://{host}:{port}/  (API docs: /docs; {llm})", flush=True)
     uvicorn.run(create_app(settings, asker), host=host, port=port, log_level="warning")

@@ -3,7 +3,7 @@
 Servers sometimes echo the key they were sent (in an error body, or the whole ``Authorization``
 header), and client libraries put those bodies into their exception messages. Redacting the new
 message is not enough: Python and Dagster print the whole ``__cause__``/``__context__`` chain.
-So anything that crosses from a client library into our code goes through :func:`contained`,
+So anything that crosses from a client library into our code goes through :func:`call_contained`,
 which replaces an exception whose chain mentions a secret by a clean one with no chain at all.
 
 Secrets are recognised by value (the environment variables in :data:`SECRET_ENV`, the password of
@@ -17,7 +17,6 @@ import copy
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -146,19 +145,6 @@ def scrubbed(exc: BaseException, extra: Iterable[str | None] = ()) -> BaseExcept
     clean.__suppress_context__ = True
     clean.__traceback__ = None
     return clean
-
-
-@contextmanager
-def contained(extra: Iterable[str | None] = ()) -> Iterator[None]:
-    """Run the block; an exception that would show a secret leaves it scrubbed, chain cut."""
-    extra = list(extra)
-    try:
-        yield
-    except Exception as exc:
-        clean = scrubbed(exc, extra)
-        if clean is exc:
-            raise
-        raise clean from None
 
 
 def call_contained(fn: Callable[[], T], extra: Iterable[str | None] = ()) -> T:
