@@ -18,7 +18,7 @@ import warnings
 
 import dagster as dg
 
-from knowledge_assets.core.settings import automation_enabled
+from knowledge_assets.defs.automation_status import sensor_status
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.resources import PostgresResource
 
@@ -56,11 +56,7 @@ with warnings.catch_warnings():
         # Evaluated in the code server, where IsSearchModelPartition's code lives.
         use_user_code_server=True,
         minimum_interval_seconds=30,
-        default_status=(
-            dg.DefaultSensorStatus.RUNNING
-            if automation_enabled()
-            else dg.DefaultSensorStatus.STOPPED
-        ),
+        default_status=sensor_status(),
         description="Every 30 seconds, runs what a change upstream left out of date: latest_docs "
         "after raw_docs, chunks after latest_docs, and the search model's embeddings after chunks. "
         "Runs of the whole graph (the source sensor, the nightly schedule) leave nothing to do; a "

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 
 import dagster as dg
+import psycopg
 
 from knowledge_assets.defs.metadata import rows_table
+from knowledge_assets.resources import PostgresResource
+
+Rows = Sequence[Sequence[object]]
 
 
 def listing_result(
-    rows: Sequence[Sequence[object]],
+    rows: Rows,
     *,
     problem: str,
     count_key: str,
@@ -28,3 +33,41 @@ def listing_result(
             table_key: rows_table(columns, rows),
         },
     )
+
+
+def listing_check(
+    *,
+    asset: str,
+    name: str,
+    problem: str,
+    count_key: str,
+    table_key: str,
+    columns: Sequence[str],
+    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
+    blocking: bool = False,
+) -> Callable[[Callable[[psycopg.Connection], Rows]], dg.AssetChecksDefinition]:
+    """Turn a query for the offending rows into a check on the store that lists them.
+
+    Such checks differ only in their query and the words of their result, so the decorated
+    function is just the query; its docstring is the check's description in the UI.
+    """
+
+    def decorate(query: Callable[[psycopg.Connection], Rows]) -> dg.AssetChecksDefinition:
+        @dg.asset_check(
+            asset=asset, name=name, description=inspect.getdoc(query), blocking=blocking
+        )
+        def check(postgres: PostgresResource) -> dg.AssetCheckResult:
+            with postgres.connect() as conn:
+                rows = query(conn)
+            return listing_result(
+                rows,
+                problem=problem,
+                count_key=count_key,
+                table_key=table_key,
+                columns=columns,
+                severity=severity,
+            )
+
+        return check
+
+    return decorate

@@ -9,9 +9,10 @@ The SQL lives in :mod:`knowledge_assets.core.checks_sql`.
 from __future__ import annotations
 
 import dagster as dg
+import psycopg
 
 from knowledge_assets.core import checks_sql, failures, models
-from knowledge_assets.defs.check_results import listing_result
+from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.metadata import rows_table
 from knowledge_assets.resources import PostgresResource
 
@@ -37,66 +38,63 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
     )
 
 
-@dg.asset_check(asset="embeddings", name="no_orphaned_embeddings")
-def no_orphaned_embeddings(postgres: PostgresResource) -> dg.AssetCheckResult:
+@listing_check(
+    asset="embeddings",
+    name="no_orphaned_embeddings",
+    problem="vectors belong to no chunk",
+    count_key="orphans",
+    table_key="vectors",
+    columns=("model", "text hash"),
+)
+def no_orphaned_embeddings(conn: psycopg.Connection) -> Rows:
     """No vector, of any model, is left over from a section that no longer exists.
     Fix: materialize chunks, which removes them."""
-    with postgres.connect() as conn:
-        orphans = checks_sql.orphan_embeddings(conn)
-    return listing_result(
-        orphans,
-        problem="vectors belong to no chunk",
-        count_key="orphans",
-        table_key="vectors",
-        columns=("model", "text hash"),
-    )
+    return checks_sql.orphan_embeddings(conn)
 
 
-@dg.asset_check(asset="embeddings", name="vectors_match_model_dimension", blocking=True)
-def vectors_match_model_dimension(postgres: PostgresResource) -> dg.AssetCheckResult:
+@listing_check(
+    asset="embeddings",
+    name="vectors_match_model_dimension",
+    problem="vectors have the wrong dimension",
+    count_key="wrong_dimension",
+    table_key="files",
+    columns=("file", "model", "vector dims", "model dims"),
+    blocking=True,
+)
+def vectors_match_model_dimension(conn: psycopg.Connection) -> Rows:
     """Every vector has the size registered for its model; a mismatch breaks that model's
     vector index and its searches. Fix: re-embed the listed notes with force, or register the
     model under a new name."""
-    with postgres.connect() as conn:
-        wrong = checks_sql.wrong_dimension_vectors(conn)
-    return listing_result(
-        wrong,
-        problem="vectors have the wrong dimension",
-        count_key="wrong_dimension",
-        table_key="files",
-        columns=("file", "model", "vector dims", "model dims"),
-    )
+    return checks_sql.wrong_dimension_vectors(conn)
 
 
-@dg.asset_check(asset="chunks", name="chunks_fit_model_input_limit")
-def chunks_fit_model_input_limit(postgres: PostgresResource) -> dg.AssetCheckResult:
+@listing_check(
+    asset="chunks",
+    name="chunks_fit_model_input_limit",
+    problem="chunks exceed a model's input limit",
+    count_key="oversized",
+    table_key="chunks",
+    columns=("file", "chunk", "heading", "tokens (est.)", "model", "limit"),
+    severity=dg.AssetCheckSeverity.WARN,
+)
+def chunks_fit_model_input_limit(conn: psycopg.Connection) -> Rows:
     """No section is longer than a registered model's input limit. A warning: that model
     embeds such a section in several parts and search scores it by its best part, so it is
     still found, but a part carries less context than the whole section. Fix: split it with
     more `###` headings."""
-    with postgres.connect() as conn:
-        oversized = checks_sql.oversized_chunks(conn)
-    return listing_result(
-        oversized,
-        problem="chunks exceed a model's input limit",
-        count_key="oversized",
-        table_key="chunks",
-        columns=("file", "chunk", "heading", "tokens (est.)", "model", "limit"),
-        severity=dg.AssetCheckSeverity.WARN,
-    )
+    return checks_sql.oversized_chunks(conn)
 
 
-@dg.asset_check(asset="chunks", name="every_note_indexed")
-def every_note_indexed(postgres: PostgresResource) -> dg.AssetCheckResult:
+@listing_check(
+    asset="chunks",
+    name="every_note_indexed",
+    problem="notes could not be indexed",
+    count_key="failed_notes",
+    table_key="files",
+    columns=("file", "step", "reason"),
+)
+def every_note_indexed(conn: psycopg.Connection) -> Rows:
     """Every latest note could be chunked and its vectors stored. A note that failed (listed
     here with the step and the reason) did not stop the others; its previous chunks, if any,
     are still searched, and the next run tries it again."""
-    with postgres.connect() as conn:
-        failed = failures.listed(conn)
-    return listing_result(
-        failed,
-        problem="notes could not be indexed",
-        count_key="failed_notes",
-        table_key="files",
-        columns=("file", "step", "reason"),
-    )
+    return failures.listed(conn)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from knowledge_assets.core.settings import automation_enabled
+from knowledge_assets.defs.automation_status import schedule_status
 from knowledge_assets.defs.index.jobs import embeddings_job
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.resources import PostgresResource
@@ -21,11 +21,7 @@ NIGHTLY_CRON = "0 3 * * *"
     "refreshes latest_docs, chunks and the search model's embeddings. Repairs whatever a missed "
     "sensor tick or a failed run left behind; on an unchanged vault it reads no file and embeds "
     "nothing.",
-    default_status=(
-        dg.DefaultScheduleStatus.RUNNING
-        if automation_enabled()
-        else dg.DefaultScheduleStatus.STOPPED
-    ),
+    default_status=schedule_status(),
 )
 def embeddings_schedule(
     context: dg.ScheduleEvaluationContext, postgres: PostgresResource

@@ -7,10 +7,11 @@ Each failing check names the offending files in its metadata. The SQL lives in
 from __future__ import annotations
 
 import dagster as dg
+import psycopg
 
 from knowledge_assets.core import checks_sql
 from knowledge_assets.core.sources.base import SourceError
-from knowledge_assets.defs.check_results import listing_result
+from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.metadata import grouped_table, rows_table
 from knowledge_assets.resources import PostgresResource, VaultResource
 
@@ -60,18 +61,17 @@ def _describe(drift: checks_sql.SourceDrift) -> str:
     )
 
 
-@dg.asset_check(asset="latest_docs", name="previous_has_no_cycles")
-def previous_has_no_cycles(postgres: PostgresResource) -> dg.AssetCheckResult:
+@listing_check(
+    asset="latest_docs",
+    name="previous_has_no_cycles",
+    problem="notes are in a `previous` cycle",
+    count_key="in_cycle",
+    table_key="files",
+    columns=("table", "file", "superseded by"),
+    severity=dg.AssetCheckSeverity.WARN,
+)
+def previous_has_no_cycles(conn: psycopg.Connection) -> Rows:
     """No notes name each other in their `previous` frontmatter (a cycle: a supersedes b,
     b supersedes a). The newest version is kept meanwhile, so this is a warning: fix the
     `previous` field of the listed files."""
-    with postgres.connect() as conn:
-        cycles = checks_sql.supersede_cycles(conn)
-    return listing_result(
-        cycles,
-        problem="notes are in a `previous` cycle",
-        count_key="in_cycle",
-        table_key="files",
-        columns=("table", "file", "superseded by"),
-        severity=dg.AssetCheckSeverity.WARN,
-    )
+    return checks_sql.supersede_cycles(conn)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dagster as dg
 
 from knowledge_assets.core import store
-from knowledge_assets.core.settings import automation_enabled
 from knowledge_assets.core.sources.base import SourceError
+from knowledge_assets.defs.automation_status import sensor_status
 from knowledge_assets.defs.index.jobs import embeddings_job
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.resources import PostgresResource, VaultResource
@@ -33,9 +33,7 @@ TRIGGER_TAG = "knowledge-assets/trigger"
     "GitHub, HEAD of a local git vault, or a fingerprint of file names, sizes and times of a plain "
     "folder. When it moved, runs embeddings_job for the search model, reading only the files "
     "that changed. When the source cannot be reached, the tick is skipped and retried.",
-    default_status=(
-        dg.DefaultSensorStatus.RUNNING if automation_enabled() else dg.DefaultSensorStatus.STOPPED
-    ),
+    default_status=sensor_status(),
 )
 def source_changed_sensor(
     context: dg.SensorEvaluationContext, vault: VaultResource, postgres: PostgresResource

@@ -13,10 +13,10 @@ import psycopg
 from knowledge_assets.core import checks_sql, store
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.settings import automation_enabled
 from knowledge_assets.core.sources.base import Source, SourceError
 from knowledge_assets.core.sources.registry import SourceProfile, build_source, register
-from knowledge_assets.defs.check_results import listing_result
+from knowledge_assets.defs.automation_status import sensor_status
+from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.defs.ingest.assets import RawDocsConfig, raw_metadata
 from knowledge_assets.defs.ingest.sensors import HEAD_TAG, PREVIOUS_HEAD_TAG, TRIGGER_TAG
@@ -112,19 +112,18 @@ def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.Ass
             },
         )
 
-    @dg.asset_check(asset=profile.asset_key, name="no_rejected_files")
-    def no_rejected_files(postgres: PostgresResource) -> dg.AssetCheckResult:
+    @listing_check(
+        asset=profile.asset_key,
+        name="no_rejected_files",
+        problem="files rejected",
+        count_key="rejected",
+        table_key="files",
+        columns=("file", "reason"),
+        severity=dg.AssetCheckSeverity.WARN,
+    )
+    def no_rejected_files(conn: psycopg.Connection) -> Rows:
         """Every file of the source could be read (a warning: the others still landed)."""
-        with postgres.connect() as conn:
-            rows = store.rejections(conn, profile.table)
-        return listing_result(
-            rows,
-            problem="files rejected",
-            count_key="rejected",
-            table_key="files",
-            columns=("file", "reason"),
-            severity=dg.AssetCheckSeverity.WARN,
-        )
+        return store.rejections(conn, profile.table)
 
     return [matches_source, no_rejected_files]
 
@@ -141,11 +140,7 @@ def _sensor(
         minimum_interval_seconds=interval_s,
         description=f"Syncs the {profile.name} source and re-indexes when its head moves "
         "(a commit, or a file saved in the folder).",
-        default_status=(
-            dg.DefaultSensorStatus.RUNNING
-            if automation_enabled()
-            else dg.DefaultSensorStatus.STOPPED
-        ),
+        default_status=sensor_status(),
     )
     def _sensor_fn(
         context: dg.SensorEvaluationContext, postgres: PostgresResource
