@@ -28,14 +28,21 @@ Rules (pure Python, deterministic: the same input always gives the same chunks):
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+# Chunk and the embedding-text rules are shared with the strategies; importing them from here
+# still works.
+from knowledge_assets.core.chunk_text import (
+    Chunk,
+    build_embedding_text,
+    context_previous,
+    estimate_tokens,
+    normalise_tags,
+    slug_from_filename,
+)
+from knowledge_assets.core.embedding_text import text_hash
 from knowledge_assets.core.markdown import (
     Line,
     normalise_newlines,
@@ -53,105 +60,7 @@ CHUNKER_VERSION = "1"
 # this rule were chunked with by default, so they keep their chunks.
 CHUNK_MAX_TOKENS = 8000
 
-_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
-_CONTEXT_SPLIT = re.compile(r"[。．.!?！？\n]")
 _PARAGRAPH_SEP = "\n\n"
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One embeddable piece of a note; ``text_hash`` keys its embedding."""
-
-    index: int
-    heading: str
-    parent_heading: str
-    heading_path: str
-    content: str
-    embedding_text: str
-    text_hash: str
-    token_estimate: int  # estimate of embedding_text, headers and context included
-    warning: str | None
-    heading_parts: tuple[str, ...] = ()  # heading_path as a list (seed 004)
-    url: str | None = None  # a bookmark's article
-    meta: dict[str, Any] = field(default_factory=dict)  # frontmatter the chunk inherits
-
-
-def estimate_tokens(text: str) -> int:
-    """A token count that errs high for multilingual subword tokenizers.
-
-    Every non-ASCII character (kanji, kana, hangul, full-width punctuation, accents, emoji) counts
-    as one token, and each run of ASCII as one token per 3 characters, rounded up. Sentencepiece
-    models (voyage, e5, bge-m3) use about 0.6-1 token per Japanese character and ~4 English
-    characters per token. The estimate is subadditive, so summing the estimates of pieces bounds
-    the estimate of their concatenation. OpenAI cl100k may spend ~1.3 tokens per kanji: pass a real
-    tokenizer as ``estimate`` for such models.
-    """
-    ascii_chars = 0
-    ascii_tokens = 0
-    for run in _ASCII_RUN.findall(text):
-        ascii_chars += len(run)
-        ascii_tokens += math.ceil(len(run) / 3)
-    return ascii_tokens + len(text) - ascii_chars
-
-
-def slug_from_filename(file_path: str) -> str:
-    """Seed 000's slug: file name without extension, minus a ``prefix_`` (``20251230_my-doc``)."""
-    name = PurePosixPath(file_path.replace("\\", "/")).name
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    slug = stem.split("_", 1)[1] if "_" in stem else stem
-    return slug or stem or name
-
-
-def _context_sentences(previous_content: str | None) -> list[str]:
-    if not previous_content:
-        return []
-    return [s.strip() for s in _CONTEXT_SPLIT.split(previous_content) if s.strip()]
-
-
-def context_previous(previous_content: str | None, sentences: int = 2) -> str | None:
-    """The last ``sentences`` (one or two) sentences of the previous chunk, joined and ended
-    with ``。``."""
-    found = _context_sentences(previous_content)
-    return "。".join(found[-sentences:]) + "。" if found else None
-
-
-def build_embedding_text(
-    *,
-    title: str,
-    tags: Sequence[str],
-    context_prev: str | None,
-    parent_heading: str,
-    heading: str,
-    content: str,
-) -> str:
-    """Seed 000's embedding text: a one-line metadata header, context, headings, content."""
-    parts = [f"title:{title}|tags:{','.join(tags)}"]
-    if context_prev:
-        parts.append(f"[prev] {context_prev}")
-    if parent_heading:
-        parts.append(f"# {parent_heading}")
-    parts.append(f"## {heading}")
-    parts.append(content.strip())
-    return "\n\n".join(parts)
-
-
-def normalise_tags(value: Any) -> list[str]:
-    """Frontmatter tags as a list: ``[a, b]``, ``"a, b"``, ``"a b"`` or ``"#a"`` all work.
-
-    ``rag.note_tags`` (sql/R__views.sql) applies the same rule to ``latest_docs.tags``, so the
-    tags in the embedding text are the ones search filters on."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        items: list[Any] = value.split(",") if "," in value else value.split()
-    elif isinstance(value, list | tuple | set):
-        items = sorted(value, key=str) if isinstance(value, set) else list(value)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        items = [value]
-    else:  # a mapping or a boolean is not a tag list
-        return []
-    tags = (str(item).strip().lstrip("#").strip() for item in items if item is not None)
-    return [tag for tag in tags if tag]
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -339,7 +248,7 @@ def _assemble(doc: _Doc, parts: list[_Part]) -> list[Chunk]:
                 heading_path=" > ".join(part.path),
                 content=part.content,
                 embedding_text=text,
-                text_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                text_hash=text_hash(text),
                 token_estimate=doc.estimate(text),
                 warning=part.warning,
                 heading_parts=part.path,
