@@ -24,20 +24,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from knowledge_assets.core.chunking import (
+from knowledge_assets.core.chunk_text import (
     Chunk,
     build_embedding_text,
-    chunk_document,
     estimate_tokens,
     normalise_tags,
     slug_from_filename,
 )
+from knowledge_assets.core.chunking import chunk_document
+from knowledge_assets.core.embedding_text import text_hash
 from knowledge_assets.core.markdown import normalise_newlines, scan_lines, split_sections
+
+# The text splitting lives in its own module; tests and callers also import it from here.
+from knowledge_assets.core.text_split import heading_sections, split_recursive, tail
 
 STRATEGIES = ("headings", "size", "document", "scene", "recursive")
 BOOKMARK_TYPE = "bookmark_json"
 NOTE_TYPE = "markdown_note"
-_SENTENCE_ENDS = "。．.!?！？\n"
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ def _with_meta(chunks: list[Chunk], meta: dict[str, Any]) -> list[Chunk]:
     for c in chunks:
         head, _, rest = c.embedding_text.partition("\n\n")
         text = f"{head}\n{meta_line(meta)}\n\n{rest}" if rest else f"{head}\n{meta_line(meta)}"
-        out.append(replace(c, embedding_text=text, text_hash=_hash(text), meta=meta))
+        out.append(replace(c, embedding_text=text, text_hash=text_hash(text), meta=meta))
     return out
 
 
@@ -225,100 +228,6 @@ def _recursive(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piec
     return pieces
 
 
-def heading_sections(content: str, title: str) -> list[tuple[tuple[str, ...], str]]:
-    """(heading path, text) per ``#``..``###`` section outside code fences; deeper headings
-    stay in the text. Sections without text are left out."""
-    out: list[tuple[tuple[str, ...], str]] = []
-    stack: list[tuple[int, str]] = []
-    buffer: list[str] = []
-
-    def flush() -> None:
-        text = "\n".join(buffer).strip()
-        if text:
-            names = [name for _, name in stack if name != title]
-            out.append(((title, *names), text))
-        buffer.clear()
-
-    for line in scan_lines(normalise_newlines(content)):
-        if 1 <= line.level <= 3:
-            flush()
-            stack = [(lvl, name) for lvl, name in stack if lvl < line.level]
-            stack.append((line.level, line.title))
-        else:
-            buffer.append(line.text)
-    flush()
-    return out
-
-
-def split_recursive(text: str, size: int, overlap: int) -> list[str]:
-    """Pieces of at most about ``size`` characters: cut at paragraphs, then sentences, then
-    characters; each piece after the first starts with up to ``overlap`` characters of the end
-    of the piece before it (from a sentence start when one is near)."""
-    text = text.strip()
-    if len(text) <= size:
-        return [text] if text else []
-    atoms = _atoms(text, ("\n\n", "sentence", ""), max(1, size - overlap))
-    chunks: list[str] = []
-    current = ""
-    for atom in atoms:
-        if current and len(current) + len(atom) > size:
-            chunks.append(current.strip())
-            current = tail(current, overlap)
-        current += atom
-    if current.strip():
-        chunks.append(current.strip())
-    return chunks
-
-
-def _atoms(text: str, seps: tuple[str, ...], size: int) -> list[str]:
-    """``text`` cut at the first separator kind that applies, recursively, into pieces ≤ size
-    that concatenate back to ``text``."""
-    if len(text) <= size:
-        return [text]
-    sep, rest = seps[0], seps[1:]
-    if sep == "":
-        return [text[i : i + size] for i in range(0, len(text), size)]
-    pieces = _split_keep(text, sep)
-    if len(pieces) == 1:
-        return _atoms(text, rest, size)
-    out: list[str] = []
-    for piece in pieces:
-        out.extend(_atoms(piece, rest, size) if len(piece) > size else [piece])
-    return out
-
-
-def _split_keep(text: str, sep: str) -> list[str]:
-    """Split after each separator (or sentence end), keeping it on the left piece."""
-    pieces: list[str] = []
-    start = 0
-    if sep == "sentence":
-        for i, ch in enumerate(text):
-            if ch in _SENTENCE_ENDS:
-                pieces.append(text[start : i + 1])
-                start = i + 1
-    else:
-        index = text.find(sep)
-        while index >= 0:
-            pieces.append(text[start : index + len(sep)])
-            start = index + len(sep)
-            index = text.find(sep, start)
-    if start < len(text):
-        pieces.append(text[start:])
-    return [p for p in pieces if p]
-
-
-def tail(text: str, chars: int) -> str:
-    """The last ``chars`` characters of ``text``, starting after a sentence end when one lies
-    in their first half (so the overlap reads as whole sentences)."""
-    if chars <= 0 or not text:
-        return ""
-    end = text[-chars:]
-    for i, ch in enumerate(end[: len(end) // 2]):
-        if ch in _SENTENCE_ENDS:
-            return end[i + 1 :].lstrip()
-    return end
-
-
 def _assemble(ctx: _Context, pieces: list[_Piece], estimate: Callable[[str], int]) -> list[Chunk]:
     chunks = []
     for index, piece in enumerate(pieces):
@@ -343,7 +252,7 @@ def _assemble(ctx: _Context, pieces: list[_Piece], estimate: Callable[[str], int
                 heading_path=" > ".join(piece.path),
                 content=piece.content,
                 embedding_text=text,
-                text_hash=_hash(text),
+                text_hash=text_hash(text),
                 token_estimate=estimate(text),
                 warning=None,
                 heading_parts=piece.path,
@@ -374,7 +283,3 @@ def _bookmark_chunks(
         _Piece((title, b.title), b.text, url=b.url) for b in bookmark_sections(content) if b.text
     ]
     return _assemble(ctx, pieces, estimate)
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
