@@ -2,43 +2,24 @@
 
 A first sync lists the tree at the head; later ones ask the compare API what changed since the
 last synced commit. Notes are read as git blobs, which unlike the contents API serve files over
-1 MB. Requests are retried on 5xx, rate limits and network errors with bounded backoff (PyGithub's
-own retrying is off, so the two do not multiply). The token never appears in a message.
+1 MB. The requests themselves (bounded retries, rate limits, a token that never appears in a
+message) are :mod:`knowledge_assets.core.sources.github_api`'s.
 """
 
 from __future__ import annotations
 
-import base64
-import math
 import time
 from collections.abc import Callable, Mapping
-from functools import partial
-from typing import Any, TypeVar
 
-import github
-import requests
-from github.Repository import Repository
-
-from knowledge_assets.core import secrets
 from knowledge_assets.core.sources.base import ChangeSet, SourceError, UnreadableFile, is_markdown
-
-T = TypeVar("T")
+from knowledge_assets.core.sources.github_api import GitHubAPI, HTTPError, decode
 
 # GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
 # lists that many may be truncated, so the full tree is compared instead.
 COMPARE_FILE_LIMIT = 300
 _FETCH_STATUSES = frozenset({"added", "modified", "changed", "copied"})
 _SYMLINK_MODE = "120000"
-_Entry = tuple[str, str, str, str]  # path, type, mode, sha of one git tree entry
 _Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
-
-
-class _HTTPError(SourceError):
-    """An answer that retrying cannot fix (404, 403 forbidden, 422, ...)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class GitHubSource:
@@ -49,7 +30,6 @@ class GitHubSource:
     """
 
     table = "docs_github"
-    backoff_base_s = 1.0
 
     def __init__(
         self,
@@ -72,20 +52,18 @@ class GitHubSource:
         self.prefix = prefix.strip("/")
         self.key = f"github:{repo}@{branch}/{self.prefix}"
         self.base_url = base_url.rstrip("/")
-        self.max_retries = max(0, max_retries)
-        self.max_backoff_s = max(0.0, max_backoff_s)
-        self.timeout_s = timeout_s
-        self.sleep = sleep
-        self._token = token
-        secrets.register(token)
-        self._repo: Repository | None = None
+        self.api = GitHubAPI(
+            repo, token, self.base_url, max_retries, max_backoff_s, timeout_s, sleep
+        )
         self._head: str | None = None
         self._blobs: dict[str, str] = {}
 
     def head(self) -> str:
         """The SHA of the branch's head commit."""
-        repo = self._repository()
-        sha = self._found(f"branch {self.branch}", lambda: repo.get_branch(self.branch).commit.sha)
+        repo = self.api.repository()
+        sha = self.api.found(
+            f"branch {self.branch}", lambda: repo.get_branch(self.branch).commit.sha
+        )
         if sha is None:
             raise SourceError(self._missing_message())
         return sha
@@ -124,8 +102,8 @@ class GitHubSource:
         try:
             if sha is None:
                 return self._read_contents(path)
-            return self._read_blob(sha, path)
-        except _HTTPError as exc:
+            return self.api.blob(sha, path)
+        except HTTPError as exc:
             raise UnreadableFile(f"GitHub did not serve the file (HTTP {exc.status})") from exc
 
     def _wanted(self, path: str) -> bool:
@@ -153,7 +131,7 @@ class GitHubSource:
 
     def _compare(self, since: str, head: str) -> list[_Change] | None:
         """The files changed from ``since`` to ``head``, or None when the full tree is needed."""
-        repo = self._repository()
+        repo = self.api.repository()
 
         def fetch() -> tuple[str, list[_Change]]:
             comparison = repo.compare(since, head)
@@ -163,7 +141,7 @@ class GitHubSource:
             return comparison.status, files
 
         # 404: ``since`` is unknown; 422: a diff GitHub will not compute.
-        found = self._found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
+        found = self.api.found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
         if found is None or found[0] not in ("ahead", "identical"):
             return None  # unusable, or ``since`` is not an ancestor of the head (a force-push)
         return found[1] if len(found[1]) < COMPARE_FILE_LIMIT else None
@@ -183,19 +161,18 @@ class GitHubSource:
 
     def _tree(self, head: str) -> dict[str, str]:
         """Every wanted note path with its blob SHA; walks folder by folder if GitHub truncates."""
-        repo = self._repository()
-        truncated, entries = self._call("tree", partial(_listing, repo, head, True))
+        truncated, entries = self.api.tree("tree", head, recursive=True)
         if truncated:
-            return self._walk(repo, head)
+            return self._walk(head)
         return {path: sha for path, kind, mode, sha in entries if self._is_note(path, kind, mode)}
 
-    def _walk(self, repo: Repository, head: str) -> dict[str, str]:
+    def _walk(self, head: str) -> dict[str, str]:
         scope = f"{self.prefix}/" if self.prefix else ""
         found: dict[str, str] = {}
         stack = [("", head)]
         while stack:  # bounded: each tree of the commit is listed at most once
             folder, sha = stack.pop()
-            _, entries = self._call(f"tree {folder or '/'}", partial(_listing, repo, sha, False))
+            _, entries = self.api.tree(f"tree {folder or '/'}", sha, recursive=False)
             for name, kind, mode, child in entries:
                 path = folder + name
                 toward = scope.startswith(path + "/")
@@ -209,113 +186,22 @@ class GitHubSource:
     def _is_note(self, path: str, kind: str, mode: str) -> bool:
         return kind == "blob" and mode != _SYMLINK_MODE and self._wanted(path)
 
-    def _read_blob(self, sha: str, path: str) -> bytes:
-        repo = self._repository()
-
-        def fetch() -> tuple[str, str]:
-            blob = repo.get_git_blob(sha)
-            return blob.encoding, blob.content
-
-        return _decode(*self._call(f"blob of {path}", fetch), path)
-
     def _read_contents(self, path: str) -> bytes:
         """Read a file the last ``changes`` did not list; files over 1 MB go through their blob."""
         ref = self._head or self.head()
-        repo = self._repository()
-        found = self._found(f"file {path}", lambda: repo.get_contents(path, ref=ref))
+        repo = self.api.repository()
+        found = self.api.found(f"file {path}", lambda: repo.get_contents(path, ref=ref))
         if found is None:
             raise SourceError(f"{path} not found in GitHub repository {self.repo} at {ref}")
         if isinstance(found, list) or found.type != "file":
             raise SourceError(f"{path} in GitHub repository {self.repo} is not a file")
         if found.encoding == "none" or (found.size and not found.content):
-            return self._read_blob(found.sha, path)
-        return _decode(found.encoding, found.content, path)
-
-    def _repository(self) -> Repository:
-        """The PyGithub repository object, created on first use; ``lazy`` spares a request."""
-        if self._repo is None:
-            client = github.Github(
-                auth=github.Auth.Token(self._token) if self._token else None,
-                base_url=self.base_url,
-                timeout=max(1, math.ceil(self.timeout_s)),
-                retry=None,  # retried here instead, where the backoff is bounded
-                seconds_between_requests=None,
-                seconds_between_writes=None,
-                lazy=True,
-            )
-            self._repo = client.get_repo(self.repo)
-        return self._repo
-
-    def _call(self, what: str, fn: Callable[[], T]) -> T:
-        """Run one request, retrying transient failures at most ``max_retries`` times.
-
-        A server that echoes the token in an error body must not put it in our error, nor in
-        the PyGithub exception chained to it: such errors leave scrubbed, with no chain."""
-        return secrets.call_contained(lambda: self._retrying(what, fn), [self._token])
-
-    def _retrying(self, what: str, fn: Callable[[], T]) -> T:
-        problem = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                return fn()
-            except github.GithubException as exc:
-                delay, problem = self._judge(what, exc, attempt)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                delay = self._backoff(attempt)
-                problem = f"cannot reach {self.base_url} ({type(exc).__name__})"
-            if attempt < self.max_retries:
-                self.sleep(delay)
-        attempts = self.max_retries + 1
-        raise SourceError(f"GitHub {what} of {self.repo} failed {attempts} times: {problem}")
-
-    def _found(self, what: str, fn: Callable[[], T], missing: tuple[int, ...] = (404,)) -> T | None:
-        """Like ``_call``, but None when GitHub answers one of the ``missing`` statuses."""
-        try:
-            return self._call(what, fn)
-        except _HTTPError as exc:
-            if exc.status in missing:
-                return None
-            raise
-
-    def _judge(self, what: str, exc: github.GithubException, attempt: int) -> tuple[float, str]:
-        """The wait before retrying ``exc`` and a description, or raise if retrying is futile."""
-        status = exc.status
-        headers = {key.lower(): value for key, value in (exc.headers or {}).items()}
-        message = exc.data.get("message", "") if isinstance(exc.data, dict) else ""
-        if status == 401:
-            raise SourceError(self._unauthorised_message()) from exc
-        hinted = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-        limited = isinstance(exc, github.RateLimitExceededException) or hinted
-        if status == 429 or (status == 403 and limited):
-            return self._rate_limit_wait(headers, attempt), f"rate limited ({status} {message})"
-        if status >= 500:
-            return self._backoff(attempt), f"HTTP {status} {message}".strip()
-        raise _HTTPError(status, f"GitHub {what} of {self.repo}: HTTP {status} {message}") from exc
-
-    def _backoff(self, attempt: int) -> float:
-        return min(self.backoff_base_s * 2**attempt, self.max_backoff_s)
-
-    def _rate_limit_wait(self, headers: Mapping[str, Any], attempt: int) -> float:
-        """Honour ``Retry-After`` or ``X-RateLimit-Reset``, but wait at most ``max_backoff_s``."""
-        try:
-            if "retry-after" in headers:
-                wait = float(headers["retry-after"])
-            elif "x-ratelimit-reset" in headers:
-                wait = float(headers["x-ratelimit-reset"]) - time.time() + 1
-            else:
-                wait = self._backoff(attempt)
-        except ValueError:
-            wait = self._backoff(attempt)
-        return min(max(wait, 0.0), self.max_backoff_s)
-
-    def _unauthorised_message(self) -> str:
-        if self._token:
-            return "GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"
-        return f"GitHub requires a token for {self.repo} (401 Bad credentials): set GITHUB_TOKEN"
+            return self.api.blob(found.sha, path)
+        return decode(found.encoding, found.content, path)
 
     def _missing_message(self) -> str:
-        repo = self._repository()
-        default = self._found("repository", lambda: repo.default_branch)
+        repo = self.api.repository()
+        default = self.api.found("repository", lambda: repo.default_branch)
         if default is None:
             return (
                 f"GitHub repository {self.repo} not found (404): check it, and the token's access"
@@ -324,18 +210,3 @@ class GitHubSource:
             f"branch {self.branch!r} not found in GitHub repository {self.repo} "
             f"(its default branch is {default!r})"
         )
-
-
-def _listing(repo: Repository, sha: str, recursive: bool) -> tuple[bool, list[_Entry]]:
-    """One git-trees answer: whether GitHub truncated it, and its entries."""
-    tree = repo.get_git_tree(sha, recursive=recursive)
-    entries = [(e.path, e.type, e.mode, e.sha) for e in tree.tree]
-    return bool(tree.raw_data.get("truncated")), entries
-
-
-def _decode(encoding: str | None, content: str | None, path: str) -> bytes:
-    if encoding == "base64":
-        return base64.b64decode(content or "")
-    if encoding in ("utf-8", "utf8"):
-        return (content or "").encode()
-    raise UnreadableFile(f"GitHub sent the file in an unknown encoding {encoding!r}")
