@@ -72,17 +72,29 @@ def chunks_to_embed(
     document_ids: Sequence[uuid.UUID] | None = None, *, include_embedded: bool = False,
 ) -> list[tuple[str, str, str, str, str]]:  # fmt: skip
     """(chunk hash, embedding text, parent heading, heading, content) of every distinct chunk
-    text without vectors of ``model`` under ``template`` (every one with ``include_embedded``)."""
-    return conn.execute(
+    text without vectors of ``model`` under ``template`` (every one with ``include_embedded``).
+
+    The conditions are left out rather than switched off by parameters: ``flag OR NOT EXISTS``
+    cannot become an anti-join, and probing the inputs once per chunk took 2.1 s at 194,000
+    chunks where the anti-join takes 0.3 s.
+    """
+    where: list[sql.Composable] = [sql.SQL("true")]
+    if document_ids is not None:
+        where.append(sql.SQL("c.document_id = ANY(%(ids)s::uuid[])"))
+    if not include_embedded:
+        where.append(
+            sql.SQL(
+                "NOT EXISTS (SELECT 1 FROM rag.embedding_inputs i WHERE i.model = %(model)s"
+                " AND i.template = %(template)s AND i.chunk_hash = c.text_hash)"
+            )
+        )
+    query = sql.SQL(
         "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text, c.parent_heading,"
-        " c.heading, c.content FROM rag.chunks c"
-        " WHERE (%(ids)s::uuid[] IS NULL OR c.document_id = ANY(%(ids)s::uuid[]))"
-        " AND (%(all)s OR NOT EXISTS (SELECT 1 FROM rag.embedding_inputs i"
-        " WHERE i.model = %(model)s AND i.template = %(template)s AND i.chunk_hash = c.text_hash))"
-        " ORDER BY c.text_hash",
-        {"model": model, "template": template, "all": include_embedded,
-         "ids": list(document_ids) if document_ids is not None else None},
-    ).fetchall()  # fmt: skip
+        " c.heading, c.content FROM rag.chunks c WHERE {} ORDER BY c.text_hash"
+    ).format(sql.SQL(" AND ").join(where))
+    params = {"model": model, "template": template,
+              "ids": list(document_ids) if document_ids is not None else None}  # fmt: skip
+    return conn.execute(query, params).fetchall()
 
 
 def stored_hashes(

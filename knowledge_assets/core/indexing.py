@@ -296,7 +296,9 @@ def embed_missing(
         raise
     if deferred:
         _build_index(conn, embedder, report)
-    _finish(conn, embedder.model, template, report)
+    # A run over every chunk that had nothing to do leaves the counts it started from.
+    unchanged = (total, done) if document_ids is None and not todo else None
+    _finish(conn, embedder.model, template, report, unchanged)
     report.seconds_total = time.perf_counter() - started
     return report
 
@@ -507,11 +509,14 @@ def _write_batch(
 ANALYZE_AFTER = 1000
 
 
-def _finish(conn: psycopg.Connection, model: str, template: str, report: EmbedReport) -> None:
+def _finish(
+    conn: psycopg.Connection, model: str, template: str, report: EmbedReport,
+    counts: tuple[int, int] | None,
+) -> None:  # fmt: skip
     if report.embedded >= ANALYZE_AFTER:
         conn.execute("ANALYZE rag.embeddings, rag.embedding_inputs")
         conn.commit()
-    total, done = index_store.count_texts(conn, model, template=template)
+    total, done = counts or index_store.count_texts(conn, model, template=template)
     with conn.transaction():
         report.complete = total == done
         report.active = index_store.mark_model_complete(conn, model, template, report.complete)
