@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import statistics
 import time
 import zlib
@@ -26,10 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from common import JSQUAD, fresh_database
+from template_rows import template_rows
+from vector_cache import CACHE, VectorCache
 
 from knowledge_assets.core import db, search_sql
 from knowledge_assets.core.embedders import Embedder, InputType, make_embedder
+from knowledge_assets.core.embedding_text import TEMPLATES, check_template, default_template
 from knowledge_assets.core.fusion import HybridWeights, fuse, vector_weight
 from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
@@ -165,6 +170,15 @@ def fused(kw: list[list[SearchHit]], vec: list[list[SearchHit]], dense: list[dic
     return ranked
 
 
+def save_candidates(model: str, ev: Eval, kw: Any, vec: Any, dense: Any) -> None:
+    """Both candidate lists and the dense re-scores, for trying fusions without the database."""
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    with (CACHE.parent / f"candidates-{model}.pkl").open("wb") as out:
+        pickle.dump(
+            {"gold": ev.gold, "held": ev.held, "keyword": kw, "vector": vec, "dense": dense}, out
+        )
+
+
 def at_least(m: dict[str, float], *floors: dict[str, float]) -> bool:
     return all(m[k] >= f[k] - 1e-12 for f in floors for k in METRICS)
 
@@ -183,8 +197,18 @@ def tune_minmax(ev: Eval, kw: Any, vec: Any, dense: Any, floors: tuple[Any, Any]
     return best_w
 
 
-def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, float]) -> None:
+def embed_queries(emb: Embedder, texts: list[str]) -> dict[str, list[float]]:
+    """Query vectors in batches (so the disk cache keeps what an interrupted run embedded)."""
+    vectors: list[list[float]] = []
+    for start in range(0, len(texts), 256):
+        vectors += emb.embed(texts[start : start + 256], "query")
+    return dict(zip(texts, vectors, strict=True))
+
+
+def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, float],
+               templates: list[str]) -> None:  # fmt: skip
     emb, note = embedder_for(name)
+    emb = VectorCache(emb)
     started = time.perf_counter()
     with db.connect(url) as conn:
         report = embed_missing(conn, emb)
@@ -193,11 +217,12 @@ def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, fl
           f"{time.perf_counter() - started:.0f} s")  # fmt: skip
     started = time.perf_counter()
     texts = [q["question"] for q in ev.queries]
-    cached = CachedQueries(emb, dict(zip(texts, emb.embed(texts, "query"), strict=True)))
+    cached = CachedQueries(emb, embed_queries(emb, texts))
     print(f"query embedding: {len(texts)} queries in {time.perf_counter() - started:.0f} s")
     vec, vec_ms = run_search(url, ev, cached, "vector", limit=DEPTH, threshold=NO_THRESHOLD)
     vrow = ev.row(f"vector {emb.model}", [keys(h[:10]) for h in vec], f" | p50 {vec_ms:.1f} ms")
     dense = dense_rescoring(url, cached, texts, kw_hits, vec)
+    save_candidates(emb.model, ev, kw_hits, vec, dense)
     tune_floor = (ev.tune_metrics([keys(h[:10]) for h in kw_hits]),
                   ev.tune_metrics([keys(h[:10]) for h in vec]))  # fmt: skip
     chosen = tune_minmax(ev, kw_hits, vec, dense, tune_floor)
@@ -216,6 +241,11 @@ def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, fl
         ok = all(hrow[part + m] >= max(kw_row[part + m], vrow[part + m]) for m in METRICS)
         print(f"hybrid >= keyword and vector on every metric ({part or 'all '}questions): "
               f"{'yes' if ok else 'NO'}")  # fmt: skip
+    if templates:
+        print(f"templates (default: {default_template(emb.model)}), vectors ranked exactly in "
+              "numpy, hybrid through fusion.fuse with the default weights:")  # fmt: skip
+        qvecs = np.asarray([cached.cache[t] for t in texts], dtype=np.float32)
+        template_rows(url, ev, emb, templates, qvecs, kw_hits, DEPTH)
 
 
 @dataclass
@@ -253,7 +283,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=0, help="only the first N (0: all)")
     parser.add_argument("--sample", type=int, default=1, help="every Nth question only")
     parser.add_argument("--no-ablation", action="store_true", help="skip the BM25 variants")
+    parser.add_argument("--templates", default=",".join(TEMPLATES),
+                        help="embedding templates to compare per model ('' for none)")  # fmt: skip
     args = parser.parse_args()
+    templates = [check_template(t) for t in args.templates.split(",") if t]
     queries = [json.loads(x) for x in (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()]
     queries = queries[: args.queries] if args.queries else queries
     queries = queries[:: args.sample]
@@ -262,7 +295,8 @@ def main() -> None:
     print("command: .venv/bin/python bench/search_quality.py --models " + args.models
           + (f" --queries {args.queries}" if args.queries else "")
           + (f" --sample {args.sample}" if args.sample > 1 else "")
-          + (" --no-ablation" if args.no_ablation else ""))  # fmt: skip
+          + (" --no-ablation" if args.no_ablation else "")
+          + (f" --templates '{args.templates}'" if args.templates != ",".join(TEMPLATES) else ""))  # fmt: skip
     print(f"data: {JSQUAD.name}/vault (59 notes, 1,145 sections), {len(queries)} questions "
           f"({len(queries) - sum(held)} tune, {sum(held)} held-out)")  # fmt: skip
     store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded Postgres"
@@ -281,7 +315,7 @@ def main() -> None:
     kw_row = ev.row("keyword search() default", [keys(h[:10]) for h in kw_hits],
                     f" | p50 {kw_ms:.1f} ms")  # fmt: skip
     for name in filter(None, args.models.split(",")):
-        model_rows(url, ev, name.strip(), kw_hits, kw_row)
+        model_rows(url, ev, name.strip(), kw_hits, kw_row, templates)
     print(f"\nload average at end {os.getloadavg()[0]:.1f}")
 
 
