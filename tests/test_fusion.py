@@ -1,0 +1,61 @@
+"""Hybrid fusion as pure functions: the rerank method and the per-model defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge_assets.core.fusion import (
+    MODEL_METHODS,
+    MODEL_VECTOR_WEIGHTS,
+    HybridWeights,
+    fuse,
+)
+
+# Keyword order a..l (BM25 falling by 1 per rank); the dense model prefers the reverse order and
+# also finds "z", which keyword search missed.
+KEYWORD = [(c, 20.0 - i) for i, c in enumerate("abcdefghijkl")]
+VECTOR = [("z", 0.95)] + [(c, 0.9 - 0.01 * i) for i, c in enumerate("lkjihgfedcba")]
+
+
+def ids(weights: HybridWeights, limit: int = 12) -> list[str]:
+    return [i for i, _, _ in fuse(VECTOR, KEYWORD, weights, limit)]
+
+
+def test_rerank_keeps_keyword_first_and_its_top_depth_reordered_by_the_fused_score() -> None:
+    weights = HybridWeights(method="rerank", vector=3.0, depth=10, keep=1)
+    minmax = ids(HybridWeights(method="minmax", vector=3.0))
+    assert minmax[0] != "a" and "z" in minmax[:10]  # plain minmax lets the dense leg lead
+    got = ids(weights)
+    assert got[0] == "a"
+    assert set(got[:10]) == set("abcdefghij")
+    # Positions 2..10 follow the fused (minmax) order of those chunks; then the fused order.
+    assert got[1:10] == [i for i in minmax if i in set("bcdefghij")]
+    assert got[10:] == [i for i in minmax if i not in set(got[:10])][:2]
+
+
+@pytest.mark.parametrize(("keep", "depth"), [(0, 10), (2, 5), (3, 3)])
+def test_rerank_moves_nothing_above_keep_and_nothing_new_into_depth(keep: int, depth: int) -> None:
+    got = ids(HybridWeights(method="rerank", vector=5.0, depth=depth, keep=keep))
+    keyword = [i for i, _ in KEYWORD]
+    assert got[:keep] == keyword[:keep]
+    assert set(got[:depth]) == set(keyword[:depth])
+
+
+def test_rerank_scores_are_the_fused_minmax_scores() -> None:
+    weights = HybridWeights(method="rerank", vector=0.5)
+    minmax = {i: s for i, s, _ in fuse(VECTOR, KEYWORD, HybridWeights(vector=0.5), 20)}
+    for item, score, retrievers in fuse(VECTOR, KEYWORD, weights, 20):
+        assert score == pytest.approx(minmax[item])
+        assert retrievers == (("vector",) if item == "z" else ("vector", "keyword"))
+
+
+def test_each_model_gets_its_measured_fusion(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KA_HYBRID_METHOD", raising=False)
+    monkeypatch.delenv("KA_HYBRID_VECTOR_WEIGHT", raising=False)
+    for model, method in MODEL_METHODS.items():
+        weights = HybridWeights.from_env(model)
+        assert (weights.method, weights.vector) == (method, MODEL_VECTOR_WEIGHTS[model])
+    assert HybridWeights.from_env("usem3").method == "rerank"
+    assert HybridWeights.from_env("some-model").method == "minmax"
+    monkeypatch.setenv("KA_HYBRID_METHOD", "minmax")
+    assert HybridWeights.from_env("usem3").method == "minmax"
