@@ -60,21 +60,36 @@ def parse_document(
         return Rejection(path, f"could not be parsed: {type(exc).__name__}: {exc}"[:500])
 
 
-def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
+def oversized(path: str, data: bytes, max_bytes: int) -> Rejection | None:
+    """The rejection of a file over ``max_bytes``, else None (Markdown and bookmark files)."""
     if len(data) > max_bytes:
         return Rejection(path, f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit")
+    return None
+
+
+def utf8_text(path: str, data: bytes) -> str | Rejection:
+    """The file's text (a UTF-8 byte-order mark dropped), or a rejection naming the first
+    byte that is not UTF-8 and where it is."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Rejection(
+            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        )
+
+
+def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
+    if too_big := oversized(path, data, max_bytes):
+        return too_big
     nul = data.find(b"\x00")
     if 0 <= nul < _BINARY_SNIFF:
         return Rejection(path, "binary file (NUL bytes), not Markdown text")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         return Rejection(path, f"NUL byte at offset {nul:,} (line {line}): not Markdown text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return Rejection(
-            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
-        )
+    text = utf8_text(path, data)
+    if isinstance(text, Rejection):
+        return text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return Rejection(path, "empty file")

@@ -23,6 +23,8 @@ from knowledge_assets.core.parsing import (
     ParsedDoc,
     Rejection,
     content_hash,
+    oversized,
+    utf8_text,
 )
 
 BOOKMARK_SUFFIXES = (".json",)
@@ -42,14 +44,11 @@ def parse_bookmarks(
     path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> ParsedDoc | Rejection:
     """Parse one bookmark JSON file; every failure becomes a ``Rejection`` with a reason."""
-    if len(data) > max_bytes:
-        return Rejection(path, f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return Rejection(
-            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
-        )
+    if too_big := oversized(path, data, max_bytes):
+        return too_big
+    text = utf8_text(path, data)
+    if isinstance(text, Rejection):
+        return text
     if not text.strip():
         return Rejection(path, "empty file")
     try:
