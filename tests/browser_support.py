@@ -1,10 +1,12 @@
 """Run ``knowledge-assets dev`` (Dagster webserver + daemon) in the background for browser tests
-and the documentation screenshots: its own Dagster home, a given database and a given vault."""
+and the documentation screenshots: its own Dagster home, a given database and a given vault.
+Open pages in headless Chromium and save what they show."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -13,12 +15,19 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from knowledge_assets.core.db import PROJECT_ROOT
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
 CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_MISSING = f"{CHROMIUM} is missing (apt-get install chromium)"
 EXAMPLE_VAULT = PROJECT_ROOT / "examples" / "vault"
 
 _LOCATION_STATUS = """
@@ -66,6 +75,79 @@ def chromium_args() -> list[str]:
     if os.geteuid() == 0:
         args.append("--no-sandbox")
     return args
+
+
+@contextmanager
+def chromium_page(width: int = 1400, height: int = 900, timeout_ms: int = 30_000) -> Iterator[Page]:
+    """A page of Debian's Chromium, headless; the browser is closed on leaving the block."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=chromium_args()
+        )
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.set_default_timeout(timeout_ms)
+            yield page
+        finally:
+            browser.close()
+
+
+@contextmanager
+def dagster_ui_page(
+    width: int = 1400, height: int = 900, timeout_ms: int = 30_000
+) -> Iterator[Page]:
+    """A :func:`chromium_page` for the Dagster UI, whose first visit may greet with a newsletter
+    dialog: it is skipped whenever it shows up."""
+    with chromium_page(width, height, timeout_ms) as page:
+        page.add_locator_handler(
+            page.get_by_text("Join the Dagster community"),
+            lambda: page.get_by_role("button", name="Skip").click(),
+        )
+        yield page
+
+
+def screenshot(page: Page, path: Path, *, full_page: bool = False, settle_ms: int = 0) -> None:
+    """Save what ``page`` shows to ``path``, after ``settle_ms`` for lazy panels to settle."""
+    from playwright.sync_api import expect
+
+    if settle_ms:
+        page.wait_for_timeout(settle_ms)
+    # A dialog that showed up while settling is dismissed first: Playwright runs the page's
+    # locator handlers (see dagster_ui_page) before an auto-waiting assertion, not before a
+    # screenshot.
+    expect(page.locator("body")).to_be_visible()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=full_page)
+
+
+@contextmanager
+def demo_deployment(
+    workdir: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[DagsterDev, str]]:
+    """A throwaway deployment for the documentation screenshots, all under ``workdir``: a copy
+    of the sample vault, an embedded Postgres, the whole graph materialized once for the default
+    model (``knowledge-assets demo``), then ``knowledge-assets dev`` with automation stopped.
+    ``env`` adds settings for both. Yields the running server and the id of the demo's run."""
+    from knowledge_assets.core.embedded import start as embedded_server
+
+    vault = workdir / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    # Stopped (pg_ctl stop) on leaving the block, before the directory is removed.
+    with embedded_server(workdir / "pg") as postgres:
+        server = DagsterDev(workdir, database_uri(postgres.get_uri()), vault, env)
+        demo = subprocess.run(
+            [sys.executable, "-m", "knowledge_assets.cli", "demo"],
+            cwd=PROJECT_ROOT,
+            env=server.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        run_id = re.findall(r"run succeeded: (\S+)", demo.stdout)[-1]
+        with server:
+            yield server, run_id
 
 
 class DagsterDev:

