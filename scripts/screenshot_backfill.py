@@ -1,8 +1,9 @@
 """Take ``docs/backfill.png``: the dialog that backfills the ``embeddings`` model partitions.
 
 The script builds a throwaway deployment: an embedded Postgres and a Dagster home in a
-temporary directory, the sample vault, and the whole graph materialized once for the default
-model (``knowledge-assets demo``). It then runs ``knowledge-assets dev`` with every sensor
+temporary directory, the sample vault, Voyage's ``voyage-3-lite`` offered as a second model
+(``KA_EMBED_MODELS``; nothing is sent to Voyage), and the whole graph materialized once for the
+default model (``knowledge-assets demo``). It then runs ``knowledge-assets dev`` with every sensor
 stopped, opens the ``embeddings`` asset in headless Chromium (Debian's ``/usr/bin/chromium``),
 clicks "Materialize…", selects every model partition so the dialog offers "Launch backfill",
 and saves the screenshot without launching anything. Run it from the project's virtualenv::
@@ -29,6 +30,7 @@ from tests.browser_support import (  # noqa: E402
 )
 
 TIMEOUT_MS = 60_000
+SECOND_MODEL = {"KA_EMBED_MODELS": "voyage:voyage-3-lite"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     with tempfile.TemporaryDirectory(prefix="ka-screenshot-") as tmp:
-        # One model embedded already by the demo run: the backfill is what adds the next one.
-        with demo_deployment(Path(tmp)) as (server, _):
+        # One model embedded already by the demo run: the backfill is what adds the next one,
+        # which has to be configured to be offered as a partition.
+        with demo_deployment(Path(tmp), SECOND_MODEL) as (server, _):
             _screenshot(server.url, args.out, args.width, args.height)
     print(f"wrote {args.out}")
     return 0
