@@ -65,15 +65,17 @@ def _ref_key(ref: str) -> str:
 
 def supersede_edges(docs: Iterable[DocInfo]) -> tuple[dict[str, set[str]], list[tuple[str, str]]]:
     """newer path -> older paths it names, and references that match no document."""
-    docs = list(docs)
+    refs = [(doc, previous_refs(doc.frontmatter)) for doc in docs]
+    if not any(named for _, named in refs):
+        return {}, []  # the usual vault: no note names a previous version, nothing to index
     index: dict[str, list[str]] = {}
-    for doc in docs:
+    for doc, _ in refs:
         for key in _keys(doc.path):
             index.setdefault(key, []).append(doc.path)
     edges: dict[str, set[str]] = {}
     unresolved: list[tuple[str, str]] = []
-    for doc in docs:
-        for ref in previous_refs(doc.frontmatter):
+    for doc, named in refs:
+        for ref in named:
             targets = index.get(_ref_key(ref), [])
             targets = [t for t in targets if t != doc.path]
             if not targets:
