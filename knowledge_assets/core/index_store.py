@@ -41,7 +41,14 @@ def docs_to_chunk(
 
 def delete_orphan_embeddings(conn: psycopg.Connection) -> int:
     """Remove what no chunk uses any more: input rows of departed chunk texts, then vectors (of
-    any model) that no input row points at. Returns the number of vectors removed."""
+    any model) that no input row points at. Returns the number of vectors removed.
+
+    Runs inside the caller's transaction (best one of its own: sequential scans stay off until
+    it ends). Both anti-joins then read only the hash indexes: the planner otherwise scans the
+    whole rag.chunks heap (bodies and tokens, 300 MB at 194,000 chunks) for the hashes, on every
+    run, even when nothing changed (0.46 s against 0.26 s on a loaded 2-core machine).
+    """
+    conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
     conn.execute(
         "DELETE FROM rag.embedding_inputs i WHERE NOT EXISTS"
         " (SELECT 1 FROM rag.chunks c WHERE c.text_hash = i.chunk_hash)"
