@@ -285,6 +285,7 @@ def embed_missing(
         report.seconds_loading = _load(embedder)
         if not force:
             plan.stored = _stored_among(conn, plan, todo)
+            conn.commit()  # each batch below commits on its own, not inside this read
     progress = progress or Progress("embeddings", "passages")
     progress.start(len(todo))
     try:
