@@ -183,19 +183,19 @@ def at_least(m: dict[str, float], *floors: dict[str, float]) -> bool:
     return all(m[k] >= f[k] - 1e-12 for f in floors for k in METRICS)
 
 
-def tune(ev: Eval, kw: Any, vec: Any, dense: Any, floors: tuple[Any, Any]) -> HybridWeights:
-    """The fusion (minmax or rerank, and its vector weight) with the best tune-half MRR@10 among
-    those at least as good as both components on every tune-half metric."""
+def tune(ev: Eval, kw: Any, vec: Any, dense: Any, floors: tuple[Any, Any]) -> dict[str, float]:
+    """Per fusion method (minmax, rerank), the vector weight with the best tune-half MRR@10 among
+    those at least as good as both components on every tune-half metric (0: none is)."""
     print("fusion sweep on the tune half (ok: >= keyword and vector on every metric)")
-    best, chosen = -1.0, HybridWeights(vector=0.0)
+    chosen = {}
     for method in ("minmax", "rerank"):
+        best, chosen[method] = -1.0, 0.0
         for wv in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.3, 1.6, 2.0):
-            w = HybridWeights(method=method, vector=wv)
-            m = ev.tune_metrics(fused(kw, vec, dense, w))
+            m = ev.tune_metrics(fused(kw, vec, dense, HybridWeights(method=method, vector=wv)))
             ok = at_least(m, *floors)
             print(f"  {method:6s} w_vector {wv:4.2f}: {fmt(m)}{'  ok' if ok else ''}")
             if ok and m["MRR@10"] > best + 1e-12:
-                best, chosen = m["MRR@10"], w
+                best, chosen[method] = m["MRR@10"], wv
     return chosen
 
 
@@ -228,22 +228,17 @@ def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, fl
     tune_floor = (ev.tune_metrics([keys(h[:10]) for h in kw_hits]),
                   ev.tune_metrics([keys(h[:10]) for h in vec]))  # fmt: skip
     chosen = tune(ev, kw_hits, vec, dense, tune_floor)
-    print(f"chosen on the tune half: {chosen.method} w_vector {chosen.vector}; product default "
-          f"for {emb.model}: {fusion_method(emb.model)} w_vector {vector_weight(emb.model)}")  # fmt: skip
-    best_minmax = max((0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.3, 1.6, 2.0), key=lambda wv: ev.tune_metrics(
-        fused(kw_hits, vec, dense, HybridWeights(vector=wv)))["MRR@10"])  # fmt: skip
+    print(f"chosen on the tune half: {chosen}; product default for {emb.model}: "
+          f"{fusion_method(emb.model)} w_vector {vector_weight(emb.model)}")  # fmt: skip
     for label, w in (
         ("rrf k=60, equal weights (seed 001)", HybridWeights(method="rrf", vector=1.0)),
         ("score: bm25/top + 0.2 cos, no re-scoring (before)", HybridWeights(method="score", vector=0.2)),
-        (f"minmax, dense re-scoring, w_vector {best_minmax} (best tune MRR)",
-         HybridWeights(vector=best_minmax)),
-        (f"rerank, keyword top 10 kept, first fixed, w_vector {vector_weight('usem3')}",
-         HybridWeights(method="rerank", vector=vector_weight("usem3"))),
-        (f"{chosen.method}, w_vector {chosen.vector} (chosen on the tune half)", chosen),
+        *((f"{m}, w_vector {wv} (tuned)", HybridWeights(method=m, vector=wv)) for m, wv in chosen.items()),
     ):  # fmt: skip
         ev.row(f"hybrid {emb.model} {label}", fused(kw_hits, vec, dense, w))
     hyb, hyb_ms = run_search(url, ev, cached, "hybrid", limit=10)
-    hrow = ev.row(f"hybrid {emb.model} search() default", [keys(h) for h in hyb],
+    hrow = ev.row(f"hybrid {emb.model} search() default ({fusion_method(emb.model)} "
+                  f"{vector_weight(emb.model)})", [keys(h) for h in hyb],
                   f" | p50 {hyb_ms:.1f} ms")  # fmt: skip
     for part in ("", "held "):
         ok = all(hrow[part + m] >= max(kw_row[part + m], vrow[part + m]) for m in METRICS)
