@@ -64,9 +64,12 @@ def refresh_chunks(
     estimate: Callable[[str], int] = estimate_tokens,
     progress: Progress | None = None,
     force: bool = False,
+    changed_elsewhere: bool = True,
 ) -> ChunkReport:
     """Re-chunk every latest document whose content or chunker settings changed (every one
-    when ``force``).
+    when ``force``), then remove the vectors no chunk uses any more: always, unless the caller
+    knows that no chunk left since the last refresh (``changed_elsewhere=False``) and this one
+    removed or rewrote none.
 
     Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
     is written), written by one statement per batch, each batch committed on its own.
@@ -92,8 +95,9 @@ def refresh_chunks(
             chunk_writer.ensure_keyword_index(conn)
         raise
     chunk_writer.ensure_keyword_index(conn)  # also puts back one a killed run left dropped
-    with conn.transaction():
-        report.embeddings_removed = index_store.delete_orphan_embeddings(conn)
+    if changed_elsewhere or report.documents or report.failed:
+        with conn.transaction():
+            report.embeddings_removed = index_store.delete_orphan_embeddings(conn)
     return report
 
 

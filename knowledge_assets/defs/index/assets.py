@@ -52,7 +52,12 @@ def chunks(
     with postgres.writer(context.log) as conn:
         # latest_docs has already removed the chunks of notes that left it (ON DELETE CASCADE).
         before = _row_count(conn)
-        report = refresh_chunks(conn, progress=progress, force=config.force)
+        last = _last_row_count(context)
+        # The table as this asset left it: no chunk can have left since, so neither can a vector
+        # have lost its last chunk unless this run removes or rewrites some.
+        report = refresh_chunks(
+            conn, progress=progress, force=config.force, changed_elsewhere=last != before
+        )
         table = table_metadata(conn, "rag.chunks")
     notices = split_notices(report.warnings)
     for path, notice in notices:
@@ -61,7 +66,7 @@ def chunks(
         context.log.error(
             "%s could not be chunked (kept its previous chunks, retried next run): %s", path, reason
         )
-    with_notes = _removed_with_notes(context, before)
+    with_notes = max(last - before, 0) if last is not None else None
     return dg.MaterializeResult(
         metadata=table | _chunk_metadata(report, table, with_notes, notices)
     )
@@ -72,13 +77,13 @@ def _row_count(conn: psycopg.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def _removed_with_notes(context: dg.AssetExecutionContext, before: int) -> int | None:
-    """Chunks that went with notes deleted (or superseded, or turned into drafts) since the last
-    materialization: its row count minus what is left now. None when there is no earlier count."""
+def _last_row_count(context: dg.AssetExecutionContext) -> int | None:
+    """The row count of the last materialization, None when there is none. Minus the count now,
+    it is how many chunks went with notes deleted (or superseded, or turned into drafts)."""
     last = context.instance.get_latest_materialization_event(context.asset_key)
     previous = last.asset_materialization.metadata.get("dagster/row_count") if last else None
     count = getattr(previous, "value", None) if last and last.asset_materialization else None
-    return max(count - before, 0) if isinstance(count, int) else None
+    return count if isinstance(count, int) else None
 
 
 def _chunk_metadata(
