@@ -111,3 +111,20 @@ def test_pre_ranking_keeps_the_exact_top_hits_and_the_filters(db_url: str, tmp_p
     assert scores == sorted(scores, reverse=True)
     assert all("露天" in r["content"] for r in top[:8])  # the notes holding every query word
     assert len(only_sub) == 80 and all(r["file_path"].startswith("sub/") for r in only_sub)
+
+
+def test_searches_are_planned_for_their_own_terms_and_filters(db_url: str, tmp_path: Path) -> None:
+    # psycopg prepares a statement run five times; Postgres may then reuse a generic plan made
+    # without the query's terms or filter values, which can skip the indexes altogether.
+    load(
+        db_url,
+        tmp_path,
+        {"a.md": "# 旅\n\n## 宿\n\n温泉に入った。\n", "b.md": "# 旅\n\n## 山\n\n温泉は遠い。\n"},
+    )
+    with db.connect(db_url) as conn:
+        for _ in range(8):
+            search(conn, "温泉", mode="keyword", filters=SearchFilters(path_prefix="a"))
+            keyword_bm25(conn, "温泉", filters=None, limit=5)
+        prepared = [r[0] for r in conn.execute("SELECT statement FROM pg_prepared_statements")]
+    # Small look-ups (statistics, settings) may be prepared; no ranking or filtering query is.
+    assert not [q for q in prepared if "@@" in q or "LIKE" in q]

@@ -94,7 +94,11 @@ def refresh_chunks(
                 conn.rollback()
             chunk_writer.ensure_keyword_index(conn)
         raise
-    chunk_writer.ensure_keyword_index(conn)  # also puts back one a killed run left dropped
+    if chunk_writer.ensure_keyword_index(conn):  # also puts back one a killed run left dropped
+        # A bulk load: until autovacuum runs, the planner would still see the tables as they
+        # were before it, and plan searches as if they were nearly empty.
+        conn.execute("ANALYZE rag.chunks, rag.latest_docs")
+        conn.commit()
     if changed_elsewhere or report.documents or report.failed:
         with conn.transaction():
             report.embeddings_removed = index_store.delete_orphan_embeddings(conn)
