@@ -87,7 +87,7 @@ def server_settings(total_memory: int | None) -> dict[str, str]:
 
     The wheel starts PostgreSQL with its defaults (128 MB of shared buffers). At 200,000 chunks
     the vector index alone is about 500 MB: a search then reads most of its pages through the
-    kernel, and a filtered vector search took three times as long. ``KA_SHARED_BUFFERS``
+    kernel, and a filtered vector search cost 77 ms of server CPU against 44 ms with 1 GB. ``KA_SHARED_BUFFERS``
     (``1GB``, ``512MB``) overrides the eighth of memory (at most 2 GB) it gets by default. Fewer
     checkpoints during a first build cost nothing but WAL disk space.
     """
