@@ -1,13 +1,18 @@
-"""Shared bench helpers: a fresh database on the embedded server (or DATABASE_URL), and the
-jsquad vault put through the real pipeline."""
+"""Shared bench helpers: a fresh database on the embedded server (or DATABASE_URL), the
+jsquad vault put through the real pipeline, and embedding rates with and without a competing
+CPU load."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import tempfile
+import time
 import uuid
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 
+import numpy as np
 import psycopg
 from psycopg import sql
 
@@ -44,3 +49,65 @@ def ingest_jsquad(url: str, embedder: Embedder) -> None:
         refresh_latest(conn, source.table)
         refresh_chunks(conn, max_tokens=embedder.max_tokens)
         embed_missing(conn, embedder)
+
+
+LOADS = ("as is", "+1 busy-loop process")
+
+
+def jsquad_paragraphs(count: int) -> list[str]:
+    """The first ``count`` jsquad paragraphs longer than 80 characters, cut at 600 (about a
+    section's length)."""
+    files = sorted((JSQUAD / "vault").rglob("*.md"))
+    paragraphs = [
+        p for f in files for p in f.read_text(encoding="utf-8").split("\n\n") if len(p) > 80
+    ]
+    return [p[:600] for p in paragraphs[:count]]
+
+
+def busy(stop: float) -> None:
+    while time.time() < stop:  # bounded: ends on its own even if the parent dies
+        pass
+
+
+def rate(embedder: Embedder, texts: list[str]) -> float:
+    """Passages per second of one ``embed`` call over ``texts``."""
+    started = time.perf_counter()
+    embedder.embed(texts, "document")
+    return len(texts) / (time.perf_counter() - started)
+
+
+def rates_under_load(
+    models: Mapping[Hashable, Embedder], texts: list[str], repeats: int, limit_s: float
+) -> dict[tuple[str, Hashable], list[float]]:
+    """Each model's rates, interleaved, as the machine is and then with one busy-loop process
+    (stopped after the runs, and on its own after ``limit_s``), keyed by (load, model)."""
+    results: dict[tuple[str, Hashable], list[float]] = {}
+    for label in LOADS:
+        worker = None
+        if label != LOADS[0]:
+            worker = mp.Process(target=busy, args=(time.time() + limit_s,), daemon=True)
+            worker.start()
+        for _ in range(repeats):
+            for name, model in models.items():
+                results.setdefault((label, name), []).append(rate(model, texts))
+        if worker is not None:
+            worker.terminate()
+            worker.join(5)
+        print(f"  {label}: done, load average {os.getloadavg()[0]:.1f}", flush=True)
+    return results
+
+
+def best_part_scores(embedder: Embedder, groups: list[list[str]], qvecs: np.ndarray) -> np.ndarray:
+    """(queries x chunks): each chunk's best cosine over its parts ``groups[j]``, as search
+    scores a chunk embedded in parts."""
+    flat = [t for g in groups for t in g]
+    size = embedder.batch_size
+    vecs = np.vstack([np.asarray(embedder.embed(flat[i : i + size], "document"), dtype=np.float32)
+                      for i in range(0, len(flat), size)])  # fmt: skip
+    scores = qvecs @ vecs.T
+    out = np.empty((qvecs.shape[0], len(groups)), dtype=np.float32)
+    start = 0
+    for j, g in enumerate(groups):
+        out[:, j] = scores[:, start : start + len(g)].max(axis=1)
+        start += len(g)
+    return out

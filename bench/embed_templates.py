@@ -18,7 +18,7 @@ import platform
 import time
 
 import numpy as np
-from common import JSQUAD, fresh_database
+from common import JSQUAD, best_part_scores, fresh_database
 from offline_model import Section, load_queries, retrieval_metrics
 
 from knowledge_assets.core import db
@@ -44,23 +44,6 @@ def load_fields(url: str) -> tuple[list[Section], list[ChunkFields]]:
     sections = [Section(r[0], r[1], r[2], r[3]) for r in rows]
     fields = [ChunkFields.parse(r[2], r[4], r[1], r[3]) for r in rows]
     return sections, fields
-
-
-def best_part_vectors(embedder, groups: list[list[str]], qvecs: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Per query and chunk, the best cosine over the chunk's parts (as search scores parts)."""
-    flat = [t for g in groups for t in g]
-    vecs = np.zeros((len(flat), qvecs.shape[1]), dtype=np.float32)
-    for i in range(0, len(flat), embedder.batch_size):
-        vecs[i : i + embedder.batch_size] = embedder.embed(
-            flat[i : i + embedder.batch_size], "document"
-        )
-    scores = qvecs @ vecs.T
-    out = np.empty((qvecs.shape[0], len(groups)), dtype=np.float32)
-    start = 0
-    for j, g in enumerate(groups):
-        out[:, j] = scores[:, start : start + len(g)].max(axis=1)
-        start += len(g)
-    return out
 
 
 def metrics_from_scores(
@@ -96,7 +79,7 @@ def main() -> None:
         for template in args.templates.split(","):
             groups = [parts(template, f, embedder.max_tokens, count) for f in fields]
             t0 = time.perf_counter()
-            scores = best_part_vectors(embedder, groups, qvecs)
+            scores = best_part_scores(embedder, groups, qvecs)
             seconds = time.perf_counter() - t0
             m = metrics_from_scores(scores, sections, queries)
             n_parts = sum(map(len, groups))

