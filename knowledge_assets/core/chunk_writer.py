@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunking import Chunk
@@ -129,7 +130,9 @@ def write_notes(conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str)
 
 # The keyword (GIN) index of rag.chunks, as 001_core.sql creates it.
 KEYWORD_INDEX = "chunks_tokens_idx"
-_KEYWORD_INDEX_DDL = f"CREATE INDEX IF NOT EXISTS {KEYWORD_INDEX} ON rag.chunks USING GIN (tokens)"
+_KEYWORD_INDEX_DDL = sql.SQL(
+    "CREATE INDEX IF NOT EXISTS {} ON rag.chunks USING GIN (tokens)"
+).format(sql.Identifier(KEYWORD_INDEX))
 
 
 def has_keyword_index(conn: psycopg.Connection) -> bool:
@@ -142,7 +145,9 @@ def drop_keyword_index(conn: psycopg.Connection) -> None:
     """Drop the keyword index for a bulk load (committed, so searches are not blocked)."""
     conn.commit()
     with conn.transaction():
-        conn.execute(f"DROP INDEX IF EXISTS rag.{KEYWORD_INDEX}")
+        conn.execute(
+            sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier("rag", KEYWORD_INDEX))
+        )
 
 
 def ensure_keyword_index(conn: psycopg.Connection) -> bool:

@@ -51,13 +51,13 @@ class KeywordSettings:
 
 
 # Distinct words: the lexemes with a word position (weights A, D), adjacent pairs left out.
-_DISTINCT_WORDS = "length(ts_filter({v}, '{{a,d}}'))"
+_DISTINCT_WORDS = "length(ts_filter({}.tokens, '{{a,d}}'))"
 
 
 def _doc_length(settings: KeywordSettings, column: str) -> sql.Composable:
     if settings.length == "tokens":
-        return sql.SQL(f"{column}.token_count")
-    return sql.SQL(_DISTINCT_WORDS.format(v=f"{column}.tokens"))
+        return sql.SQL("{}.token_count").format(sql.Identifier(column))
+    return sql.SQL(_DISTINCT_WORDS).format(sql.Identifier(column))
 
 
 def keyword_terms(
