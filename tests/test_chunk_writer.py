@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_assets.core import chunk_writer, db, indexing
+from knowledge_assets.core import chunk_refresh, chunk_writer, db
 from knowledge_assets.core.chunking import chunk_document
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
@@ -24,12 +24,12 @@ def _vault(root: Path, notes: int) -> Path:
     return root
 
 
-def _sync(url: str, vault: Path) -> indexing.ChunkReport:
+def _sync(url: str, vault: Path) -> chunk_refresh.ChunkReport:
     with db.connect(url) as conn:
         source = LocalSource(vault)
         sync_source(conn, source)
         refresh_latest(conn, source.table)
-        return indexing.refresh_chunks(conn, max_tokens=8000)
+        return chunk_refresh.refresh_chunks(conn, max_tokens=8000)
 
 
 def _stats_match(url: str) -> None:
@@ -51,7 +51,7 @@ def _stats_match(url: str) -> None:
 def test_batches_write_every_note_with_tokens_and_statistics(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing, "CHUNK_BATCH_NOTES", 4)  # 10 notes: three batches
+    monkeypatch.setattr(chunk_refresh, "CHUNK_BATCH_NOTES", 4)  # 10 notes: three batches
     seen: list[Update] = []
     stop = subscribe(seen.append)
     try:
@@ -102,8 +102,8 @@ def test_a_note_that_cannot_be_written_is_recorded_and_the_batch_lands(db_url: s
             body = "## a\n\n本文\x00です" if i == 1 else "## a\n\n本文です"  # NUL: Postgres refuses
             chunks = chunk_document(f"p{i}.md", {}, body)
             notes.append(chunk_writer.NoteChunks(doc_id, f"p{i}.md", "h", chunks, ["本文"]))
-        report = indexing.ChunkReport()
-        indexing._write(conn, notes, "sig", report)
+        report = chunk_refresh.ChunkReport()
+        chunk_refresh._write(conn, notes, "sig", report)
         assert report.documents == ["p0.md", "p2.md"]
         assert [p for p, _ in report.failed] == ["p1.md"]
         stored = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
@@ -150,8 +150,8 @@ def _index_while_writing(url: str, vault: Path, stop_after: int | None = None) -
 def test_a_bulk_load_builds_the_keyword_index_once_at_the_end(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing, "DEFER_KEYWORD_INDEX_MIN", 2)
-    monkeypatch.setattr(indexing, "CHUNK_BATCH_NOTES", 2)
+    monkeypatch.setattr(chunk_refresh, "DEFER_KEYWORD_INDEX_MIN", 2)
+    monkeypatch.setattr(chunk_refresh, "CHUNK_BATCH_NOTES", 2)
     vault = _vault(tmp_path, 6)
     # The first build of every note writes without the index, then builds it.
     assert _index_while_writing(db_url, vault) == [False, False, False]
@@ -175,8 +175,8 @@ def test_a_bulk_load_builds_the_keyword_index_once_at_the_end(
 def test_an_interrupted_bulk_load_puts_the_keyword_index_back(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing, "DEFER_KEYWORD_INDEX_MIN", 2)
-    monkeypatch.setattr(indexing, "CHUNK_BATCH_NOTES", 2)
+    monkeypatch.setattr(chunk_refresh, "DEFER_KEYWORD_INDEX_MIN", 2)
+    monkeypatch.setattr(chunk_refresh, "CHUNK_BATCH_NOTES", 2)
     vault = _vault(tmp_path, 6)
     with pytest.raises(KeyboardInterrupt):
         _index_while_writing(db_url, vault, stop_after=2)

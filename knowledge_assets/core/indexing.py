@@ -1,233 +1,31 @@
-"""Chunk the latest documents and embed every chunk text that has no vector yet.
+"""Embed every chunk text that has no vector of the model yet.
 
-Chunk-level incrementality: a document whose content hash and chunker settings are unchanged is
-not touched; a changed document is re-chunked in one transaction; a vector is keyed by
-(model, hash of the embedding text), so a text is embedded once per model however many documents
-or re-chunkings share it. Each embedded batch is committed on its own, so a failure or a killed
-run keeps every finished batch and the next run embeds only what is missing.
+A vector is keyed by (model, hash of the embedding text), so a text is embedded once per model
+however many documents or re-chunkings share it. Each embedded batch is committed on its own, so
+a failure or a killed run keeps every finished batch and the next run embeds only what is
+missing. Chunking lives in :mod:`knowledge_assets.core.chunk_refresh` (re-exported here).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import chunk_writer, failures, index_store
-from knowledge_assets.core.chunk_writer import NoteChunks
-from knowledge_assets.core.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
+from knowledge_assets.core import failures, index_store
+from knowledge_assets.core.chunk_refresh import ChunkReport, chunker_signature, refresh_chunks
+from knowledge_assets.core.chunking import estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.embedding_text import ChunkFields, default_template, parts, text_hash
 from knowledge_assets.core.index_build import configure_build
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
-from knowledge_assets.core.tokenize import KEYWORD_INDEX_VERSION
-from knowledge_assets.core.tokenize_pool import Tokenizer, tokenizer_for
 
-
-@dataclass
-class ChunkReport:
-    """What a chunk refresh did; ``failed`` are notes whose chunks could not be written."""
-
-    documents: list[str] = field(default_factory=list)
-    chunks_written: int = 0
-    chunks_unchanged: int = 0
-    chunks_removed: int = 0
-    embeddings_removed: int = 0
-    tokens_reused: int = 0
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
-
-
-def chunker_signature(max_tokens: int) -> str:
-    """Identifies the chunking rules, limit and keyword index format a chunk was made with; a
-    change re-chunks (vectors are kept: they are keyed by the unchanged embedding text)."""
-    key = f"{CHUNKER_VERSION}:{max_tokens}:{KEYWORD_INDEX_VERSION}"
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-# Notes per set-based write: large enough that per-statement costs vanish, small enough that a
-# batch's chunks (and a retry note by note after an error) stay cheap.
-CHUNK_BATCH_NOTES = 250
-
-
-def refresh_chunks(
-    conn: psycopg.Connection,
-    *,
-    max_tokens: int = CHUNK_MAX_TOKENS,
-    estimate: Callable[[str], int] = estimate_tokens,
-    progress: Progress | None = None,
-    force: bool = False,
-    changed_elsewhere: bool = True,
-) -> ChunkReport:
-    """Re-chunk every latest document whose content or chunker settings changed (every one
-    when ``force``), then remove the vectors no chunk uses any more: always, unless the caller
-    knows that no chunk left since the last refresh (``changed_elsewhere=False``) and this one
-    removed or rewrote none.
-
-    Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
-    is written), written by one statement per batch, each batch committed on its own.
-    """
-    sig = chunker_signature(max_tokens)
-    report = ChunkReport()
-    pending = index_store.docs_to_chunk(conn, sig, force=force)
-    conn.commit()
-    progress = progress or Progress("chunks", "notes")
-    progress.start(len(pending))
-    batches = [
-        pending[i : i + CHUNK_BATCH_NOTES] for i in range(0, len(pending), CHUNK_BATCH_NOTES)
-    ]
-    if _defer_keyword_index(conn, len(pending)):
-        chunk_writer.drop_keyword_index(conn)
-    try:
-        _write_batches(conn, batches, sig, max_tokens, estimate, progress, report)
-    except BaseException:
-        # Search must not be left without its keyword index; the original error surfaces.
-        with contextlib.suppress(psycopg.Error):
-            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                conn.rollback()
-            chunk_writer.ensure_keyword_index(conn)
-        raise
-    if chunk_writer.ensure_keyword_index(conn):  # also puts back one a killed run left dropped
-        # A bulk load: until autovacuum runs, the planner would still see the tables as they
-        # were before it, and plan searches as if they were nearly empty.
-        conn.execute("ANALYZE rag.chunks, rag.latest_docs")
-        conn.commit()
-    if changed_elsewhere or report.documents or report.failed:
-        with conn.transaction():
-            report.embeddings_removed = index_store.delete_orphan_embeddings(conn)
-    return report
-
-
-# The keyword (GIN) index is built in one go, rather than maintained row by row, when a run
-# re-chunks at least this many notes and at least half of all notes: a GIN build over 19,428
-# chunks took about a third of the time inserting them into the index did.
-DEFER_KEYWORD_INDEX_MIN = 200
-
-
-def _defer_keyword_index(conn: psycopg.Connection, pending: int) -> bool:
-    if pending < DEFER_KEYWORD_INDEX_MIN:
-        return False
-    row = conn.execute("SELECT count(*) FROM rag.latest_docs").fetchone()
-    conn.commit()
-    return 2 * pending >= (int(row[0]) if row else 0)
-
-
-def _write_batches(
-    conn: psycopg.Connection, batches: Sequence[Sequence[tuple[Any, ...]]], sig: str,
-    max_tokens: int, estimate: Callable[[str], int], progress: Progress, report: ChunkReport,
-) -> None:  # fmt: skip
-    """Chunk, tokenize and write the batches: batch n+1 is chunked and tokenized while batch n
-    is written."""
-    pending = sum(len(b) for b in batches)
-    with tokenizer_for(pending) as tokenizer:
-        queued = (
-            _prepare(conn, batches[0], sig, max_tokens, estimate, tokenizer, report)
-            if batches
-            else None
-        )
-        for index in range(len(batches)):
-            notes, tokens = queued or ([], lambda: [])
-            queued = (
-                _prepare(conn, batches[index + 1], sig, max_tokens, estimate, tokenizer, report)
-                if index + 1 < len(batches)
-                else None
-            )
-            _fill_tokens(notes, tokens(), report)
-            _write(conn, notes, sig, report)
-            progress.advance(len(notes))
-
-
-def _prepare(
-    conn: psycopg.Connection, batch: Sequence[tuple[Any, ...]], sig: str, max_tokens: int,
-    estimate: Callable[[str], int], tokenizer: Tokenizer, report: ChunkReport,
-) -> tuple[list[NoteChunks], Callable[[], list[str]]]:  # fmt: skip
-    """Chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
-    notes = []
-    for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig in batch:
-        try:
-            chunks = chunk_for(
-                path, frontmatter or {}, content, doc_type=doc_type,
-                options=ChunkingOptions.from_json(opts), max_tokens=max_tokens, estimate=estimate,
-            )  # fmt: skip
-        except Exception as exc:  # one note the chunker cannot handle must not stop the rest
-            _failed(conn, report, doc_id, path, content_hash, exc)
-            continue
-        notes.append(NoteChunks(doc_id, path, content_hash, chunks, [], sig=doc_sig))
-    # Tokens are reused only from chunks made under the note's own signature (a source with
-    # chunking options of its own has one), as the merge looks them up.
-    known: set[tuple[str, str]] = set()
-    for note_sig in {n.sig or sig for n in notes}:
-        hashes = [c.text_hash for n in notes if (n.sig or sig) == note_sig for c in n.chunks]
-        known |= {(note_sig, h) for h in chunk_writer.tokenized_hashes(conn, note_sig, hashes)}
-    conn.commit()
-    for note in notes:
-        note.token_inputs = [
-            None if (note.sig or sig, c.text_hash) in known else chunk_writer.token_source(c)
-            for c in note.chunks
-        ]
-    sources = [t for n in notes for t in n.token_inputs if isinstance(t, tuple)]
-    return notes, tokenizer.submit(sources)
-
-
-def _failed(
-    conn: psycopg.Connection, report: ChunkReport, doc_id: Any, path: str, doc_hash: str,
-    exc: BaseException,
-) -> None:  # fmt: skip
-    """Record a note that could not be chunked or written; its previous chunks stay."""
-    if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
-        conn.rollback()  # a statement failed outside a savepoint: the transaction is aborted
-    reason = failures.describe(exc)
-    report.failed.append((path, reason))
-    failures.record(conn, "chunks", [(doc_id, doc_hash, reason)])
-
-
-def _fill_tokens(notes: list[NoteChunks], tokens: list[str], report: ChunkReport) -> None:
-    it = iter(tokens)
-    for note in notes:
-        report.tokens_reused += sum(1 for t in note.token_inputs if t is None)
-        note.token_inputs = [None if t is None else next(it) for t in note.token_inputs]
-
-
-def _write(
-    conn: psycopg.Connection, notes: list[NoteChunks], sig: str, report: ChunkReport
-) -> None:
-    """Write a batch in one statement; if it fails, note by note, so one bad note is recorded
-    in ``report.failed`` and every other note still lands."""
-    if not notes:
-        return
-    before = chunk_writer.stored_hashes(conn, [n.document_id for n in notes])
-    try:
-        with conn.transaction():
-            report.chunks_removed += chunk_writer.write_notes(conn, notes, sig)
-        written = notes
-    except Exception as exc:
-        if failures.is_fatal(conn, exc):
-            raise
-        written = []
-        for note in notes:
-            try:
-                with conn.transaction():
-                    report.chunks_removed += chunk_writer.write_notes(conn, [note], sig)
-                written.append(note)
-            except Exception as one:
-                if failures.is_fatal(conn, one):
-                    raise
-                _failed(conn, report, note.document_id, note.path, note.doc_hash, one)
-    with conn.transaction():
-        failures.clear(conn, "chunks", [n.document_id for n in written])
-    for note in written:
-        same = sum(1 for c in note.chunks if before.get((note.document_id, c.index)) == c.text_hash)
-        report.chunks_unchanged += same
-        report.chunks_written += len(note.chunks) - same
-        report.documents.append(note.path)
-        report.warnings += [(note.path, c.warning) for c in note.chunks if c.warning]
+__all__ = ["ChunkReport", "EmbedReport", "chunker_signature", "embed_missing", "refresh_chunks"]
 
 
 @dataclass

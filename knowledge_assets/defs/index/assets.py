@@ -7,8 +7,9 @@ import dagster as dg
 import psycopg
 from pydantic import Field
 
+from knowledge_assets.core.chunk_refresh import ChunkReport, refresh_chunks
 from knowledge_assets.core.chunking import CHUNKER_VERSION
-from knowledge_assets.core.indexing import ChunkReport, EmbedReport, refresh_chunks
+from knowledge_assets.core.indexing import EmbedReport
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.reembed import (
     DocumentFilter,
