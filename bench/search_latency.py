@@ -22,7 +22,7 @@ import psycopg
 from common import JSQUAD, fresh_database, ingest_jsquad
 from psycopg import sql
 
-from knowledge_assets.core import db
+from knowledge_assets.core import chunk_writer, db
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.search import MODES, SearchFilters, search
 from knowledge_assets.core.search_sql import ensure_model_index, model_index_name
@@ -133,7 +133,10 @@ def build(url: str, target: int) -> None:
     started = time.perf_counter()
     with db.connect(url) as conn:
         conn.execute(sql.SQL("DROP INDEX rag.{}").format(sql.Identifier(model_index_name("usem3"))))
+        # As the product's bulk load: the keyword index is built once after the rows are in.
+        chunk_writer.drop_keyword_index(conn)
         copies = replicate(conn, target)
+        chunk_writer.ensure_keyword_index(conn)
     t_copy = time.perf_counter() - started
     with db.connect(url) as conn:
         conn.execute("SET maintenance_work_mem = '512MB'")

@@ -199,3 +199,29 @@ def test_a_keyword_index_a_killed_run_left_dropped_is_rebuilt(db_url: str, tmp_p
     with db.connect(db_url) as conn:
         assert chunk_writer.has_keyword_index(conn)
     assert _keyword_hits(db_url, "研究") == 6
+
+
+def _pending_pages(url: str) -> int:
+    """Pages of the keyword index's pending list (merged, and so emptied, by this call)."""
+    with db.connect(url) as conn:
+        row = conn.execute(
+            "SELECT gin_clean_pending_list(%s::regclass)", (f"rag.{chunk_writer.KEYWORD_INDEX}",)
+        ).fetchone()
+    return int(row[0]) if row else -1
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_keyword_writes_leave_no_pending_list_for_searches_to_scan(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: bool
+) -> None:
+    # The first build either maintains the index or rebuilds it at the end (bulk): either way
+    # the edit after it must go straight into the index's tree.
+    monkeypatch.setattr(chunk_refresh, "DEFER_KEYWORD_INDEX_MIN", 2 if bulk else 10_000)
+    vault = _vault(tmp_path, 6)
+    _sync(db_url, vault)
+    # Enough new words that a pending list would take pages; one note of six is no bulk load.
+    words = " ".join(f"word{chr(97 + j % 26)}{chr(97 + j // 26)}" for j in range(400))
+    (vault / "n005.md").write_text(f"# ノート5\n\n## 節\n\n{words}\n", "utf-8")
+    _sync(db_url, vault)
+    assert _keyword_hits(db_url, "wordjp") == 1  # word 399
+    assert _pending_pages(db_url) == 0
