@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import failures, index_store
+from knowledge_assets.core import embed_checks, failures, index_store
 from knowledge_assets.core.chunk_refresh import ChunkReport, chunker_signature, refresh_chunks
 from knowledge_assets.core.chunking import estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
@@ -79,9 +79,21 @@ def embed_missing(
     started = time.perf_counter()
     template = template or default_template(embedder.model)
     report = _prepare_model(conn, embedder, template)
-    total, done = index_store.count_texts(conn, embedder.model, document_ids, template)
-    todo = index_store.chunks_to_embed(
-        conn, embedder.model, template, document_ids, include_embedded=force
+    whole = document_ids is None and not force
+    if whole and (texts := embed_checks.still_complete(conn, embedder.model, template)) is not None:
+        return _nothing_changed(conn, report, texts, started)
+    counted = embed_checks.count(conn, embedder.model, template) if whole else None
+    total, done = (
+        (counted.total, counted.done)
+        if counted
+        else index_store.count_texts(conn, embedder.model, document_ids, template)
+    )
+    todo = (
+        index_store.chunks_to_embed(
+            conn, embedder.model, template, document_ids, include_embedded=force
+        )
+        if force or total != done
+        else []
     )
     deferred = _defer_index(conn, embedder.model, len(todo), done)
     conn.commit()
@@ -103,9 +115,7 @@ def embed_missing(
         raise
     if deferred:
         _build_index(conn, embedder, report)
-    # A run over every chunk that had nothing to do leaves the counts it started from.
-    unchanged = (total, done) if document_ids is None and not todo else None
-    _finish(conn, embedder.model, template, report, unchanged)
+    _finish(conn, embedder.model, template, report, counted)
     report.seconds_total = time.perf_counter() - started
     return report
 
@@ -318,12 +328,35 @@ ANALYZE_AFTER = 1000
 
 def _finish(
     conn: psycopg.Connection, model: str, template: str, report: EmbedReport,
-    counts: tuple[int, int] | None,
+    counted: embed_checks.Count | None,
 ) -> None:  # fmt: skip
+    """Mark the model complete or not. A pass over every chunk (``counted``: what it counted
+    before embedding) that embedded everything it found missing is complete unless another
+    transaction changed the chunks since; only then are the texts counted again."""
     if report.embedded >= ANALYZE_AFTER:
         conn.execute("ANALYZE rag.embeddings, rag.embedding_inputs")
         conn.commit()
-    total, done = counts or index_store.count_texts(conn, model, template=template)
+    if counted is None:
+        total, done = index_store.count_texts(conn, model, template=template)
+    elif report.failed_texts or embed_checks.changed_since(conn, counted.snapshot):
+        counted = embed_checks.count(conn, model, template)
+        total, done = counted.total, counted.done
+    else:  # every text missing when counting was embedded since, and nothing else changed
+        total, done = counted.total, counted.total
     with conn.transaction():
         report.complete = total == done
         report.active = index_store.mark_model_complete(conn, model, template, report.complete)
+        if counted is not None:
+            embed_checks.record(conn, model, template, counted if report.complete else None)
+
+
+def _nothing_changed(
+    conn: psycopg.Connection, report: EmbedReport, texts: int, started: float
+) -> EmbedReport:
+    """The report of a pass that found the model's last complete pass still holding."""
+    report.total = report.reused = texts
+    report.complete = True
+    report.active = index_store.is_active(conn, report.model)
+    conn.commit()
+    report.seconds_total = time.perf_counter() - started
+    return report

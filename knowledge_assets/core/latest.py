@@ -9,6 +9,7 @@ the greatest path) is kept, the others are superseded by it, and the cycle is re
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import store
+from knowledge_assets.core import latest_state, store
 from knowledge_assets.core.conventions import Conventions
 
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
@@ -186,10 +187,17 @@ class LatestReport:
 def refresh_latest(
     conn: psycopg.Connection, table: str, conventions: Conventions | None = None
 ) -> LatestReport:
-    """Rebuild ``rag.latest_docs`` for one raw table in one transaction."""
+    """Rebuild ``rag.latest_docs`` for one raw table in one transaction; when the raw files,
+    the stored rows, the source's settings and the conventions are as the last refresh left
+    them, reuse its plan and write nothing."""
     from knowledge_assets.core.chunking import slug_from_filename
 
     conventions = conventions or Conventions()
+    raw = latest_state.raw_fingerprint(conn, table)
+    last = latest_state.saved(conn, table)
+    if last and last[0] == raw + ":" + latest_state.stored_fingerprint(conn, table, conventions):
+        conn.commit()
+        return LatestReport(plan=plan_from_json(last[1]), upserted=0, removed=0)
     infos = {
         path: DocInfo(path, fm or {}, bool(has_body))
         for path, fm, has_body in store.doc_infos(conn, table)
@@ -208,7 +216,24 @@ def refresh_latest(
         upserted, removed = store.write_latest(conn, table, kept)
         in_cycles = {p for cycle in plan.cycles for p in cycle}
         store.write_superseded(conn, table, plan.superseded, in_cycles)
+        # The raw digest was taken before the files were read: a file changed since then
+        # makes the next refresh plan again.
+        stored = latest_state.stored_fingerprint(conn, table, conventions)
+        latest_state.save(conn, table, raw + ":" + stored, dataclasses.asdict(plan))
     return LatestReport(plan=plan, upserted=upserted, removed=removed)
+
+
+def plan_from_json(data: Mapping[str, Any]) -> LatestPlan:
+    """A plan as :func:`dataclasses.asdict` stored it (JSON has lists where it had tuples)."""
+    return LatestPlan(
+        kept=list(data.get("kept", [])),
+        superseded=dict(data.get("superseded", {})),
+        drafts=list(data.get("drafts", [])),
+        empty=list(data.get("empty", [])),
+        cycles=[list(c) for c in data.get("cycles", [])],
+        unresolved=[(p, r) for p, r in data.get("unresolved", [])],
+        bad_dates=[(p, k, v) for p, k, v in data.get("bad_dates", [])],
+    )
 
 
 def merge_reports(reports: Iterable[LatestReport]) -> LatestReport:

@@ -1,0 +1,177 @@
+"""A pass over every chunk that finds the model's last complete pass still holding stops before
+counting; every change that could leave a text without a vector makes it count and embed again:
+a re-chunked note, a removed vector, a writer still running while the last pass counted, a failed
+batch, a new template."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from knowledge_assets.core import db
+from knowledge_assets.core.indexing import EmbedReport, embed_missing, refresh_chunks
+from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.sources.local import LocalSource
+
+MARK = 424_242  # a text count no vault here has: a report that shows it reused the record
+
+
+class _Embedder:
+    """A deterministic embedder with the Embedder shape (vectors from text hashes) that keeps
+    the texts it was sent, and fails while ``failing`` is set."""
+
+    provider = "usem3"
+    model = "checks-fake"
+    dims = 8
+    max_tokens = 512
+    batch_size = 2
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.failing = False
+
+    def embed(self, texts: Sequence[str], input_type: str) -> list[list[float]]:
+        if self.failing:
+            raise RuntimeError("model crashed")
+        self.sent += texts
+        out = []
+        for text in texts:
+            vec = [b - 127.5 for b in hashlib.sha256(text.encode()).digest()[: self.dims]]
+            norm = math.sqrt(sum(v * v for v in vec))
+            out.append([v / norm for v in vec])
+        return out
+
+
+def _sync(conn: psycopg.Connection, vault: Path) -> None:
+    sync_source(conn, LocalSource(vault))
+    refresh_latest(conn, "docs_local")
+    refresh_chunks(conn)
+
+
+def _mark_record(conn: psycopg.Connection) -> None:
+    conn.execute("UPDATE rag.embedding_checks SET texts = %s", (MARK,))
+    conn.commit()
+
+
+def _texts(conn: psycopg.Connection) -> int:
+    row = conn.execute("SELECT count(DISTINCT text_hash) FROM rag.chunks").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _complete_pass(conn: psycopg.Connection, embedder: _Embedder) -> EmbedReport:
+    report = embed_missing(conn, embedder)
+    assert report.complete and report.embedded > 0
+    _mark_record(conn)
+    return report
+
+
+def test_an_unchanged_store_reuses_the_last_count(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        _complete_pass(conn, embedder)
+        embedder.sent.clear()
+        again = embed_missing(conn, embedder)
+    assert (again.total, again.reused, again.embedded) == (MARK, MARK, 0)
+    assert again.complete and embedder.sent == []
+
+
+def test_an_edited_note_is_counted_and_embedded(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        _complete_pass(conn, embedder)
+        (vault / "edited.md").write_text("# Edited\n\n## New\n\nzq fresh section text\n")
+        _sync(conn, vault)
+        embedder.sent.clear()
+        report = embed_missing(conn, embedder)
+        after = embed_missing(conn, embedder)
+        texts = _texts(conn)
+    assert report.embedded == 1 and any("zq fresh" in t for t in embedder.sent)
+    assert report.complete and report.total == texts
+    assert after.total == texts and after.embedded == 0  # recorded anew, not the marker
+
+
+def test_a_removed_vector_is_embedded_again(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        _complete_pass(conn, embedder)
+        gone = conn.execute(
+            "DELETE FROM rag.embedding_inputs WHERE chunk_hash ="
+            " (SELECT min(chunk_hash) FROM rag.embedding_inputs) RETURNING text_hash"
+        ).fetchall()
+        conn.execute(
+            "DELETE FROM rag.embeddings WHERE text_hash = ANY(%s)", ([g[0] for g in gone],)
+        )
+        conn.commit()
+        embedder.sent.clear()
+        report = embed_missing(conn, embedder)
+        texts = _texts(conn)
+    assert (report.total, report.embedded, report.reused) == (texts, 1, texts - 1)
+    assert report.complete and len(embedder.sent) == 1
+
+
+def test_a_writer_running_while_the_pass_counted_is_seen_once_it_commits(
+    db_url: str, vault: Path
+) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn, db.connect(db_url) as writer:
+        _sync(conn, vault)
+        # A chunk rewritten by a transaction that is still open while the pass counts.
+        writer.execute(
+            "UPDATE rag.chunks SET content = 'zq late text', text_hash = 'zq-late'"
+            " WHERE id = (SELECT id FROM rag.chunks ORDER BY id LIMIT 1)"
+        )
+        during = embed_missing(conn, embedder)
+        sent_during = list(embedder.sent)
+        writer.commit()
+        embedder.sent.clear()
+        after = embed_missing(conn, embedder)
+        texts = _texts(conn)
+    assert during.complete and not any("zq late text" in t for t in sent_during)
+    assert after.embedded == 1 and any("zq late text" in t for t in embedder.sent)
+    assert after.complete and after.total == texts
+
+
+def test_a_failed_pass_leaves_no_record_and_the_next_converges(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        embedder.failing = True
+        with pytest.raises(RuntimeError, match="model crashed"):
+            embed_missing(conn, embedder)
+        conn.rollback()
+        records = conn.execute("SELECT count(*) FROM rag.embedding_checks").fetchone()
+        embedder.failing = False
+        report = embed_missing(conn, embedder)
+        texts = _texts(conn)
+    assert records == (0,)
+    assert report.complete and report.embedded == texts == report.total
+
+
+def test_a_new_template_counts_again(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        _complete_pass(conn, embedder)
+        report = embed_missing(conn, embedder, template="content")
+        texts = _texts(conn)
+    assert report.total == texts and report.embedded > 0 and report.complete
+
+
+def test_change_records_every_pass_has_seen_are_dropped(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        before = conn.execute("SELECT count(*) FROM rag.index_writes").fetchone()
+        embed_missing(conn, embedder)
+        after = conn.execute("SELECT count(*) FROM rag.index_writes").fetchone()
+    assert before is not None and before[0] > 0
+    assert after == (0,)
