@@ -58,12 +58,10 @@ def refresh_chunks(
     estimate: Callable[[str], int] = estimate_tokens,
     progress: Progress | None = None,
     force: bool = False,
-    changed_elsewhere: bool = True,
 ) -> ChunkReport:
     """Re-chunk every latest document whose content or chunker settings changed (every one
-    when ``force``), then remove the vectors no chunk uses any more: always, unless the caller
-    knows that no chunk left since the last refresh (``changed_elsewhere=False``) and this one
-    removed or rewrote none.
+    when ``force``), then remove the vectors no chunk uses any more: only among the texts that
+    left ``rag.chunks`` since the last refresh (with notes deleted from ``latest_docs`` too).
 
     Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
     is written), written by one statement per batch, each batch committed on its own.
@@ -93,9 +91,8 @@ def refresh_chunks(
         # were before it, and plan searches as if they were nearly empty.
         conn.execute("ANALYZE rag.chunks, rag.latest_docs")
         conn.commit()
-    if changed_elsewhere or report.documents or report.failed:
-        with conn.transaction():
-            report.embeddings_removed = index_store.delete_orphan_embeddings(conn)
+    with conn.transaction():
+        report.embeddings_removed = index_store.delete_departed_embeddings(conn)
     return report
 
 

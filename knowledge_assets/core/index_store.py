@@ -59,6 +59,40 @@ def delete_orphan_embeddings(conn: psycopg.Connection) -> int:
     ).rowcount
 
 
+# More departed texts than this, and one pass over every input row is cheaper than looking
+# each of them up (a forced re-chunk of the whole vault rewrites every chunk).
+DEPARTED_LOOKUP_MAX = 50_000
+
+
+def delete_departed_embeddings(conn: psycopg.Connection) -> int:
+    """Remove what the chunk texts that left ``rag.chunks`` since the last call leave unused:
+    their input rows when no chunk has the text any more, then the vectors no input row points
+    at. Returns the number of vectors removed. Runs inside the caller's transaction; a departure
+    still being written by another transaction stays queued for the next call."""
+    rows = conn.execute("DELETE FROM rag.departed_texts RETURNING text_hash").fetchall()
+    departed = sorted({r[0] for r in rows})
+    if not departed:
+        return 0  # nothing left: no statement on the vector tables, so nothing to re-check
+    if len(departed) > DEPARTED_LOOKUP_MAX:
+        return delete_orphan_embeddings(conn)
+    inputs = conn.execute(
+        "DELETE FROM rag.embedding_inputs i WHERE i.chunk_hash = ANY(%s::text[])"
+        " AND NOT EXISTS (SELECT 1 FROM rag.chunks c WHERE c.text_hash = i.chunk_hash)"
+        " RETURNING i.model, i.text_hash",
+        (departed,),
+    ).fetchall()
+    if not inputs:
+        return 0
+    models, hashes = zip(*sorted(set(inputs)), strict=True)
+    return conn.execute(
+        "DELETE FROM rag.embeddings e USING unnest(%s::text[], %s::text[]) AS g(model, text_hash)"
+        " WHERE e.model = g.model AND e.text_hash = g.text_hash AND NOT EXISTS"
+        " (SELECT 1 FROM rag.embedding_inputs i WHERE i.model = e.model"
+        "  AND i.text_hash = e.text_hash)",
+        (list(models), list(hashes)),
+    ).rowcount
+
+
 def register_model(
     conn: psycopg.Connection, model: str, provider: str, dims: int, max_tokens: int,
     options: dict[str, Any], template: str,

@@ -54,11 +54,7 @@ def chunks(
         # latest_docs has already removed the chunks of notes that left it (ON DELETE CASCADE).
         before = _row_count(conn)
         last = _last_row_count(context)
-        # The table as this asset left it: no chunk can have left since, so neither can a vector
-        # have lost its last chunk unless this run removes or rewrites some.
-        report = refresh_chunks(
-            conn, progress=progress, force=config.force, changed_elsewhere=last != before
-        )
+        report = refresh_chunks(conn, progress=progress, force=config.force)
         table = table_metadata(conn, "rag.chunks")
     notices = split_notices(report.warnings)
     for path, notice in notices:
