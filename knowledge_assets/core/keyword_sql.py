@@ -60,23 +60,29 @@ def _doc_length(settings: KeywordSettings, column: str) -> sql.Composable:
     return sql.SQL(_DISTINCT_WORDS).format(sql.Identifier(column))
 
 
+# The BM25 statistics of the query's lexemes in one round trip. It also turns parallel query off
+# for this connection: the per-term index scans look costly to the planner but each takes well
+# under a millisecond, and starting parallel workers would cost more than the whole search.
+_TERMS = (
+    "SELECT t.ndocs, t.total_length, (SELECT coalesce(jsonb_object_agg(k.lexeme, k.ndoc), '{}')"
+    "  FROM rag.keyword_lexemes k WHERE k.lexeme = ANY(%s::text[]) AND k.ndoc > 0),"
+    " set_config('max_parallel_workers_per_gather', '0', false)"
+    " FROM rag.keyword_totals t"
+)
+
+
 def keyword_terms(
     conn: psycopg.Connection, lexemes: Sequence[str], settings: KeywordSettings
 ) -> tuple[list[tuple[str, int]], int, float]:
     """Document frequencies of the lexemes that occur, the number of chunks, the mean length."""
-    row = conn.execute("SELECT ndocs, total_length FROM rag.keyword_totals").fetchone()
-    ndocs, total = (int(row[0]), int(row[1])) if row else (0, 0)
+    row = conn.execute(_TERMS, (list(lexemes),)).fetchone()
+    ndocs, total, df = (int(row[0]), int(row[1]), dict(row[2])) if row else (0, 0, {})
     if settings.length == "lexemes":
         avg = conn.execute(
             sql.SQL("SELECT avg({}) FROM rag.chunks c").format(_doc_length(settings, "c"))
         ).fetchone()
         total = int(float(avg[0] or 0) * ndocs) if avg else 0
-    rows = conn.execute(
-        "SELECT k.lexeme, k.ndoc FROM rag.keyword_lexemes k WHERE k.lexeme = ANY(%s::text[])",
-        (list(lexemes),),
-    ).fetchall()
-    df = {r[0]: int(r[1]) for r in rows if r[1] > 0}
-    terms = [(lx, df[lx]) for lx in dict.fromkeys(lexemes) if lx in df]
+    terms = [(lx, int(df[lx])) for lx in dict.fromkeys(lexemes) if lx in df]
     return terms, ndocs, (total / ndocs if ndocs else 0.0)
 
 
@@ -176,7 +182,4 @@ def keyword_bm25(
     }  # fmt: skip
     params |= {f"t{i}": _tsquery([lx]) for i, lx in enumerate(idf)}
     params |= {f"i{i}": v for i, v in enumerate(idf.values())}
-    # The per-term scans look costly to the planner, but each takes well under a millisecond:
-    # starting parallel workers would cost more than the whole query.
-    conn.execute("SELECT set_config('max_parallel_workers_per_gather', '0', false)")
-    return fetch_dicts(conn, query_sql, params)
+    return fetch_dicts(conn, query_sql, params)  # without parallel workers (keyword_terms)
