@@ -187,46 +187,96 @@ class LatestReport:
 def refresh_latest(
     conn: psycopg.Connection, table: str, conventions: Conventions | None = None
 ) -> LatestReport:
-    """Rebuild ``rag.latest_docs`` for one raw table in one transaction; when the raw files,
-    the stored rows, the source's settings and the conventions are as the last refresh left
-    them, reuse its plan and write nothing."""
+    """Bring ``rag.latest_docs`` up to date for one raw table, in one transaction.
+
+    Only files changed since the last refresh are read and classified again, while no note
+    names a previous version (``previous`` links notes to each other: then every file is
+    planned again, as after a change of the conventions or the source's settings, or of a
+    latest row by anything but a refresh)."""
+    conventions = conventions or Conventions()
+    key = latest_state.settings_key(conn, table, conventions)
+    last = latest_state.saved(conn, table, key)
+    if last is None or last.rows != latest_state.rows_digest(conn, table):
+        return _refresh_all(conn, table, conventions, key)
+    changed, gone = latest_state.changes(conn, table, last.excluded)
+    if not changed and not gone:
+        plan = plan_from_json(last.plan, latest_state.kept_paths(conn, table))
+        conn.commit()
+        return LatestReport(plan=plan, upserted=0, removed=0)
+    linked = last.plan.get("superseded") or last.plan.get("unresolved") or last.plan.get("cycles")
+    if linked or any(previous_refs(fm or {}) for _, fm, _, _ in changed):
+        return _refresh_all(conn, table, conventions, key)
+    return _refresh_some(conn, table, conventions, key, last, changed, gone)
+
+
+def _refresh_all(
+    conn: psycopg.Connection, table: str, conventions: Conventions, key: str
+) -> LatestReport:
+    """Plan every file of ``table`` and write the outcome."""
+    rows = store.doc_infos(conn, table)
+    infos = {path: DocInfo(path, fm or {}, bool(has_body)) for path, fm, has_body, _ in rows}
+    hashes = {path: digest for path, _, _, digest in rows}
+    plan = plan_latest(infos.values(), conventions)
+    kept = _kept_docs(plan.kept, infos, hashes, conventions)
+    kept_paths = set(plan.kept)
+    excluded = {p: h for p, h in hashes.items() if p not in kept_paths}
+    with conn.transaction():
+        upserted, removed = store.write_latest(conn, table, kept)
+        in_cycles = {p for cycle in plan.cycles for p in cycle}
+        store.write_superseded(conn, table, plan.superseded, in_cycles)
+        latest_state.save(conn, table, key, dataclasses.asdict(plan), excluded)
+    return LatestReport(plan=plan, upserted=upserted, removed=removed)
+
+
+def _refresh_some(
+    conn: psycopg.Connection, table: str, conventions: Conventions, key: str,
+    last: latest_state.Saved, changed: list[tuple[str, Any, Any, str]], gone: list[str],
+) -> LatestReport:  # fmt: skip
+    """Classify the changed files alone (no note links to another) and merge them into the
+    stored plan; write the latest rows of the changed and gone files only."""
+    infos = {path: DocInfo(path, fm or {}, bool(has_body)) for path, fm, has_body, _ in changed}
+    hashes = {path: digest for path, _, _, digest in changed}
+    part = plan_latest(infos.values(), conventions)
+    touched = set(infos) | set(gone)
+    old = plan_from_json(last.plan, latest_state.kept_paths(conn, table))
+    plan = LatestPlan(
+        kept=sorted([p for p in old.kept if p not in touched] + part.kept),
+        drafts=sorted([p for p in old.drafts if p not in touched] + part.drafts),
+        empty=sorted([p for p in old.empty if p not in touched] + part.empty),
+        bad_dates=sorted([b for b in old.bad_dates if b[0] not in touched] + part.bad_dates),
+    )
+    excluded = {p: h for p, h in last.excluded.items() if p not in touched}
+    excluded |= {p: hashes[p] for p in part.drafts + part.empty}
+    kept = _kept_docs(part.kept, infos, hashes, conventions)
+    with conn.transaction():
+        upserted, removed = store.write_latest(conn, table, kept, scope=sorted(touched))
+        latest_state.save(conn, table, key, dataclasses.asdict(plan), excluded)
+    return LatestReport(plan=plan, upserted=upserted, removed=removed)
+
+
+def _kept_docs(
+    paths: Iterable[str], infos: Mapping[str, DocInfo], hashes: Mapping[str, str],
+    conventions: Conventions,
+) -> list[store.KeptDoc]:  # fmt: skip
     from knowledge_assets.core.chunking import slug_from_filename
 
-    conventions = conventions or Conventions()
-    raw = latest_state.raw_fingerprint(conn, table)
-    last = latest_state.saved(conn, table)
-    if last and last[0] == raw + ":" + latest_state.stored_fingerprint(conn, table, conventions):
-        conn.commit()
-        return LatestReport(plan=plan_from_json(last[1]), upserted=0, removed=0)
-    infos = {
-        path: DocInfo(path, fm or {}, bool(has_body))
-        for path, fm, has_body in store.doc_infos(conn, table)
-    }
-    plan = plan_latest(infos.values(), conventions)
-    kept = [
+    return [
         store.KeptDoc(
             path,
             slug_from_filename(path),
             conventions.created(infos[path].frontmatter).date,
             conventions.updated(infos[path].frontmatter).date,
+            hashes[path],
         )
-        for path in plan.kept
+        for path in paths
     ]
-    with conn.transaction():
-        upserted, removed = store.write_latest(conn, table, kept)
-        in_cycles = {p for cycle in plan.cycles for p in cycle}
-        store.write_superseded(conn, table, plan.superseded, in_cycles)
-        # The raw digest was taken before the files were read: a file changed since then
-        # makes the next refresh plan again.
-        stored = latest_state.stored_fingerprint(conn, table, conventions)
-        latest_state.save(conn, table, raw + ":" + stored, dataclasses.asdict(plan))
-    return LatestReport(plan=plan, upserted=upserted, removed=removed)
 
 
-def plan_from_json(data: Mapping[str, Any]) -> LatestPlan:
-    """A plan as :func:`dataclasses.asdict` stored it (JSON has lists where it had tuples)."""
+def plan_from_json(data: Mapping[str, Any], kept: list[str]) -> LatestPlan:
+    """A plan as :func:`dataclasses.asdict` stored it (JSON has lists where it had tuples),
+    with the ``kept`` paths (stored as the latest rows)."""
     return LatestPlan(
-        kept=list(data.get("kept", [])),
+        kept=kept,
         superseded=dict(data.get("superseded", {})),
         drafts=list(data.get("drafts", [])),
         empty=list(data.get("empty", [])),

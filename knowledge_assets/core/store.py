@@ -172,9 +172,12 @@ def raw_count(conn: psycopg.Connection, table: str) -> int:
     return int(row[0]) if row else 0
 
 
-def doc_infos(conn: psycopg.Connection, table: str) -> list[tuple[str, dict[str, Any], bool]]:
-    """(path, frontmatter, has_body) per raw document; a body of headings only counts as empty."""
-    query = sql.SQL("SELECT file_path, frontmatter, has_body FROM {}").format(raw_table(table))
+def doc_infos(conn: psycopg.Connection, table: str) -> list[tuple[str, dict[str, Any], bool, str]]:
+    """(path, frontmatter, has_body, content hash) per raw document; a body of headings only
+    counts as empty."""
+    query = sql.SQL("SELECT file_path, frontmatter, has_body, content_hash FROM {}").format(
+        raw_table(table)
+    )
     return conn.execute(query).fetchall()
 
 
@@ -186,10 +189,15 @@ class KeptDoc(NamedTuple):
     slug: str
     created: dt.date | None = None
     updated: dt.date | None = None
+    content_hash: str | None = None  # the version it was read from: a newer one is not written
 
 
-def write_latest(conn: psycopg.Connection, table: str, kept: Sequence[KeptDoc]) -> tuple[int, int]:
-    """Make ``rag.latest_docs`` hold exactly the kept documents of ``table``.
+def write_latest(
+    conn: psycopg.Connection, table: str, kept: Sequence[KeptDoc],
+    scope: Sequence[str] | None = None,
+) -> tuple[int, int]:  # fmt: skip
+    """Make ``rag.latest_docs`` hold exactly the kept documents of ``table`` (of the paths in
+    ``scope`` only, when given: the other rows are left as they are).
 
     Rows whose content and dates are unchanged are not touched; rows no longer kept are
     deleted, and their chunks go with them (ON DELETE CASCADE). Returns (upserted, deleted).
@@ -212,8 +220,9 @@ def write_latest(conn: psycopg.Connection, table: str, kept: Sequence[KeptDoc]) 
             " coalesce(nullif(btrim(d.frontmatter ->> 'heading'), ''), s.default_heading),"
             " nullif(btrim(d.frontmatter ->> 'url'), '')"
             " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
-            "   %(created)s::date[], %(updated)s::date[]) AS k(path, slug, created, updated)"
-            "   ON k.path = d.file_path"
+            "   %(created)s::date[], %(updated)s::date[], %(hashes)s::text[])"
+            "   AS k(path, slug, created, updated, hash)"
+            "   ON k.path = d.file_path AND coalesce(k.hash = d.content_hash, true)"
             " LEFT JOIN meta.sources s ON s.source_table = %(table)s"
             # Unchanged rows are filtered before the title expression is evaluated.
             " WHERE NOT EXISTS (SELECT 1 FROM rag.latest_docs l WHERE l.id = d.id"
@@ -237,11 +246,16 @@ def write_latest(conn: psycopg.Connection, table: str, kept: Sequence[KeptDoc]) 
             "slugs": [k.slug for k in kept],
             "created": [k.created for k in kept],
             "updated": [k.updated for k in kept],
+            "hashes": [k.content_hash for k in kept],
         },
     ).rowcount
+    # An anti-join, not NOT = ANY(array): that compares every row with every kept path.
     deleted = conn.execute(
-        "DELETE FROM rag.latest_docs WHERE source_table = %s AND NOT file_path = ANY(%s)",
-        (table, [k.path for k in kept]),
+        "DELETE FROM rag.latest_docs l WHERE l.source_table = %(t)s"
+        " AND (%(scope)s::text[] IS NULL OR l.file_path = ANY(%(scope)s::text[]))"
+        " AND NOT EXISTS (SELECT 1 FROM unnest(%(kept)s::text[]) AS k(path)"
+        "  WHERE k.path = l.file_path)",
+        {"t": table, "kept": [k.path for k in kept], "scope": scope},
     ).rowcount
     return upserted, deleted
 
