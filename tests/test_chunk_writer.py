@@ -214,8 +214,8 @@ def _pending_pages(url: str) -> int:
 def test_keyword_writes_leave_no_pending_list_for_searches_to_scan(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: bool
 ) -> None:
-    # The first build either maintains the index or rebuilds it at the end (bulk): either way
-    # the edit after it must go straight into the index's tree.
+    # The first build either maintains the index or rebuilds it at the end (bulk); either way
+    # the refresh that writes the edit ends with the index's pending list merged.
     monkeypatch.setattr(chunk_refresh, "DEFER_KEYWORD_INDEX_MIN", 2 if bulk else 10_000)
     vault = _vault(tmp_path, 6)
     _sync(db_url, vault)

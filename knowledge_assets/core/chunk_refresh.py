@@ -85,12 +85,14 @@ def refresh_chunks(
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 conn.rollback()
             chunk_writer.ensure_keyword_index(conn)
+            chunk_writer.merge_keyword_pending(conn)
         raise
     if chunk_writer.ensure_keyword_index(conn):  # also puts back one a killed run left dropped
         # A bulk load: until autovacuum runs, the planner would still see the tables as they
         # were before it, and plan searches as if they were nearly empty.
         conn.execute("ANALYZE rag.chunks, rag.latest_docs")
         conn.commit()
+    chunk_writer.merge_keyword_pending(conn)
     with conn.transaction():
         report.embeddings_removed = index_store.delete_departed_embeddings(conn)
     return report
