@@ -175,3 +175,23 @@ def test_change_records_every_pass_has_seen_are_dropped(db_url: str, vault: Path
         after = conn.execute("SELECT count(*) FROM rag.index_writes").fetchone()
     assert before is not None and before[0] > 0
     assert after == (0,)
+
+
+@pytest.mark.parametrize("lookup_max", [0, 5000])
+def test_missing_texts_read_by_hash_or_by_one_pass_are_the_same(
+    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch, lookup_max: int
+) -> None:
+    """A few missing texts are read by hash, many by one pass over every chunk: same outcome."""
+    from knowledge_assets.core import indexing
+
+    monkeypatch.setattr(indexing, "MISSING_LOOKUP_MAX", lookup_max)
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        report = embed_missing(conn, embedder)
+        texts = _texts(conn)
+        inputs = conn.execute(
+            "SELECT count(DISTINCT chunk_hash) FROM rag.embedding_inputs WHERE part = 0"
+        ).fetchone()
+    assert report.embedded == texts == report.total and inputs == (texts,)
+    assert len(embedder.sent) == texts

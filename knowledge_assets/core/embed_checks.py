@@ -15,25 +15,31 @@ import psycopg
 
 @dataclass(frozen=True)
 class Count:
-    """Distinct chunk texts and how many have vectors, as one statement's snapshot saw them."""
+    """Distinct chunk texts, how many have vectors and the hashes of those without, as one
+    statement's snapshot saw them."""
 
     snapshot: str
     total: int
     done: int
+    missing: list[str]
 
 
 def count(conn: psycopg.Connection, model: str, template: str) -> Count:
     """Count every distinct chunk text and those embedded with ``model`` under ``template``,
-    together with the snapshot the count was made in (one statement: the same snapshot)."""
+    and list the others, with the snapshot the count was made in (one statement, one pass:
+    the join comes out in hash order, so grouping needs no sort, and the texts to embed need
+    no second pass over the chunks)."""
     row = conn.execute(
-        "SELECT pg_current_snapshot()::text, count(DISTINCT c.text_hash),"
-        " count(DISTINCT i.chunk_hash) FROM rag.chunks c"
-        " LEFT JOIN rag.embedding_inputs i ON i.model = %s AND i.template = %s"
-        "  AND i.chunk_hash = c.text_hash AND i.part = 0",
+        "SELECT pg_current_snapshot()::text, count(*), count(*) FILTER (WHERE g.embedded),"
+        " coalesce(array_agg(g.text_hash) FILTER (WHERE NOT g.embedded), '{}')"
+        " FROM (SELECT c.text_hash, bool_or(i.chunk_hash IS NOT NULL) AS embedded"
+        "  FROM rag.chunks c LEFT JOIN rag.embedding_inputs i ON i.model = %s"
+        "   AND i.template = %s AND i.chunk_hash = c.text_hash AND i.part = 0"
+        "  GROUP BY c.text_hash) g",
         (model, template),
     ).fetchone()
     assert row is not None  # an aggregate always returns its row
-    return Count(str(row[0]), int(row[1]), int(row[2]))
+    return Count(str(row[0]), int(row[1]), int(row[2]), list(row[3]))
 
 
 def still_complete(conn: psycopg.Connection, model: str, template: str) -> int | None:

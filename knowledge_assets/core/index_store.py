@@ -138,6 +138,18 @@ def chunks_to_embed(
     return conn.execute(query, params).fetchall()
 
 
+def chunks_with_texts(
+    conn: psycopg.Connection, hashes: Sequence[str]
+) -> list[tuple[str, str, str, str, str]]:
+    """The rows of :func:`chunks_to_embed` for the chunk texts ``hashes`` (one chunk each)."""
+    return conn.execute(
+        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text, c.parent_heading,"
+        " c.heading, c.content FROM rag.chunks c WHERE c.text_hash = ANY(%s::text[])"
+        " ORDER BY c.text_hash",
+        (list(hashes),),
+    ).fetchall()
+
+
 def stored_hashes(
     conn: psycopg.Connection, model: str, among: Sequence[str] | None = None
 ) -> set[str]:

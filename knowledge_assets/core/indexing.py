@@ -83,18 +83,18 @@ def embed_missing(
     if whole and (texts := embed_checks.still_complete(conn, embedder.model, template)) is not None:
         return _nothing_changed(conn, report, texts, started)
     counted = embed_checks.count(conn, embedder.model, template) if whole else None
-    total, done = (
-        (counted.total, counted.done)
-        if counted
-        else index_store.count_texts(conn, embedder.model, document_ids, template)
-    )
-    todo = (
-        index_store.chunks_to_embed(
-            conn, embedder.model, template, document_ids, include_embedded=force
+    if counted is not None:
+        total, done = counted.total, counted.done
+        todo = _missing(conn, embedder.model, template, counted.missing)
+    else:
+        total, done = index_store.count_texts(conn, embedder.model, document_ids, template)
+        todo = (
+            index_store.chunks_to_embed(
+                conn, embedder.model, template, document_ids, include_embedded=force
+            )
+            if force or total != done
+            else []
         )
-        if force or total != done
-        else []
-    )
     deferred = _defer_index(conn, embedder.model, len(todo), done)
     conn.commit()
     report.total, report.reused = total, total - len(todo)
@@ -118,6 +118,21 @@ def embed_missing(
     _finish(conn, embedder.model, template, report, counted)
     report.seconds_total = time.perf_counter() - started
     return report
+
+
+# Up to this many texts missing, their chunks are read by hash; more (a first build), and one
+# anti-join over every chunk is cheaper.
+MISSING_LOOKUP_MAX = 5000
+
+
+def _missing(
+    conn: psycopg.Connection, model: str, template: str, hashes: list[str]
+) -> list[tuple[str, str, str, str, str]]:
+    if not hashes:
+        return []
+    if len(hashes) > MISSING_LOOKUP_MAX:
+        return index_store.chunks_to_embed(conn, model, template)
+    return index_store.chunks_with_texts(conn, hashes)
 
 
 # Up to this many chunks to embed, a run asks the store only about their own texts' hashes;
