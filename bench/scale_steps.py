@@ -32,6 +32,18 @@ from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs  # noqa: E
 from knowledge_assets.resources import PostgresResource, VaultResource  # noqa: E402
 
 
+def db_work(url: str) -> tuple[int, int]:
+    """(blocks accessed, rows read) by the store's database so far: load-independent counts of
+    the work a run made Postgres do (each step's connections report theirs as they close)."""
+    with db.connect(url) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT blks_hit + blks_read, tup_returned + tup_fetched FROM pg_stat_database"
+            " WHERE datname = current_database()"
+        ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None:
     resources: dict[str, Any] = {
         "postgres": PostgresResource(database_url=url),
@@ -39,6 +51,7 @@ def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None
         "embedder": scale.HashEmbedderResource(),
     }
     load = os.getloadavg()[0]
+    work = db_work(url)
     started = time.perf_counter()
     result = dg.materialize(
         [raw_docs, latest_docs, chunks, embeddings], resources=resources,
@@ -56,10 +69,13 @@ def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None
         for e in result.get_asset_materialization_events()
         if e.materialization.asset_key.to_user_string() == "embeddings"
     ]
+    time.sleep(0.2)  # the steps' closed connections report their counts
+    blocks, rows = (after - before for after, before in zip(db_work(url), work, strict=True))
     print(
         f"{Path(ROOT).name:10s} {label:7s} {total:7.2f} s  "
         + "  ".join(f"{k} {v:.2f}" for k, v in steps.items())
-        + f"  (HNSW build {hnsw[0] if hnsw else '-'} s)  load {load:.1f} -> {os.getloadavg()[0]:.1f}",
+        + f"  (HNSW build {hnsw[0] if hnsw else '-'} s)  load {load:.1f} -> {os.getloadavg()[0]:.1f}"
+        + f"  db blocks {blocks:,} rows read {rows:,}",
         flush=True,
     )
 

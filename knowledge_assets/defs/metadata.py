@@ -79,11 +79,14 @@ def grouped_table(
 
 
 def table_metadata(
-    conn: psycopg.Connection, table: str, *, partition_filter: tuple[str, str] | None = None
-) -> dict[str, dg.MetadataValue]:
+    conn: psycopg.Connection, table: str, *, partition_filter: tuple[str, str] | None = None,
+    row_count: int | None = None,
+) -> dict[str, dg.MetadataValue]:  # fmt: skip
     """Dagster's table metadata for ``schema.table``, read from the store: its qualified name,
-    its row count and its columns. ``partition_filter`` (column, value) adds the partition's
-    own row count (``dagster/partition_row_count``)."""
+    its row count (``row_count`` when the caller has just counted the rows and written none
+    since: counting 200,000 chunks again costs a pass over them) and its columns.
+    ``partition_filter`` (column, value) adds the partition's own row count
+    (``dagster/partition_row_count``)."""
     schema_name, table_name = table.split(".", 1)
     columns = conn.execute(
         "SELECT column_name, data_type, udt_name, is_nullable FROM information_schema.columns"
@@ -91,21 +94,33 @@ def table_metadata(
         (schema_name, table_name),
     ).fetchall()
     ident = psycopg.sql.Identifier(schema_name, table_name)
-    count = conn.execute(psycopg.sql.SQL("SELECT count(*) FROM {}").format(ident)).fetchone()
+    total, part = _row_counts(conn, ident, partition_filter, row_count)
     database = conn.execute("SELECT current_database()").fetchone()
     metadata: dict[str, dg.MetadataValue] = {
         "dagster/table_name": dg.MetadataValue.text(f"{database[0] if database else ''}.{table}"),
-        "dagster/row_count": dg.MetadataValue.int(count[0] if count else 0),
+        "dagster/row_count": dg.MetadataValue.int(total),
         "dagster/column_schema": dg.MetadataValue.table_schema(_schema(columns)),
     }
-    if partition_filter is not None:
-        column, value = partition_filter
-        query = psycopg.sql.SQL("SELECT count(*) FROM {} WHERE {} = %s").format(
-            ident, psycopg.sql.Identifier(column)
-        )
-        part = conn.execute(query, (value,)).fetchone()
-        metadata["dagster/partition_row_count"] = dg.MetadataValue.int(part[0] if part else 0)
+    if part is not None:
+        metadata["dagster/partition_row_count"] = dg.MetadataValue.int(part)
     return metadata
+
+
+def _row_counts(
+    conn: psycopg.Connection, ident: psycopg.sql.Identifier,
+    partition_filter: tuple[str, str] | None, known: int | None,
+) -> tuple[int, int | None]:  # fmt: skip
+    """The table's row count (``known`` if given) and the partition's, in one pass."""
+    if partition_filter is None:
+        if known is not None:
+            return known, None
+        row = conn.execute(psycopg.sql.SQL("SELECT count(*) FROM {}").format(ident)).fetchone()
+        return (int(row[0]) if row else 0), None
+    column, value = partition_filter
+    query = psycopg.sql.SQL("SELECT count(*), count(*) FILTER (WHERE {} = %s) FROM {}")
+    row = conn.execute(query.format(psycopg.sql.Identifier(column), ident), (value,)).fetchone()
+    total, part = (int(row[0]), int(row[1])) if row else (0, 0)
+    return (known if known is not None else total), part
 
 
 def _schema(columns: Sequence[tuple[str, str, str, str]]) -> dg.TableSchema:

@@ -55,7 +55,9 @@ def chunks(
         before = _row_count(conn)
         last = _last_row_count(context)
         report = refresh_chunks(conn, progress=progress, force=config.force)
-        table = table_metadata(conn, "rag.chunks")
+        # Only re-chunked notes change the row count (a failed note keeps its chunks).
+        unchanged = before if not report.documents else None
+        table = table_metadata(conn, "rag.chunks", row_count=unchanged)
     notices = split_notices(report.warnings)
     for path, notice in notices:
         context.log.warning("%s: %s", path, notice)
