@@ -93,3 +93,27 @@ def test_a_run_where_nothing_left_touches_no_vector_table(db_url: str, tmp_path:
         again = conn.execute("SELECT count(*) FROM rag.index_writes").fetchone()
         queued = conn.execute("SELECT count(*) FROM rag.departed_texts").fetchone()
     assert removed == 0 and writes == again == (0,) and queued == (0,)
+
+
+def test_only_notes_whose_content_or_chunker_settings_changed_are_chunked_again(
+    db_url: str, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path / "vault")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        refresh_latest(conn, "docs_local")
+        first = refresh_chunks(conn)
+        unchanged = refresh_chunks(conn)
+        (vault / "two.md").write_text("# Two\n\n## Own\n\nzq second note changed\n")
+        sync_source(conn, LocalSource(vault))
+        refresh_latest(conn, "docs_local")
+        edited = refresh_chunks(conn)
+        other_limit = refresh_chunks(conn, max_tokens=300)
+        conn.execute("UPDATE rag.chunks SET doc_hash = 'stale' WHERE chunk_index = 0"
+                     " AND document_id = (SELECT id FROM rag.latest_docs WHERE file_path = 'one.md')")  # fmt: skip
+        conn.commit()
+        stale = refresh_chunks(conn, max_tokens=300)
+    assert sorted(first.documents) == ["one.md", "two.md"] and unchanged.documents == []
+    assert edited.documents == ["two.md"]
+    assert sorted(other_limit.documents) == ["one.md", "two.md"]
+    assert stale.documents == ["one.md"]
