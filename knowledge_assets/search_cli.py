@@ -19,17 +19,14 @@ import psycopg
 from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.core import db
 from knowledge_assets.core.explain import rejection
+from knowledge_assets.core.notes import UnknownNote, get_doc, list_tags, similar
 from knowledge_assets.core.search import (
     MODES,
     NoActiveModel,
     QueryEmbeddingFailed,
     SearchFilters,
     SearchResponse,
-    UnknownNote,
-    get_doc,
-    list_tags,
     search,
-    similar,
     snippet,
 )
 

@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 from psycopg import sql
 
-from knowledge_assets.core import db, search
+from knowledge_assets.core import db, notes
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
@@ -429,7 +429,7 @@ def test_reader_store_reconnects_after_its_connection_was_killed(
         first_pid = store.run(lambda conn: conn.info.backend_pid)
         with psycopg.connect(server_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s, 5000)", (first_pid,))
-        second_pid, tags = store.run(lambda conn: (conn.info.backend_pid, search.list_tags(conn)))
+        second_pid, tags = store.run(lambda conn: (conn.info.backend_pid, notes.list_tags(conn)))
     finally:
         store.close()
     assert second_pid != first_pid

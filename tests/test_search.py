@@ -18,19 +18,16 @@ from knowledge_assets.core.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
 from knowledge_assets.core.models import activate_model
+from knowledge_assets.core.notes import UnknownNote, get_doc, list_tags, similar
 from knowledge_assets.core.search import (
     DEFAULT_THRESHOLD,
     MODEL_THRESHOLDS,
     HybridWeights,
     NoActiveModel,
     SearchFilters,
-    UnknownNote,
     default_threshold,
-    get_doc,
-    list_tags,
     query_embedder,
     search,
-    similar,
 )
 from knowledge_assets.core.sources.local import LocalSource
 from tests.conftest import EXAMPLE_VAULT

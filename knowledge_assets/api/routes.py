@@ -20,6 +20,7 @@ from knowledge_assets.api.schemas import (  # fmt: skip
     SemanticSearch,
 )
 from knowledge_assets.api.settings import ApiSettings
+from knowledge_assets.core import notes as core_notes
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core.fusion import HybridWeights
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
@@ -173,8 +174,8 @@ def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, 
     """Notes nearest in meaning to ``note_id`` (a vault-relative path), with a 200-character preview."""
     with store.reader(_settings(request).reader_url) as conn:
         try:
-            notes = core_search.similar(conn, note_id, limit=limit)
-        except core_search.UnknownNote:
+            notes = core_notes.similar(conn, note_id, limit=limit)
+        except core_notes.UnknownNote:
             raise HTTPException(404, f"no current note at {note_id!r}") from None
         bodies = _bodies(conn, [n.file_path for n in notes])
     data = [
@@ -208,7 +209,7 @@ def get_note(note_id: str, request: Request) -> dict[str, Any]:
     """The current version of a note by its vault-relative path. Drafts and superseded versions
     are not served."""
     with store.reader(_settings(request).reader_url) as conn:
-        doc = core_search.get_doc(conn, note_id)
+        doc = core_notes.get_doc(conn, note_id)
     if doc is None or not doc.get("latest"):
         raise HTTPException(404, f"no current note at {note_id!r}")
     fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content")  # fmt: skip
@@ -220,5 +221,5 @@ def get_note(note_id: str, request: Request) -> dict[str, Any]:
 def tags(request: Request) -> dict[str, Any]:
     """Every tag of the current notes with how many carry it, most used first."""
     with store.reader(_settings(request).reader_url) as conn:
-        rows = core_search.list_tags(conn)
+        rows = core_notes.list_tags(conn)
     return {"success": True, "count": len(rows), "data": [{"tag": t, "count": c} for t, c in rows]}

@@ -1,4 +1,4 @@
-"""Search the latest notes: vector, keyword (BM25) or hybrid (weighted RRF), plus note reads.
+"""Search the latest notes: vector, keyword (BM25) or hybrid (fused).
 
 >>> with db.connect(url) as conn:
 ...     response = search(conn, "RAG の設計", mode="hybrid", filters=SearchFilters(tags=("rag",)))
@@ -19,8 +19,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import keyword_sql, notes_sql, search_sql
-from knowledge_assets.core.conventions import Conventions
+from knowledge_assets.core import keyword_sql, search_sql
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.fusion import (
     DEFAULT_THRESHOLD,
@@ -43,15 +42,10 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchResponse",
-    "SimilarNote",
-    "UnknownNote",
     "default_threshold",
-    "get_doc",
     "group_by_note",
-    "list_tags",
     "query_embedder",
     "search",
-    "similar",
 ]
 
 MODES = ("vector", "keyword", "hybrid")
@@ -73,10 +67,6 @@ class NoActiveModel(LookupError):
 
 class QueryEmbeddingFailed(RuntimeError):
     """Vector search could not embed the query (provider down, bad key, timeout)."""
-
-
-class UnknownNote(KeyError):
-    """The path names no latest note (unknown, superseded, a draft, or without a body)."""
 
 
 @dataclass(frozen=True)
@@ -113,18 +103,6 @@ class SearchResponse:
     hits: list[SearchHit]
     timings: dict[str, float]  # "embed_ms", "search_ms", "total_ms"
     warnings: tuple[str, ...] = ()  # e.g. hybrid search fell back to keyword results
-
-
-@dataclass(frozen=True)
-class SimilarNote:
-    """A note close to another one, with its closest chunk."""
-
-    file_path: str
-    title: str
-    score: float
-    heading: str
-    content: str
-    tags: tuple[str, ...]
 
 
 def _embedder_args(info: ModelInfo) -> tuple[str | None, dict[str, Any]]:
@@ -382,61 +360,7 @@ def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[Sear
     return [replace(h, sections=tuple(more[p][:sections])) for p, h in best.items()]
 
 
-def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list[SimilarNote]:
-    """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first.
-
-    The note itself and every version of it (older or newer, through ``previous``) are left
-    out. Raises :class:`UnknownNote` when ``file_path`` is not a latest note and
-    :class:`NoActiveModel` before any model is active.
-    """
-    info = search_sql.get_model(conn)
-    if info is None:
-        raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
-    vector, family = notes_sql.note_vector(conn, info, file_path)
-    if vector is None:
-        if not notes_sql.is_latest(conn, file_path):
-            raise UnknownNote(file_path)
-        return []
-    k = max(8 * limit, 40)
-    while True:
-        rows, got = notes_sql.similar_notes(conn, info, vector, exclude=family, limit=limit, k=k)
-        if len(rows) >= limit or got < k or k >= search_sql.EF_SEARCH_MAX:
-            break
-        k = min(4 * k, search_sql.EF_SEARCH_MAX)
-    return [
-        SimilarNote(
-            file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
-            heading=r["heading"], content=r["content"], tags=tuple(r["tags"] or ()),
-        )
-        for r in rows
-    ]  # fmt: skip
-
-
-def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
-    """A note by path: the latest version (``latest`` true), else a stored older or draft
-    version (``latest`` false, ``superseded_by`` set when a newer version exists), else None.
-
-    ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
-    rejected because Y, could not be chunked), or is None for a searchable note."""
-    from knowledge_assets.core.explain import why_not_searchable
-    from knowledge_assets.core.settings import SourceSettings
-
-    doc = notes_sql.get_doc(conn, file_path)
-    if doc is not None:
-        settings = SourceSettings.from_env()
-        conventions = Conventions(
-            settings.draft_markers, settings.created_keys, settings.updated_keys
-        )
-        doc["not_searchable"] = why_not_searchable(conn, doc["file_path"], conventions)
-    return doc
-
-
 def snippet(text: str | None, limit: int) -> str:
     """``text`` on one line, cut at ``limit`` characters with an ellipsis (for result lists)."""
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
-    """(tag, number of latest notes carrying it), most used first."""
-    return notes_sql.list_tags(conn)

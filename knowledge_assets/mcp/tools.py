@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from knowledge_assets.core import notes as core_notes
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
@@ -124,7 +125,7 @@ class KnowledgeTools:
     def list_tags(self) -> Annotated[CallToolResult, schemas.ListTagsOutput]:
         """List every tag used by the current notes with how many notes carry it, most used
         first. Use the tag names to filter search_docs."""
-        return schemas.structured(fmt.tags_result(self._call(core_search.list_tags)))
+        return schemas.structured(fmt.tags_result(self._call(core_notes.list_tags)))
 
     def similar_docs(
         self,
@@ -139,10 +140,10 @@ class KnowledgeTools:
         """
         path = self._path(file_path)
 
-        def run(conn: psycopg.Connection) -> list[core_search.SimilarNote] | None:
+        def run(conn: psycopg.Connection) -> list[core_notes.SimilarNote] | None:
             try:
-                return core_search.similar(conn, path, limit=limit)
-            except core_search.UnknownNote:
+                return core_notes.similar(conn, path, limit=limit)
+            except core_notes.UnknownNote:
                 return None
 
         notes = self._call(run)
@@ -165,7 +166,7 @@ class KnowledgeTools:
         for candidate in dict.fromkeys(
             [path, *(unicodedata.normalize(f, path) for f in ("NFC", "NFD"))]
         ):
-            doc = core_search.get_doc(conn, candidate)
+            doc = core_notes.get_doc(conn, candidate)
             if doc is not None:
                 return doc
         return None

@@ -1,0 +1,87 @@
+"""Reads of single notes: notes similar to one, a note by path, and the tags in use.
+
+Search (:mod:`knowledge_assets.core.search`) ranks chunks for a query; these start from a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.core import notes_sql, search_sql
+from knowledge_assets.core.conventions import Conventions
+from knowledge_assets.core.search import NoActiveModel
+
+__all__ = ["SimilarNote", "UnknownNote", "get_doc", "list_tags", "similar"]
+
+
+class UnknownNote(KeyError):
+    """The path names no latest note (unknown, superseded, a draft, or without a body)."""
+
+
+@dataclass(frozen=True)
+class SimilarNote:
+    """A note close to another one, with its closest chunk."""
+
+    file_path: str
+    title: str
+    score: float
+    heading: str
+    content: str
+    tags: tuple[str, ...]
+
+
+def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list[SimilarNote]:
+    """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first.
+
+    The note itself and every version of it (older or newer, through ``previous``) are left
+    out. Raises :class:`UnknownNote` when ``file_path`` is not a latest note and
+    :class:`NoActiveModel` before any model is active.
+    """
+    info = search_sql.get_model(conn)
+    if info is None:
+        raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
+    vector, family = notes_sql.note_vector(conn, info, file_path)
+    if vector is None:
+        if not notes_sql.is_latest(conn, file_path):
+            raise UnknownNote(file_path)
+        return []
+    k = max(8 * limit, 40)
+    while True:
+        rows, got = notes_sql.similar_notes(conn, info, vector, exclude=family, limit=limit, k=k)
+        if len(rows) >= limit or got < k or k >= search_sql.EF_SEARCH_MAX:
+            break
+        k = min(4 * k, search_sql.EF_SEARCH_MAX)
+    return [
+        SimilarNote(
+            file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
+            heading=r["heading"], content=r["content"], tags=tuple(r["tags"] or ()),
+        )
+        for r in rows
+    ]  # fmt: skip
+
+
+def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
+    """A note by path: the latest version (``latest`` true), else a stored older or draft
+    version (``latest`` false, ``superseded_by`` set when a newer version exists), else None.
+
+    ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
+    rejected because Y, could not be chunked), or is None for a searchable note."""
+    from knowledge_assets.core.explain import why_not_searchable
+    from knowledge_assets.core.settings import SourceSettings
+
+    doc = notes_sql.get_doc(conn, file_path)
+    if doc is not None:
+        settings = SourceSettings.from_env()
+        conventions = Conventions(
+            settings.draft_markers, settings.created_keys, settings.updated_keys
+        )
+        doc["not_searchable"] = why_not_searchable(conn, doc["file_path"], conventions)
+    return doc
+
+
+def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
+    """(tag, number of latest notes carrying it), most used first."""
+    return notes_sql.list_tags(conn)
