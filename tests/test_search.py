@@ -381,3 +381,14 @@ def test_filtered_vector_search_through_the_index_equals_exact_ranking(
     indexed = search(conn, query, mode="vector", filters=filters, limit=2, threshold=-1.0).hits
     assert calls == [1]
     assert [h.chunk_id for h in indexed] == [h.chunk_id for h in exact]
+
+
+def test_a_vector_query_after_a_filtered_one_does_not_inherit_its_iterative_scan(
+    conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_sql, "EXACT_MAX_ROWS", 0)  # both searches walk the index
+    filters = SearchFilters(path_prefix="日記/")
+    search(conn, "雪", mode="vector", filters=filters, limit=1, threshold=-1.0)
+    assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("relaxed_order",)
+    search(conn, "雪", mode="vector", threshold=-1.0)
+    assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("off",)

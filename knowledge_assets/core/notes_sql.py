@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from knowledge_assets.core.search_sql import EF_SEARCH_MAX, ModelInfo, fetch_dicts, vec_type
+from knowledge_assets.core.search_sql import ModelInfo, fetch_dicts, set_hnsw_scan, vec_type
 
 
 def note_vector(
@@ -65,7 +65,7 @@ def similar_notes(
         " WHERE NOT d.file_path = ANY(%(ex)s::text[])"
         " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
     ).format(vt=vt, model=sql.Literal(model.model), template=sql.Literal(model.template))
-    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
+    set_hnsw_scan(conn, ef_search=k)
     rows = fetch_dicts(conn, query, {"q": vector, "k": k, "ex": list(exclude), "limit": limit})
     if rows:
         return rows, int(rows[0]["nn_count"])

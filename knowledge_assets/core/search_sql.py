@@ -208,6 +208,21 @@ def vector_exact(
     return fetch_dicts(conn, query, params)
 
 
+def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> None:
+    """The HNSW settings of the session's next vector query, all in one round trip.
+
+    Every query through the index sets all of them, so none inherits another's: an iterative
+    scan left on would make a plain nearest-neighbour query walk on past its ``ef_search``.
+    """
+    conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, false),"
+        " set_config('hnsw.iterative_scan', %s, false),"
+        " set_config('hnsw.max_scan_tuples', %s, false)",
+        (str(min(ef_search, EF_SEARCH_MAX)), "relaxed_order" if iterative else "off",
+         str(ITERATIVE_MAX_TUPLES)),
+    )  # fmt: skip
+
+
 def vector_hnsw(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
     filters: SearchFilters | None, limit: int, min_similarity: float | None, k: int,
@@ -242,7 +257,7 @@ def vector_hnsw(
         where=where,
     )
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit, "k": k}
-    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(min(k, EF_SEARCH_MAX)),))
+    set_hnsw_scan(conn, ef_search=k)
     rows = fetch_dicts(conn, query, params)
     nn_count, nn_max = (int(rows[0]["nn_count"]), float(rows[0]["nn_max"])) if rows else (0, 0.0)
     hits = [
@@ -283,12 +298,8 @@ def vector_hnsw_filtered(
         cols=HIT_COLUMNS, where=where,
     )  # fmt: skip
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
-    for name, value in (("hnsw.iterative_scan", "relaxed_order"),
-                        ("hnsw.max_scan_tuples", str(ITERATIVE_MAX_TUPLES)),
-                        ("hnsw.ef_search", str(max(40, 2 * limit)))):  # fmt: skip
-        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+    set_hnsw_scan(conn, ef_search=max(40, 2 * limit), iterative=True)
     rows = fetch_dicts(conn, query, params)
-    conn.execute("SELECT set_config('hnsw.iterative_scan', 'off', false)")
     return rows, len(rows) < limit
 
 
