@@ -6,6 +6,7 @@ import psycopg
 import pytest
 
 from knowledge_assets.core.tokenize import (
+    _capped_tsvector,
     chunk_tsvector,
     query_lexemes,
     query_terms,
@@ -13,6 +14,8 @@ from knowledge_assets.core.tokenize import (
     tsquery_input,
     tsvector_input,
 )
+
+from .conftest import JSQUAD
 
 
 @pytest.mark.parametrize(
@@ -117,3 +120,50 @@ def test_chunk_tsvector_is_read_by_postgres_with_its_token_count(db_url: str) ->
 
 def test_query_lexemes_are_words_and_adjacent_pairs() -> None:
     assert query_lexemes("東京の大学の東京") == (["東京", "大学"], ["東京 大学", "大学 東京"])
+
+
+def _jsquad_token_sources() -> list[tuple[str, str]]:
+    from knowledge_assets.core.chunk_writer import token_source
+    from knowledge_assets.core.parsing import ParsedDoc, parse_document
+    from knowledge_assets.core.strategies import chunk_for
+
+    vault = JSQUAD / "vault"
+    sources = []
+    for path in sorted(vault.rglob("*.md")):
+        doc = parse_document(str(path.relative_to(vault)), path.read_bytes())
+        assert isinstance(doc, ParsedDoc)
+        sources += [token_source(c) for c in chunk_for(doc.path, doc.frontmatter, doc.body)]
+    return sources
+
+
+def test_chunk_tsvector_of_every_jsquad_chunk_equals_the_general_capped_build() -> None:
+    sources = _jsquad_token_sources()
+    assert len(sources) > 1000
+    for head, body in sources:
+        expected = _capped_tsvector(tokens(head), tokens(body))
+        assert chunk_tsvector(head, body) == expected, (head, body[:80])
+
+
+def test_chunk_tsvector_clamps_positions_past_the_tsvector_limit(db_url: str) -> None:
+    body = "検索 " * 17_000
+    literal = chunk_tsvector("", body)
+    assert literal == _capped_tsvector([], tokens(body))
+    assert literal.startswith("'検索':1D,2D,") and literal.endswith(",16383C")
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT length(%s::tsvector), rag.tsvector_token_count(%s::tsvector)",
+            (literal, literal),
+        ).fetchone()
+    assert row == (2, 256)  # Postgres keeps the first 256 positions of a lexeme
+
+
+def test_chunk_tsvector_caps_distinct_lexeme_bytes_below_postgres_limit(db_url: str) -> None:
+    body = " ".join(f"lexeme{i:07d}" for i in range(40_000))  # ~1.1 MB of distinct lexemes
+    literal = chunk_tsvector("", body)
+    assert literal == _capped_tsvector([], tokens(body))
+    assert "'lexeme 0000000':1C" in literal  # the start stays searchable
+    assert "'0039999':" in literal  # every word fits; the pairs met last do not
+    assert "'lexeme 0039999'" not in literal
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute("SELECT length(%s::tsvector) > 1000", (literal,)).fetchone()
+    assert row == (True,)

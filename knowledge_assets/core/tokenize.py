@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any
@@ -178,6 +179,35 @@ def chunk_tsvector(heading_text: str, body: str) -> str:
     adjacent pair at its first token's position, weight B in headings and C in the body.
     """
     head, text = tokens(heading_text), tokens(body)
+    chars = sum(map(len, head)) + sum(map(len, text))
+    count = len(head) + len(text)
+    # At most 4 bytes a character: a chunk this small can neither reach the lexeme-bytes cap
+    # (unigrams <= 4 chars + n, pairs <= 8 chars + 2 n) nor the last position.
+    if 12 * chars + 3 * count <= MAX_LEXEME_BYTES and count < _MAX_POSITION:
+        return _small_tsvector(head, text)
+    return _capped_tsvector(head, text)
+
+
+# Position labels ("12A") made once: a first build labels millions of positions.
+_LABELS = {w: [f"{i}{w}" for i in range(_MAX_POSITION + 1)] for w in "ABCD"}
+
+
+def _small_tsvector(head: list[str], text: list[str]) -> str:
+    """:func:`chunk_tsvector` of a chunk below every tsvector limit (no capping, no clamping)."""
+    slots: defaultdict[str, list[str]] = defaultdict(list)
+    for start, toks, uni, bi in ((1, head, "A", "B"), (1 + len(head), text, "D", "C")):
+        labels = _LABELS[uni]
+        for i, tok in enumerate(toks, start):
+            slots[tok].append(labels[i])
+        labels = _LABELS[bi]
+        for i, first, second in zip(range(start, start + len(toks)), toks, toks[1:], strict=False):
+            slots[first + BIGRAM_SEP + second].append(labels[i])
+    # Tokens are letters and digits only (and pairs one space more): nothing to escape.
+    return " ".join(["'" + lex + "':" + ",".join(pos) for lex, pos in slots.items()])
+
+
+def _capped_tsvector(head: list[str], text: list[str]) -> str:
+    """:func:`chunk_tsvector` with positions clamped and distinct lexeme bytes capped."""
     slots: dict[str, list[str]] = {}
     size = 0  # distinct-lexeme bytes: capped as in cap_lexemes, unigrams before pairs
 
