@@ -178,7 +178,11 @@ def chunk_tsvector(heading_text: str, body: str) -> str:
     Unigrams at positions 1..n (headings first), weight A in headings and D in the body; each
     adjacent pair at its first token's position, weight B in headings and C in the body.
     """
-    head, text = tokens(heading_text), tokens(body)
+    return tokens_tsvector(tokens(heading_text), tokens(body))
+
+
+def tokens_tsvector(head: list[str], text: list[str]) -> str:
+    """:func:`chunk_tsvector` of a chunk's heading tokens and body tokens."""
     chars = sum(map(len, head)) + sum(map(len, text))
     count = len(head) + len(text)
     # At most 4 bytes a character: a chunk this small can neither reach the lexeme-bytes cap
