@@ -87,7 +87,7 @@ class VaultResource(dg.ConfigurableResource):
         e.g. in a sensor tick, an unreachable source is reported by the caller instead.)"""
         from knowledge_assets.core.preflight import source_problem
 
-        if context.dagster_run is None:
+        if context.run is None:
             return
         problem = source_problem(self.kind, self.path, self.repo)
         if problem:
@@ -148,7 +148,7 @@ class EmbedderResource(dg.ConfigurableResource):
         """Check the provider and its key before any step runs: one line saying what to fix."""
         from knowledge_assets.core.preflight import embedder_problem
 
-        if context.dagster_run is None:
+        if context.run is None:
             return
         problem = embedder_problem(
             self.provider, has_key=bool(self.api_key), base_url=self.base_url
