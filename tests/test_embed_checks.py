@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core import db
+from knowledge_assets.core import db, embed_checks
 from knowledge_assets.core.indexing import EmbedReport, embed_missing, refresh_chunks
 from knowledge_assets.core.ingest import sync_source
 from knowledge_assets.core.latest import refresh_latest
@@ -175,6 +175,25 @@ def test_change_records_every_pass_has_seen_are_dropped(db_url: str, vault: Path
         after = conn.execute("SELECT count(*) FROM rag.index_writes").fetchone()
     assert before is not None and before[0] > 0
     assert after == (0,)
+
+
+def test_a_pass_still_running_keeps_the_changes_it_has_not_seen(db_url: str, vault: Path) -> None:
+    """A pass of another model that finishes meanwhile must not drop the record of a chunk write
+    the running pass counted before: that pass would record itself complete without it."""
+    other = _Embedder()
+    other.model = "checks-other"
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        running = embed_checks.count(conn, "checks-fake", "no-prev")  # counted, still embedding
+        (vault / "late.md").write_text("# Late\n\n## After the count\n\nzq late section\n")
+        _sync(conn, vault)
+        finished = embed_missing(conn, other)  # sees the write and records itself complete
+        seen = embed_checks.changed_since(conn, running.snapshot)
+        embed_checks.record(conn, "checks-fake", "no-prev", running, complete=False)
+        conn.commit()
+        left = conn.execute("SELECT count(*) FROM rag.embedding_passes").fetchone()
+    assert finished.complete and seen
+    assert left == (0,)  # every registration released
 
 
 @pytest.mark.parametrize("lookup_max", [0, 5000])

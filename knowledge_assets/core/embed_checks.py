@@ -12,34 +12,58 @@ from dataclasses import dataclass
 
 import psycopg
 
+# A pass that counted this long ago and never finished (its process died) no longer holds back
+# the pruning of change records.
+STALE_PASS = "7 days"
+
 
 @dataclass(frozen=True)
 class Count:
     """Distinct chunk texts, how many have vectors and the hashes of those without, as one
-    statement's snapshot saw them."""
+    statement's snapshot saw them; ``passes`` are the ``rag.embedding_passes`` rows this pass
+    registered (one per count), released when it records its outcome."""
 
     snapshot: str
     total: int
     done: int
     missing: list[str]
+    passes: tuple[int, ...] = ()
 
 
-def count(conn: psycopg.Connection, model: str, template: str) -> Count:
+def count(conn: psycopg.Connection, model: str, template: str, after: Count | None = None) -> Count:
     """Count every distinct chunk text and those embedded with ``model`` under ``template``,
     and list the others, with the snapshot the count was made in (one statement, one pass:
     the join comes out in hash order, so grouping needs no sort, and the texts to embed need
-    no second pass over the chunks)."""
-    row = conn.execute(
-        "SELECT pg_current_snapshot()::text, count(*), count(*) FILTER (WHERE g.embedded),"
-        " coalesce(array_agg(g.text_hash) FILTER (WHERE NOT g.embedded), '{}')"
-        " FROM (SELECT c.text_hash, bool_or(i.chunk_hash IS NOT NULL) AS embedded"
-        "  FROM rag.chunks c LEFT JOIN rag.embedding_inputs i ON i.model = %s"
-        "   AND i.template = %s AND i.chunk_hash = c.text_hash AND i.part = 0"
-        "  GROUP BY c.text_hash) g",
-        (model, template),
-    ).fetchone()
-    assert row is not None  # an aggregate always returns its row
-    return Count(str(row[0]), int(row[1]), int(row[2]), list(row[3]))
+    no second pass over the chunks). ``after``: this pass's previous count, when it counts again.
+
+    The pass is registered with its snapshot under the recorders' lock, so no other pass that
+    records meanwhile drops a change record this one has not seen.
+    """
+    with conn.transaction():
+        _lock(conn)
+        row = conn.execute(
+            "SELECT pg_current_snapshot()::text, count(*), count(*) FILTER (WHERE g.embedded),"
+            " coalesce(array_agg(g.text_hash) FILTER (WHERE NOT g.embedded), '{}')"
+            " FROM (SELECT c.text_hash, bool_or(i.chunk_hash IS NOT NULL) AS embedded"
+            "  FROM rag.chunks c LEFT JOIN rag.embedding_inputs i ON i.model = %s"
+            "   AND i.template = %s AND i.chunk_hash = c.text_hash AND i.part = 0"
+            "  GROUP BY c.text_hash) g",
+            (model, template),
+        ).fetchone()
+        assert row is not None  # an aggregate always returns its row
+        registered = conn.execute(
+            "INSERT INTO rag.embedding_passes (model, template, counted)"
+            " VALUES (%s, %s, %s::pg_snapshot) RETURNING id",
+            (model, template, str(row[0])),
+        ).fetchone()
+    assert registered is not None
+    passes = (after.passes if after else ()) + (int(registered[0]),)
+    return Count(str(row[0]), int(row[1]), int(row[2]), list(row[3]), passes)
+
+
+def _lock(conn: psycopg.Connection) -> None:
+    # Recorders and counters take turns, so none drops a change record another still needs.
+    conn.execute("LOCK TABLE rag.embedding_checks IN SHARE ROW EXCLUSIVE MODE")
 
 
 def still_complete(conn: psycopg.Connection, model: str, template: str) -> int | None:
@@ -65,23 +89,31 @@ def changed_since(conn: psycopg.Connection, snapshot: str) -> bool:
     return bool(row and row[0])
 
 
-def record(conn: psycopg.Connection, model: str, template: str, counted: Count | None) -> None:
-    """Record a complete pass (``counted``), or forget the last one (None); then drop the
-    change records every recorded pass has seen. Runs inside the caller's transaction."""
-    # Recorders take turns, so none drops a change record another's new snapshot still needs.
-    conn.execute("LOCK TABLE rag.embedding_checks IN SHARE ROW EXCLUSIVE MODE")
-    if counted is None:
-        conn.execute(
-            "DELETE FROM rag.embedding_checks WHERE model = %s AND template = %s", (model, template)
-        )
-    else:
+def record(
+    conn: psycopg.Connection, model: str, template: str, counted: Count, complete: bool
+) -> None:
+    """Record a complete pass (the snapshot ``counted`` was made in), or forget the last one;
+    release this pass's registrations and those of passes that died long ago; then drop the
+    change records that every recorded and every running pass has seen. Runs inside the
+    caller's transaction."""
+    _lock(conn)
+    if complete:
         conn.execute(
             "INSERT INTO rag.embedding_checks (model, template, checked, texts)"
             " VALUES (%s, %s, %s::pg_snapshot, %s) ON CONFLICT (model, template)"
             " DO UPDATE SET checked = EXCLUDED.checked, texts = EXCLUDED.texts",
             (model, template, counted.snapshot, counted.total),
         )
+    else:
+        conn.execute(
+            "DELETE FROM rag.embedding_checks WHERE model = %s AND template = %s", (model, template)
+        )
+    conn.execute(
+        "DELETE FROM rag.embedding_passes WHERE id = ANY(%s) OR started_at < now() - %s::interval",
+        (list(counted.passes), STALE_PASS),
+    )
     conn.execute(
         "DELETE FROM rag.index_writes w WHERE NOT EXISTS (SELECT 1 FROM rag.embedding_checks k"
-        " WHERE NOT pg_visible_in_snapshot(w.xid, k.checked))"
+        " WHERE NOT pg_visible_in_snapshot(w.xid, k.checked)) AND NOT EXISTS (SELECT 1"
+        " FROM rag.embedding_passes p WHERE NOT pg_visible_in_snapshot(w.xid, p.counted))"
     )

@@ -201,7 +201,7 @@ def _finish(
     if counted is None:
         total, done = index_store.count_texts(conn, model, template=template)
     elif report.failed_texts or embed_checks.changed_since(conn, counted.snapshot):
-        counted = embed_checks.count(conn, model, template)
+        counted = embed_checks.count(conn, model, template, after=counted)
         total, done = counted.total, counted.done
     else:  # every text missing when counting was embedded since, and nothing else changed
         total, done = counted.total, counted.total
@@ -209,7 +209,7 @@ def _finish(
         report.complete = total == done
         report.active = index_store.mark_model_complete(conn, model, template, report.complete)
         if counted is not None:
-            embed_checks.record(conn, model, template, counted if report.complete else None)
+            embed_checks.record(conn, model, template, counted, report.complete)
 
 
 def _nothing_changed(
