@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -29,6 +29,7 @@ from knowledge_assets.core.fusion import (
     fuse,
 )
 from knowledge_assets.core.query_cache import QueryCache
+from knowledge_assets.core.search_hits import SearchHit, SearchResponse, make_hit, snippet
 from knowledge_assets.core.search_sql import ModelInfo, SearchFilters
 from knowledge_assets.core.settings import api_key_for
 
@@ -46,6 +47,7 @@ __all__ = [
     "group_by_note",
     "query_embedder",
     "search",
+    "snippet",
 ]
 
 MODES = ("vector", "keyword", "hybrid")
@@ -67,42 +69,6 @@ class NoActiveModel(LookupError):
 
 class QueryEmbeddingFailed(RuntimeError):
     """Vector search could not embed the query (provider down, bad key, timeout)."""
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One matching chunk of a latest note."""
-
-    file_path: str
-    title: str
-    heading: str
-    parent_heading: str
-    content: str
-    score: float  # vector: cosine similarity; keyword: BM25; hybrid: fused score (see fusion)
-    retrievers: tuple[str, ...]  # which of ("vector", "keyword") found it
-    tags: tuple[str, ...]
-    chunk_id: str
-    type: str = "markdown_note"  # seed 004: markdown_note | bookmark_json
-    content_type: str | None = None  # notes | books | articles (or the note's own)
-    top_heading: str | None = None  # frontmatter ``heading`` or the source's default
-    heading_path: tuple[str, ...] = ()  # top heading, title, section, subsection
-    url: str | None = None  # a bookmark's article
-    created: str | None = None  # ISO dates from the frontmatter
-    updated: str | None = None
-    # With ``per_note``: the note's further matching sections, best first (this hit is its best).
-    sections: tuple[SearchHit, ...] = ()
-
-
-@dataclass(frozen=True)
-class SearchResponse:
-    """The hits of one query, best first, with where the time went (milliseconds)."""
-
-    query: str
-    mode: str
-    model: str | None
-    hits: list[SearchHit]
-    timings: dict[str, float]  # "embed_ms", "search_ms", "total_ms"
-    warnings: tuple[str, ...] = ()  # e.g. hybrid search fell back to keyword results
 
 
 def _embedder_args(info: ModelInfo) -> tuple[str | None, dict[str, Any]]:
@@ -151,43 +117,6 @@ def _shared_embedder(info: ModelInfo) -> Embedder:
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-
-
-def _hit(row: dict[str, Any], score: float, retrievers: tuple[str, ...]) -> SearchHit:
-    return SearchHit(
-        file_path=row["file_path"],
-        title=row["title"] or "",
-        heading=row["heading"],
-        parent_heading=row["parent_heading"],
-        content=row["content"],
-        score=float(score),
-        retrievers=retrievers,
-        tags=tuple(row["tags"] or ()),
-        chunk_id=str(row["chunk_id"]),
-        **payload(row),
-    )
-
-
-def payload(row: dict[str, Any]) -> dict[str, Any]:
-    """Seed 004's payload fields of a hit row: type, content_type, top_heading, heading_path
-    (a list headed by the top heading), url and dates."""
-    top = row.get("top_heading")
-    parts = tuple(row.get("heading_parts") or ())
-    if not parts:  # chunks written before heading lists were stored
-        parts = tuple(p for p in str(row.get("heading_path") or "").split(" > ") if p)
-    return {
-        "type": row.get("doc_type") or "markdown_note",
-        "content_type": row.get("content_type"),
-        "top_heading": top,
-        "heading_path": ((top,) if top else ()) + parts,
-        "url": row.get("url"),
-        "created": _iso(row.get("created")),
-        "updated": _iso(row.get("updated")),
-    }
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def _vector_rows(
@@ -325,12 +254,12 @@ def _run(
         rows = _vector_rows(
             conn, info, vector, filters=filters, limit=limit, min_similarity=min_sim
         )
-        return [_hit(r, r["score"], ("vector",)) for r in rows]
+        return [make_hit(r, r["score"], ("vector",)) for r in rows]
     w = weights or HybridWeights.from_env(info.model if info is not None else None)
     depth = limit if mode == "keyword" else max(limit, w.candidates)
     kw_rows = keyword_sql.keyword_bm25(conn, query, filters=filters, limit=depth)
     if mode == "keyword":
-        return [_hit(r, r["score"], ("keyword",)) for r in kw_rows]
+        return [make_hit(r, r["score"], ("keyword",)) for r in kw_rows]
     vec_rows: list[dict[str, Any]] = []
     if vector is not None and info is not None:
         vec_rows = _vector_rows(
@@ -344,7 +273,7 @@ def _run(
         dense = search_sql.cosines(conn, info, vector, missing)
     fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit, dense)
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
-    return [_hit(by_id[cid], score, found) for cid, score, found in fused]
+    return [make_hit(by_id[cid], score, found) for cid, score, found in fused]
 
 
 def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[SearchHit]:
@@ -358,9 +287,3 @@ def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[Sear
         elif len(best) < limit:
             best[hit.file_path], more[hit.file_path] = hit, []
     return [replace(h, sections=tuple(more[p][:sections])) for p, h in best.items()]
-
-
-def snippet(text: str | None, limit: int) -> str:
-    """``text`` on one line, cut at ``limit`` characters with an ellipsis (for result lists)."""
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
