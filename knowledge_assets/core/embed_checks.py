@@ -37,8 +37,10 @@ def count(conn: psycopg.Connection, model: str, template: str, after: Count | No
     no second pass over the chunks). ``after``: this pass's previous count, when it counts again.
 
     The pass is registered with its snapshot under the recorders' lock, so no other pass that
-    records meanwhile drops a change record this one has not seen.
+    records meanwhile drops a change record this one has not seen. Commits the caller's open
+    reads first, so the lock is held for this count alone.
     """
+    conn.commit()
     with conn.transaction():
         _lock(conn)
         row = conn.execute(
