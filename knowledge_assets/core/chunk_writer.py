@@ -174,13 +174,12 @@ def merge_keyword_pending(conn: psycopg.Connection) -> int:
     autovacuum.
     """
     conn.commit()
-    if not has_keyword_index(conn):
-        return 0
     try:
         with conn.transaction():
+            # to_regclass: NULL when the index is missing, and the strict function then too.
             row = conn.execute(
-                "SELECT gin_clean_pending_list(%s::regclass)", (f"rag.{KEYWORD_INDEX}",)
+                "SELECT gin_clean_pending_list(to_regclass(%s))", (f"rag.{KEYWORD_INDEX}",)
             ).fetchone()
     except psycopg.errors.InsufficientPrivilege:
         return 0
-    return int(row[0]) if row else 0
+    return int(row[0]) if row and row[0] is not None else 0
