@@ -12,7 +12,8 @@ second note; each a ``dg.materialize`` of the four assets in one in-memory Dagst
 (a deployment keeps one; making a new one costs about 0.5 s per run). Then the
 HNSW build time from the full run, chunks, database size and peak RSS. The peer runs next, as a
 child process, with its own JSON lines parsed. At the largest size, search latency p50/p95 per
-mode (jsquad questions), plus hybrid filtered to a tenth of the notes (path prefix).
+mode (jsquad questions), plus hybrid filtered to a tenth of the notes (path prefix), hybrid both
+on one connection (the CLI) and on two (the API and MCP servers): bench/scale_search.py.
 
     .venv/bin/python bench/scale.py --sizes 1000 10000 [--no-peer] [--queries 100]
 """
@@ -26,7 +27,6 @@ import os
 import re
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 from common import JSQUAD, SHARED
+from scale_search import jsquad_questions, search_latency
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg
 
 from knowledge_assets.core import db
-from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.defs.index.assets import chunks, embeddings
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
@@ -174,26 +174,6 @@ def run_peer(vault: Path, work: Path, timeout: float) -> dict[str, Any]:
     return steps
 
 
-def search_latency(url: str, queries: list[str], notes: int) -> list[str]:
-    # c00000 .. c00999 of 10,000 notes: a tenth (a hundredth of 100,000 and so on).
-    prefix = "c" + "0" * (len(str(notes - 1)) - len(str(notes // 10 - 1)) + 1)
-    cases = [("vector", None), ("keyword", None), ("hybrid", None),
-             ("hybrid", SearchFilters(path_prefix=prefix))]  # fmt: skip
-    lines = []
-    with db.connect(url) as conn:
-        for mode, filters in cases:
-            ms = []
-            for i, q in enumerate(queries):
-                r = search(conn, q, mode=mode, embedder=HashEmbedder(), filters=filters,
-                           threshold=-1.0 if mode == "vector" else None)  # fmt: skip
-                if i >= 10:
-                    ms.append(r.timings["search_ms"])
-            label = mode + (f" (path {prefix}*)" if filters else "")
-            p95 = statistics.quantiles(ms, n=100, method="inclusive")[94]
-            lines.append(f"  {label:28s} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms")
-    return lines
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -205,8 +185,7 @@ def main() -> None:
           f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}"
           f" --peer-timeout {args.peer_timeout:.0f}")  # fmt: skip
     print(f"data: jsquad/vault (59 notes) replicated; load average at start {os.getloadavg()}")
-    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
-    queries = [json.loads(x)["question"] for x in lines[:: max(1, len(lines) // args.queries)]]
+    queries = jsquad_questions(args.queries)
     for size in args.sizes:
         work = Path(tempfile.mkdtemp(prefix=f"ka-scale-{size}-"))
         try:
@@ -219,7 +198,7 @@ def main() -> None:
             print(json.dumps({"project": ours}), flush=True)
             if size == max(args.sizes):
                 print("search latency (search_ms, hash query vectors, limit 10):")
-                print("\n".join(search_latency(url, queries[: args.queries + 10], size)))
+                print("\n".join(search_latency(url, queries, size, HashEmbedder())))
             print(f"  peak RSS: bench process {rss:.0f} MB, largest child {kids:.0f} MB")
             if not args.no_peer:
                 shutil.rmtree(vault)

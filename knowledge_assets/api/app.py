@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,9 @@ from fastapi.staticfiles import StaticFiles
 from knowledge_assets.answer import Asker, LLMConfigError, LLMError
 from knowledge_assets.api import routes
 from knowledge_assets.api.settings import ApiSettings
-from knowledge_assets.api.store import StoreUnavailable
+from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel
+from knowledge_assets.mcp.reader import ServerBusy
 
 STATIC = Path(__file__).parent / "static"
 
@@ -30,13 +33,22 @@ def _error(status: int, message: str) -> JSONResponse:
 
 def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
     """The application; opens no connection until a request arrives."""
+    readers = pooled(settings.reader_url)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        readers.close()
+
     app = FastAPI(
         title="knowledge-assets",
         description="Search your notes and ask them questions (answers cite the notes).",
         version="1",
+        lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.asker = asker or Asker()
+    app.state.readers = readers
 
     @app.middleware("http")
     async def bearer_token(request: Request, call_next: Any) -> Any:
@@ -48,6 +60,10 @@ def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
 
     @app.exception_handler(StoreUnavailable)
     async def store_down(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        return _error(503, str(exc))
+
+    @app.exception_handler(ServerBusy)
+    async def busy(request: Request, exc: ServerBusy) -> JSONResponse:
         return _error(503, str(exc))
 
     @app.exception_handler(NoActiveModel)

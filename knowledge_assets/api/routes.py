@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from sse_starlette.sse import EventSourceResponse
@@ -25,9 +25,11 @@ from knowledge_assets.core import search as core_search
 from knowledge_assets.core.fusion import HybridWeights
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.tokenize import query_terms
+from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")
 PREVIEW_CHARS = 200  # seed 001: the similar-notes preview is the first 200 characters
+T = TypeVar("T")
 
 
 def _settings(request: Request) -> ApiSettings:
@@ -69,9 +71,23 @@ def _search_result(response: SearchResponse) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _readers(request: Request) -> ReaderStore:
+    readers: ReaderStore = request.app.state.readers
+    return readers
+
+
+def _read(request: Request, fn: Callable[[Any], T]) -> T:
+    """``fn(conn)`` on one of the server's pooled read-only connections."""
+    return store.read(_readers(request), lambda conn, _companion: fn(conn))
+
+
 def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
-    with store.reader(_settings(request).reader_url) as conn:
-        return _search_result(core_search.search(conn, query, **kwargs))
+    def run(conn: Any, companion: Any) -> SearchResponse:
+        return core_search.search(conn, query, companion=companion, **kwargs)
+
+    # A hybrid search runs its keyword and vector legs at once, on two pooled connections.
+    pair = kwargs.get("mode") == "hybrid"
+    return _search_result(store.read(_readers(request), run, pair=pair))
 
 
 @router.post("/search/semantic", summary="Semantic (vector) search")
@@ -172,12 +188,15 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
 @router.get("/ai/similar/{note_id:path}", summary="Notes similar to a note")
 def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, le=50)) -> dict[str, Any]:  # fmt: skip
     """Notes nearest in meaning to ``note_id`` (a vault-relative path), with a 200-character preview."""
-    with store.reader(_settings(request).reader_url) as conn:
+
+    def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[str, str]]:
         try:
             notes = core_notes.similar(conn, note_id, limit=limit)
         except core_notes.UnknownNote:
             raise HTTPException(404, f"no current note at {note_id!r}") from None
-        bodies = _bodies(conn, [n.file_path for n in notes])
+        return notes, _bodies(conn, [n.file_path for n in notes])
+
+    notes, bodies = _read(request, run)
     data = [
         {"id": n.file_path, "title": n.title, "score": round(n.score, 4), "tags": list(n.tags),
          "preview": (bodies.get(n.file_path) or n.content)[:PREVIEW_CHARS]}
@@ -198,8 +217,9 @@ def _bodies(conn: Any, ids: list[str]) -> dict[str, str]:
 @router.get("/ai/qa/history", summary="Past questions and answers")
 def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offset: int = Query(default=0, ge=0)) -> dict[str, Any]:  # fmt: skip
     """Answered questions, newest first, ``limit`` at a time from ``offset``."""
-    with store.reader(_settings(request).reader_url) as conn:
-        total, entries = qa_history.listing(conn, limit=limit, offset=offset)
+    total, entries = _read(
+        request, lambda conn: qa_history.listing(conn, limit=limit, offset=offset)
+    )
     data = [e.to_dict() for e in entries]
     return {"success": True, "count": len(data), "total": total, "data": data}
 
@@ -208,8 +228,7 @@ def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offs
 def get_note(note_id: str, request: Request) -> dict[str, Any]:
     """The current version of a note by its vault-relative path. Drafts and superseded versions
     are not served."""
-    with store.reader(_settings(request).reader_url) as conn:
-        doc = core_notes.get_doc(conn, note_id)
+    doc = _read(request, lambda conn: core_notes.get_doc(conn, note_id))
     if doc is None or not doc.get("latest"):
         raise HTTPException(404, f"no current note at {note_id!r}")
     fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content")  # fmt: skip
@@ -220,6 +239,5 @@ def get_note(note_id: str, request: Request) -> dict[str, Any]:
 @router.get("/tags", summary="Tags with their note counts")
 def tags(request: Request) -> dict[str, Any]:
     """Every tag of the current notes with how many carry it, most used first."""
-    with store.reader(_settings(request).reader_url) as conn:
-        rows = core_notes.list_tags(conn)
+    rows = _read(request, core_notes.list_tags)
     return {"success": True, "count": len(rows), "data": [{"tag": t, "count": c} for t, c in rows]}

@@ -1,15 +1,25 @@
 """Database sessions of the API: searches read as ``ka_reader`` (read-only), answers are recorded
-as ``ka_qa_writer`` (may only read and append to ``qa.history``)."""
+as ``ka_qa_writer`` (may only read and append to ``qa.history``).
+
+Short reads (searches, notes, tags, history) borrow connections from the server's
+:class:`ReaderStore`, kept open between requests; a hybrid search borrows two and runs its keyword
+and vector legs at once. Questions keep a connection of their own while the LLM answers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import psycopg
 
 from knowledge_assets.core import db
-from knowledge_assets.mcp.reader import open_reader
+from knowledge_assets.mcp.reader import ReaderStore, is_unreachable, open_reader
+
+# Connections the server keeps for short reads: four hybrid searches at once, each on two.
+POOLED_READERS = 8
+T = TypeVar("T")
 
 ROLE_HINT = (
     "run `knowledge-assets migrate` as a user that may create roles (it creates ka_reader and "
@@ -32,6 +42,28 @@ def reader(url: str) -> Iterator[psycopg.Connection]:
         yield conn
     finally:
         conn.close()
+
+
+def pooled(url: str) -> ReaderStore:
+    """The server's read-only connections; none is opened before the first request."""
+    return ReaderStore(url, max_connections=POOLED_READERS)
+
+
+def read(
+    readers: ReaderStore, fn: Callable[[psycopg.Connection, psycopg.Connection | None], T], *,
+    pair: bool = False,
+) -> T:  # fmt: skip
+    """``fn(conn, companion)`` on pooled connections; ``companion`` is a second connection when
+    ``pair`` asks for one and one is free, else None. Raises StoreUnavailable when the store
+    cannot be reached."""
+    try:
+        if pair:
+            return readers.run_pair(fn)
+        return readers.run(lambda conn: fn(conn, None))
+    except psycopg.OperationalError as exc:
+        if is_unreachable(exc):
+            raise StoreUnavailable(f"cannot connect as the read-only role: {_first_line(exc)}; {ROLE_HINT}") from None  # fmt: skip
+        raise
 
 
 @contextmanager

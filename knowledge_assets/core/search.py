@@ -3,6 +3,10 @@
 >>> with db.connect(url) as conn:
 ...     response = search(conn, "RAG の設計", mode="hybrid", filters=SearchFilters(tags=("rag",)))
 
+A long-lived server passes a second connection as ``companion``: hybrid search then runs its
+keyword leg there while the vector leg runs on ``conn``, at the same time, and returns exactly the
+hits the one-connection search does.
+
 Vector search embeds the query with the *active* model (``rag.models.is_active``) and reads only
 that model's vectors, so switching models is atomic for search. Keyword search ranks chunks by
 BM25 over the same Sudachi lexemes the chunks were indexed with. Hybrid search fuses both
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -188,6 +193,7 @@ def search(
     weights: HybridWeights | None = None,
     per_note: bool = False,
     sections: int = SECTIONS_PER_NOTE,
+    companion: psycopg.Connection | None = None,
 ) -> SearchResponse:
     """The ``limit`` best chunks of the latest notes for ``query``.
 
@@ -200,6 +206,8 @@ def search(
     given).
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
+    ``companion``: a second connection to the same store, not in use by any other thread; hybrid
+    search runs its keyword leg there, concurrently with the vector leg on ``conn``.
     """
     _check_args(query, mode, limit)
     started = time.perf_counter()
@@ -224,7 +232,8 @@ def search(
     embed_ms = _ms(started)
     t_search = time.perf_counter()
     depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
-    hits = _run(conn, query, mode, info, vector, filters, depth, threshold, weights)
+    legs = _Legs(conn, companion, query, info, vector, filters, threshold)
+    hits = _run(legs, mode, depth, weights)
     if per_note:
         hits = group_by_note(hits, limit, sections)
     timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
@@ -242,38 +251,83 @@ def _reason(exc: BaseException) -> str:
     return secrets.redact(text if len(text) <= 300 else text[:299] + "…")
 
 
-def _run(
-    conn: psycopg.Connection, query: str, mode: str, info: ModelInfo | None,
-    vector: list[float] | None, filters: SearchFilters | None, limit: int,
-    threshold: float | None, weights: HybridWeights | None,
-) -> list[SearchHit]:  # fmt: skip
-    if mode == "vector":
-        if vector is None or info is None:
+@dataclass(frozen=True)
+class _Legs:
+    """What one search's keyword and vector legs need, and the connections they run on."""
+
+    conn: psycopg.Connection
+    companion: psycopg.Connection | None
+    query: str
+    info: ModelInfo | None
+    vector: list[float] | None
+    filters: SearchFilters | None
+    threshold: float | None
+
+    def vector_rows(self, limit: int, min_similarity: float | None) -> list[dict[str, Any]]:
+        if self.vector is None or self.info is None:
             return []
-        min_sim = threshold if threshold is not None else default_threshold(info.model)
-        rows = _vector_rows(
-            conn, info, vector, filters=filters, limit=limit, min_similarity=min_sim
-        )
+        return _vector_rows(
+            self.conn, self.info, self.vector,
+            filters=self.filters, limit=limit, min_similarity=min_similarity,
+        )  # fmt: skip
+
+    def keyword(
+        self, conn: psycopg.Connection, depth: int, rescore: int
+    ) -> tuple[list[dict[str, Any]], dict[Any, float]]:
+        """BM25 candidates and, for the first ``rescore`` of them, their cosine similarity."""
+        rows = keyword_sql.keyword_bm25(conn, self.query, filters=self.filters, limit=depth)
+        if not rescore or self.vector is None or self.info is None:
+            return rows, {}
+        ids = [r["chunk_id"] for r in rows[:rescore]]
+        return rows, search_sql.cosines(conn, self.info, self.vector, ids)
+
+
+def _run(legs: _Legs, mode: str, limit: int, weights: HybridWeights | None) -> list[SearchHit]:
+    if mode == "vector":
+        if legs.info is None:
+            return []
+        t = legs.threshold
+        rows = legs.vector_rows(limit, t if t is not None else default_threshold(legs.info.model))
         return [make_hit(r, r["score"], ("vector",)) for r in rows]
-    w = weights or HybridWeights.from_env(info.model if info is not None else None)
-    depth = limit if mode == "keyword" else max(limit, w.candidates)
-    kw_rows = keyword_sql.keyword_bm25(conn, query, filters=filters, limit=depth)
+    w = weights or HybridWeights.from_env(legs.info.model if legs.info is not None else None)
     if mode == "keyword":
+        kw_rows, _ = legs.keyword(legs.conn, limit, 0)
         return [make_hit(r, r["score"], ("keyword",)) for r in kw_rows]
-    vec_rows: list[dict[str, Any]] = []
-    if vector is not None and info is not None:
-        vec_rows = _vector_rows(
-            conn, info, vector, filters=filters, limit=depth, min_similarity=threshold
-        )
-    dense: dict[Any, float] = {}
-    if w.rescores and vector is not None and info is not None:
-        # Dense re-scoring: the keyword candidates the vector list missed get their cosine too.
-        have = {r["chunk_id"] for r in vec_rows}
-        missing = [r["chunk_id"] for r in kw_rows[: w.candidates] if r["chunk_id"] not in have]
-        dense = search_sql.cosines(conn, info, vector, missing)
+    depth = max(limit, w.candidates)
+    rescore = w.candidates if w.rescores else 0
+    if legs.companion is not None and legs.vector is not None:
+        kw_rows, vec_rows, cos = _concurrent_legs(legs, depth, rescore)
+    else:
+        kw_rows, _ = legs.keyword(legs.conn, depth, 0)
+        vec_rows = legs.vector_rows(depth, legs.threshold)
+        cos = {}
+        if rescore and legs.vector is not None and legs.info is not None:
+            have = {r["chunk_id"] for r in vec_rows}
+            missing = [r["chunk_id"] for r in kw_rows[:rescore] if r["chunk_id"] not in have]
+            cos = search_sql.cosines(legs.conn, legs.info, legs.vector, missing)
+    # Dense re-scoring: the keyword candidates the vector list missed get their cosine too.
+    have = {r["chunk_id"] for r in vec_rows}
+    dense = {cid: score for cid, score in cos.items() if cid not in have}
     fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit, dense)
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
     return [make_hit(by_id[cid], score, found) for cid, score, found in fused]
+
+
+def _concurrent_legs(
+    legs: _Legs, depth: int, rescore: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[Any, float]]:
+    """The keyword leg (with the cosines of its candidates, as it cannot know yet which ones the
+    vector leg misses) on the companion in a thread of its own, the vector leg on ``conn`` here.
+
+    Each connection is used by one thread only. Whichever leg fails, the other is waited for
+    (the companion is free again when this returns) and the failure is raised as it was.
+    """
+    assert legs.companion is not None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ka-keyword-leg") as pool:
+        keyword = pool.submit(legs.keyword, legs.companion, depth, rescore)
+        vec_rows = legs.vector_rows(depth, legs.threshold)
+        kw_rows, cos = keyword.result()
+    return kw_rows, vec_rows, cos
 
 
 def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[SearchHit]:

@@ -96,10 +96,14 @@ class ReaderStore:
     """Read-only connections opened on demand, at most ``max_connections`` at once, and the
     query embedders, per server process.
 
-    Each tool call gets a connection of its own, so a slow call does not hold up the others; a
-    call that finds every connection busy waits at most ``wait_s``. A connection that broke (the
-    database restarted) is replaced and the call retried once. (A pool library would add a
-    dependency and a maintenance thread for what is a handful of connections opened on demand.)
+    Each call gets a connection of its own, so a slow call does not hold up the others; a call
+    that finds every connection busy waits at most ``wait_s``. A search may also get a second
+    connection (:meth:`run_pair`) to run its keyword and vector legs at the same time. A
+    connection that broke (the database restarted) is replaced and the call retried once.
+    Connections are opened in the calling thread, so an unreachable store fails the call at once
+    with the real reason; psycopg_pool connects in a background worker and reports an
+    unreachable store only as a timeout after the whole wait, and would add a dependency for what
+    is a handful of connections.
     """
 
     def __init__(
@@ -124,24 +128,41 @@ class ReaderStore:
 
     def run(self, fn: Callable[[psycopg.Connection], T]) -> T:
         """Call ``fn`` with a connection of its own; the read-only transaction ends afterwards."""
+        return self._run(lambda conn, _companion: fn(conn), pair=False)
+
+    def run_pair(self, fn: Callable[[psycopg.Connection, psycopg.Connection | None], T]) -> T:
+        """Call ``fn`` with a connection and a second one for work that can run alongside
+        (``core.search``'s ``companion``), or None when no other connection is free right now:
+        a second one is never waited for, as ``fn`` can do without it."""
+        return self._run(fn, pair=True)
+
+    def _run(
+        self, fn: Callable[[psycopg.Connection, psycopg.Connection | None], T], *, pair: bool
+    ) -> T:
         if not self._slots.acquire(timeout=self._wait_s):
             raise ServerBusy(
                 f"all {self._max} store connections stayed busy for {self._wait_s:.0f} s; "
                 "retry in a moment"
             )
+        second = pair and self._slots.acquire(blocking=False)
         try:
             for attempt in range(2):
                 conn = self._checkout()
+                companion = self._companion() if second else None
                 try:
-                    return fn(conn)
+                    return fn(conn, companion)
                 except psycopg.OperationalError:
-                    if attempt or not (conn.closed or conn.broken):
+                    if attempt or not any(_broken(c) for c in (conn, companion) if c is not None):
                         raise
                     time.sleep(0.5)
                 finally:
                     self._checkin(conn)
+                    if companion is not None:
+                        self._checkin(companion)
             raise AssertionError("unreachable")
         finally:
+            if second:
+                self._slots.release()
             self._slots.release()
 
     def cached_embedder(self, model: str, load: Callable[[], Embedder | None]) -> Embedder | None:
@@ -181,12 +202,19 @@ class ReaderStore:
         with self._mutex:
             while self._idle:
                 conn = self._idle.pop()
-                if not (conn.closed or conn.broken):
+                if not _broken(conn):
                     return conn
         return open_reader(self.url)
 
+    def _companion(self) -> psycopg.Connection | None:
+        # The first connection worked; if a second cannot be had, the call does without it.
+        try:
+            return self._checkout()
+        except psycopg.OperationalError:
+            return None
+
     def _checkin(self, conn: psycopg.Connection) -> None:
-        if conn.closed or conn.broken:
+        if _broken(conn):
             return
         try:
             conn.rollback()
@@ -195,3 +223,17 @@ class ReaderStore:
             return
         with self._mutex:
             self._idle.append(conn)
+
+
+def is_unreachable(exc: psycopg.OperationalError) -> bool:
+    """Could not connect, or the connection went away (as opposed to a query-level failure)."""
+    state = exc.sqlstate
+    return (
+        state is None
+        or state.startswith("08")
+        or state in ("57P01", "57P02", "57P03", "28000", "28P01", "3D000")
+    )
+
+
+def _broken(conn: psycopg.Connection) -> bool:
+    return conn.closed or conn.broken

@@ -32,6 +32,7 @@ from knowledge_assets.mcp.reader import (
     ReaderStore,
     ServerBusy,
     check_note_path,
+    is_unreachable,
 )
 
 SERVER_NAME = "knowledge-assets"
@@ -82,14 +83,20 @@ class KnowledgeTools:
             top_headings=tuple(top_heading or ()),
         )
 
-        def run(conn: psycopg.Connection) -> core_search.SearchResponse:
+        def run(
+            conn: psycopg.Connection, companion: psycopg.Connection | None
+        ) -> core_search.SearchResponse:
             embedder = None if mode == "keyword" else self._embedder(conn)
             return core_search.search(
                 conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder,
-                per_note=per_note,
+                per_note=per_note, companion=companion,
             )  # fmt: skip
 
-        return schemas.structured(fmt.search_result(self._call(run)))
+        if mode == "hybrid":  # its keyword and vector legs run at once, on two connections
+            response = self._call_pair(run)
+        else:
+            response = self._call(lambda conn: run(conn, None))
+        return schemas.structured(fmt.search_result(response))
 
     def get_doc(
         self,
@@ -179,8 +186,14 @@ class KnowledgeTools:
             raise ToolError(str(exc)) from exc
 
     def _call(self, fn: Callable[[psycopg.Connection], T]) -> T:
+        return self._call_pair(lambda conn, _companion: fn(conn), pair=False)
+
+    def _call_pair(
+        self, fn: Callable[[psycopg.Connection, psycopg.Connection | None], T], *,
+        pair: bool = True,
+    ) -> T:  # fmt: skip
         try:
-            return self.store.run(fn)
+            return self.store.run_pair(fn) if pair else self.store.run(lambda c: fn(c, None))
         except Exception as exc:
             raise ToolError(secrets.redact(describe_failure(exc))) from None
 
@@ -194,7 +207,7 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("54"):
         # Class 54, program limit exceeded: "stack depth limit exceeded", "value is too big".
         return f"bad input: the query is too complex to search ({_message(exc)}); shorten it"
-    if isinstance(exc, psycopg.OperationalError) and _is_unreachable(exc):
+    if isinstance(exc, psycopg.OperationalError) and is_unreachable(exc):
         return (
             f"cannot reach the knowledge store as a read-only reader: {_message(exc)}. Start the "
             "store (or fix DATABASE_URL); on a new store run `knowledge-assets migrate`, which "
@@ -207,16 +220,6 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, (ValueError, LookupError)):  # bad arguments, no active model yet
         return f"bad input: {_message(exc)}" if isinstance(exc, ValueError) else _message(exc)
     return f"unexpected error ({type(exc).__name__}): {_message(exc)}"
-
-
-def _is_unreachable(exc: psycopg.OperationalError) -> bool:
-    """Could not connect, or the connection went away (as opposed to a query-level failure)."""
-    state = exc.sqlstate
-    return (
-        state is None
-        or state.startswith("08")
-        or state in ("57P01", "57P02", "57P03", "28000", "28P01", "3D000")
-    )
 
 
 def _message(exc: BaseException) -> str:
