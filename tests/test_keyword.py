@@ -168,3 +168,36 @@ def test_searches_are_planned_for_their_own_terms_and_filters(db_url: str, tmp_p
         prepared = [r[0] for r in conn.execute("SELECT statement FROM pg_prepared_statements")]
     # Small look-ups (statistics, settings) may be prepared; no ranking or filtering query is.
     assert not [q for q in prepared if "@@" in q or "LIKE" in q]
+
+
+@pytest.mark.parametrize(
+    ("filters", "keep"),
+    [
+        (SearchFilters(path_prefix="sub/"), lambda path, tags: path.startswith("sub/")),
+        (SearchFilters(tags=("露天",)), lambda path, tags: "露天" in tags),
+        (SearchFilters(path_prefix="sub/n0", tags=("露天", "山")),
+         lambda path, tags: path.startswith("sub/n0") and bool({"露天", "山"} & set(tags))),
+    ],
+)  # fmt: skip
+def test_filtered_keyword_search_ranks_as_the_unfiltered_one_restricted(
+    db_url: str, tmp_path: Path, filters: SearchFilters, keep: object
+) -> None:
+    """The filters only decide which chunks may match: each filtered hit keeps its exact BM25
+    score and rank among the unfiltered hits that pass the filters."""
+    (tmp_path / "sub").mkdir()
+    notes = {}
+    for i in range(120):
+        extra = ("露天風呂が広い。" * (i % 4)) if i % 3 == 0 else ""
+        tags = ["露天"] if extra else (["山"] if i % 7 == 0 else [])
+        front = f"---\ntags: [{', '.join(tags)}]\n---\n" if tags else ""
+        notes[f"{'sub/' if i % 2 else ''}n{i:03d}.md"] = f"{front}# 旅{i}\n\n## 宿\n\n温泉に入った。{extra}{FILLER}\n"  # fmt: skip
+    load(db_url, tmp_path, notes)
+    query = "露天風呂のある温泉"
+    with db.connect(db_url) as conn:
+        every = keyword_bm25(conn, query, filters=None, limit=500)
+        wanted = [r for r in every if keep(r["file_path"], r["tags"])]  # type: ignore[operator]
+        filtered = keyword_bm25(conn, query, filters=filters, limit=500)
+        top = keyword_bm25(conn, query, filters=filters, limit=5)
+    assert len(every) == 120 and 0 < len(wanted) < 120
+    assert filtered == wanted
+    assert top == wanted[:5]

@@ -125,21 +125,19 @@ def _saturation(tf: str, dl: sql.Composable) -> sql.Composable:
     ).format(tf=sql.SQL(tf), dl=dl)
 
 
-def _presence(
-    n: int, dl: sql.Composable, join: sql.Composable, where: sql.Composable
-) -> sql.Composable:
+def _presence(n: int, dl: sql.Composable) -> sql.Composable:
     """Which query terms each candidate holds, from the GIN index alone.
 
     One index scan per term, ANDed with the candidate query: a candidate's tsvector (often a few
     KB, stored out of line) is never read, so pre-ranking thousands of candidates stays cheap.
+    The scans leave the filters out (each would join rag.latest_docs again, for the same
+    candidates); the pre-ranking applies them once, by the note each row names.
     """
     scans = [
         sql.SQL(
-            "SELECT c.id, {dl} AS dl, {i}::float8 AS w FROM rag.chunks c{join}"
-            " WHERE c.tokens @@ (%(tsq)s::tsquery && {t}::tsquery) AND {where}"
-        ).format(
-            t=sql.Placeholder(f"t{i}"), i=sql.Placeholder(f"i{i}"), dl=dl, join=join, where=where
-        )
+            "SELECT c.id, c.document_id, {dl} AS dl, {i}::float8 AS w FROM rag.chunks c"
+            " WHERE c.tokens @@ (%(tsq)s::tsquery && {t}::tsquery)"
+        ).format(t=sql.Placeholder(f"t{i}"), i=sql.Placeholder(f"i{i}"), dl=dl)
         for i in range(n)
     ]
     return sql.SQL(" UNION ALL ").join(scans)
@@ -173,12 +171,12 @@ def keyword_bm25(
     # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
     # only when a filter needs its columns.
     join = sql.SQL("" if filters is None or filters.is_empty() else
-                   " JOIN rag.latest_docs d ON d.id = c.document_id")  # fmt: skip
+                   " JOIN rag.latest_docs d ON d.id = p.document_id")  # fmt: skip
     # Pre-rank: BM25 with every term frequency taken as 1 (no tsvector is read); exact BM25 then
     # re-scores the best of them from their term positions.
     query_sql = sql.SQL(
-        "WITH p AS ({presence}),"
-        " pre AS (SELECT p.id, p.dl, sum(p.w) * {binary} AS pre FROM p"
+        "WITH p AS MATERIALIZED ({presence}),"
+        " pre AS (SELECT p.id, p.dl, sum(p.w) * {binary} AS pre FROM p{join} WHERE {where}"
         "  GROUP BY p.id, p.dl ORDER BY pre DESC, p.id LIMIT %(pre)s),"
         " s AS (SELECT pre.id, (SELECT sum((%(idf)s::float8[])[array_position(%(terms)s::text[],"
         "    x.lexeme)] * {sat}) FROM (SELECT u.lexeme, {tf} AS tf"
@@ -189,7 +187,7 @@ def keyword_bm25(
         " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
         " ORDER BY s.score DESC, c.id"
     ).format(
-        cols=HIT_COLUMNS, presence=_presence(len(idf), _doc_length(s, "c"), join, where),
+        cols=HIT_COLUMNS, presence=_presence(len(idf), _doc_length(s, "c")), join=join, where=where,
         tf=sql.SQL(_TF), binary=_saturation("1.0", sql.SQL("p.dl")),
         sat=_saturation("x.tf", sql.SQL("pre.dl")),
     )  # fmt: skip
