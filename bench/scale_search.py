@@ -7,6 +7,7 @@ bench/scale.py runs it on the store it just built; on a kept store (a copy: sear
 statistics and WAL into the data directory)::
 
     .venv/bin/python bench/scale_search.py --store /path/to/store [--queries 100] [--rounds 1]
+    ROOT=/path/to/older/checkout .venv/bin/python bench/scale_search.py --store /path/to/store
 
 where ``/path/to/store/pg`` is the embedded server's data directory of a scale.py vault. Queries
 are jsquad questions with hash query vectors (as the store's vectors), limit 10; each query runs
@@ -17,6 +18,7 @@ same machine.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -25,40 +27,52 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import JSQUAD
+# ROOT names the project tree whose search code runs (default: this checkout), so an older
+# version can be timed on the same store right before or after this one (as bench/scale_steps.py).
+ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [ROOT, ROOT + "/bench"]
+from common import JSQUAD  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from knowledge_assets.core import db
-from knowledge_assets.core.search import SearchFilters, search
+from knowledge_assets.core import db  # noqa: E402
+from knowledge_assets.core.search import SearchFilters, search  # noqa: E402
+
+CODE = Path(ROOT).name if "ROOT" in os.environ else "this checkout"
+PAIRED = "companion" in inspect.signature(search).parameters  # older versions search on one
 
 WARM_UP = 10
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def backend_cpu_ms(pids: list[int]) -> float | None:
-    """User + system CPU the server processes ``pids`` used so far (None off this machine)."""
-    total = 0.0
+def backend_cpu_ms(pids: list[int]) -> list[float] | None:
+    """User + system CPU each server process of ``pids`` used so far (None off this machine)."""
+    spent = []
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return None
-        total += (int(fields[11]) + int(fields[12])) * TICK_MS  # utime, stime
-    return total
+        spent.append((int(fields[11]) + int(fields[12])) * TICK_MS)  # utime, stime
+    return spent
 
 
-def _line(label: str, ms: list[float], cpu: float | None) -> str:
+def _line(label: str, ms: list[float], cpu: list[float] | None) -> str:
     p95 = statistics.quantiles(ms, n=100, method="inclusive")[94]
-    per_query = f"  server CPU {cpu / len(ms):5.1f} ms/query" if cpu is not None else ""
-    return f"  {label:40s} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms{per_query}"
+    line = f"  {label:40s} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms"
+    if cpu is not None:
+        first, second = (x / len(ms) for x in cpu)
+        line += f"  server CPU {first + second:5.1f} ms/query"
+        if second:  # the vector leg's session, then the keyword leg's (the two run at once)
+            line += f" ({first:.1f} vector leg + {second:.1f} keyword leg)"
+    return line
 
 
 def search_latency(url: str, queries: list[str], notes: int, embedder: Any) -> list[str]:
     """One line per configuration: p50 / p95 of ``search_ms`` and server CPU per query."""
     # c00000 .. c00999 of 10,000 notes: a tenth (a hundredth of 100,000 and so on).
     prefix = "c" + "0" * (len(str(notes - 1)) - len(str(notes // 10 - 1)) + 1)
-    cases = [("vector", None), ("keyword", None), ("hybrid", None),
-             ("hybrid", SearchFilters(path_prefix=prefix))]  # fmt: skip
+    tenth = SearchFilters(path_prefix=prefix)
+    cases = [("vector", None), ("keyword", None), ("keyword", tenth), ("hybrid", None),
+             ("hybrid", tenth)]  # fmt: skip
     lines = [f"  load before {_load()}"]
     with db.connect(url) as conn, db.connect(url) as second:
         pids = [conn.info.backend_pid, second.info.backend_pid]
@@ -66,11 +80,14 @@ def search_latency(url: str, queries: list[str], notes: int, embedder: Any) -> l
             label = mode + (f" (path {prefix}*)" if filters else "")
 
             def run(q: str, companion: Any, m: str = mode, f: Any = filters) -> float:
-                r = search(conn, q, mode=m, embedder=embedder, filters=f, companion=companion,
+                pair = {"companion": companion} if companion is not None else {}
+                r = search(conn, q, mode=m, embedder=embedder, filters=f, **pair,
                            threshold=-1.0 if m == "vector" else None)  # fmt: skip
                 return float(r.timings["search_ms"])
 
-            configs = {"one connection": None} | ({"two connections": second} if mode == "hybrid" else {})  # fmt: skip
+            configs: dict[str, Any] = {"one connection": None}
+            if mode == "hybrid" and PAIRED:
+                configs["two connections"] = second
             for name, (ms, cpu) in _timed(queries, run, configs, pids).items():
                 lines.append(_line(f"{label}, {name}", ms, cpu))
             lines[-1] += f"  load {_load()}"
@@ -79,24 +96,26 @@ def search_latency(url: str, queries: list[str], notes: int, embedder: Any) -> l
 
 def _timed(
     queries: list[str], run: Callable[[str, Any], float], configs: dict[str, Any], pids: list[int]
-) -> dict[str, tuple[list[float], float | None]]:
+) -> dict[str, tuple[list[float], list[float] | None]]:
     """Each query in every configuration back to back (taking turns at going first); timings
-    and server CPU per configuration."""
+    and server CPU of each session per configuration."""
     ms: dict[str, list[float]] = {name: [] for name in configs}
-    cpu: dict[str, float | None] = dict.fromkeys(configs, 0.0)
+    cpu: dict[str, list[float] | None] = {name: [0.0] * len(pids) for name in configs}
     names = list(configs)
     for i, q in enumerate(queries):
         # Alternate which goes first: the second finds the query's pages freshly read.
         for name in names if i % 2 else names[::-1]:
-            companion = configs[name]
             before = backend_cpu_ms(pids)
-            took = run(q, companion)
+            took = run(q, configs[name])
             after = backend_cpu_ms(pids)
             if i < WARM_UP:
                 continue
             ms[name].append(took)
             spent = cpu[name]
-            cpu[name] = None if spent is None or before is None or after is None else spent + after - before  # fmt: skip
+            if spent is None or before is None or after is None:
+                cpu[name] = None
+            else:
+                cpu[name] = [s + a - b for s, a, b in zip(spent, after, before, strict=True)]
     return {name: (ms[name], cpu[name]) for name in configs}
 
 
@@ -126,7 +145,7 @@ def main() -> None:
         row = conn.execute("SELECT count(*), (SELECT count(*) FROM rag.chunks)"
                            " FROM rag.latest_docs").fetchone()  # fmt: skip
     notes, chunks = (int(row[0]), int(row[1])) if row else (0, 0)
-    print(f"data: a bench/scale.py store of {notes:,} notes, {chunks:,} chunks")
+    print(f"data: a bench/scale.py store of {notes:,} notes, {chunks:,} chunks; code: {CODE}")
     print("search latency (search_ms, hash query vectors, limit 10):")
     for _ in range(args.rounds):
         print("\n".join(search_latency(url, jsquad_questions(args.queries), notes, HashEmbedder())))  # fmt: skip

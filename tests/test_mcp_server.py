@@ -201,6 +201,30 @@ def test_search_docs_returns_distinct_notes_unless_per_note_is_false(client: Mcp
     assert len(notes) + len(more) >= len({h["path"] for h in passages})
 
 
+def test_the_server_keeps_its_reader_sessions_and_a_hybrid_search_uses_two(
+    client: McpClient, store_url: str
+) -> None:
+    """Calls take turns here, so the server never needs more than a hybrid search's two."""
+
+    def sessions() -> list[int]:
+        with psycopg.connect(store_url, autocommit=True) as admin:
+            rows = admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE usename = 'ka_reader'"
+                " AND application_name = 'knowledge-assets-mcp' AND datname = current_database()"
+                " ORDER BY pid"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    seen = []
+    for _ in range(3):
+        hits = json_of(client.call("search_docs", {"query": "銀河鉄道 雪", "per_note": False}))
+        assert {"keyword", "vector"} <= {r for h in hits["hits"] for r in h["retrievers"]}
+        seen.append(sessions())
+    json_of(client.call("search_docs", {"query": "雪", "mode": "keyword"}))
+    seen.append(sessions())
+    assert len(seen[0]) == 2 and all(s == seen[0] for s in seen)  # kept between calls
+
+
 def test_limit_caps_the_number_of_hits(client: McpClient) -> None:
     hits = json_of(client.call("search_docs", {"query": "RAG 設計 チャンキング", "limit": 1}))
     assert len(hits["hits"]) == 1
