@@ -8,7 +8,7 @@ runs, so two versions can be timed back to back on the same machine state::
     ROOT=/path/to/older/checkout .venv/bin/python bench/scale_steps.py full 1000
     .venv/bin/python bench/scale_steps.py steps /tmp/store noop,noop,edit,delete
 
-``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's.
+``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's, and\nthe bench itself (with its CPU sampling) is always this one.
 """
 
 from __future__ import annotations
@@ -16,20 +16,25 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
-sys.path[:0] = [ROOT, ROOT + "/bench"]
+sys.path[:0] = [ROOT, str(Path(__file__).resolve().parent)]  # this bench, that code
+
+import importlib  # noqa: E402
 
 import dagster as dg  # noqa: E402
-import scale  # noqa: E402
 
 from knowledge_assets.core import db  # noqa: E402
 from knowledge_assets.defs.index.assets import chunks, embeddings  # noqa: E402
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs  # noqa: E402
 from knowledge_assets.resources import PostgresResource, VaultResource  # noqa: E402
+
+# Imported after the project's modules: bench/scale.py puts this checkout first on the path.
+scale = importlib.import_module("scale")
 
 
 def db_work(url: str) -> tuple[int, int]:
@@ -44,6 +49,97 @@ def db_work(url: str) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state first), or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _tree_cpu(root: int, exclude: int = -1) -> float:
+    """CPU seconds of ``root`` (with its reaped children) and its live children (not
+    ``exclude``), one level deep: the bench's fork pool, or the server's backends."""
+    own = _stat(root)
+    if own is None:
+        return 0.0
+    ticks = sum(int(x) for x in own[11:15])  # utime stime cutime cstime
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) not in (root, exclude):
+            st = _stat(int(entry.name))
+            if st is not None and int(st[1]) == root:
+                ticks += int(st[11]) + int(st[12])
+    return ticks / _TICK
+
+
+def server_pid(url: str) -> int:
+    """The postmaster's pid (the parent of a backend)."""
+    with db.connect(url) as conn:
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+    st = _stat(int(row[0])) if row else None
+    return int(st[1]) if st else -1
+
+
+class CpuSampler:
+    """Samples (time, bench CPU s, server CPU s) every ``every`` seconds in a thread, so each
+    step's CPU-seconds and busy cores can be read off its start and end times."""
+
+    def __init__(self, url: str, every: float = 0.25) -> None:
+        self.server = server_pid(url)
+        self.every = every
+        self.samples: list[tuple[float, float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def sample(self) -> None:
+        me = os.getpid()
+        self.samples.append((time.time(), _tree_cpu(me, self.server), _tree_cpu(self.server)))
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def __enter__(self) -> CpuSampler:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        time.sleep(0.3)  # closed backends are reaped by the postmaster
+        self.sample()
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """(bench, server) CPU seconds from the sample at or before ``start`` to the first
+        at or after ``end``."""
+        before = max((s for s in self.samples if s[0] <= start), default=self.samples[0])
+        after = min((s for s in self.samples if s[0] >= end), default=self.samples[-1])
+        return after[1] - before[1], after[2] - before[2]
+
+
+def step_cpu(instance: dg.DagsterInstance, run_id: str, sampler: CpuSampler) -> str:
+    """Per step: bench + server CPU seconds and the cores they kept busy on average."""
+    starts: dict[str, float] = {}
+    parts = []
+    for entry in instance.all_logs(run_id):
+        e = entry.dagster_event
+        if e is None or e.step_key is None:
+            continue
+        if e.event_type_value == "STEP_START":
+            starts[e.step_key] = entry.timestamp
+        elif e.event_type_value == "STEP_SUCCESS" and e.step_key in starts:
+            t0, t1 = starts[e.step_key], entry.timestamp
+            bench, server = sampler.between(t0, t1)
+            cores = (bench + server) / max(t1 - t0, 1e-9)
+            parts.append(f"{e.step_key} cpu {bench:.1f}+{server:.1f} s ({cores:.2f} cores)")
+    return "  ".join(parts)
+
+
 def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None:
     resources: dict[str, Any] = {
         "postgres": PostgresResource(database_url=url),
@@ -53,11 +149,12 @@ def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None
     load = os.getloadavg()[0]
     work = db_work(url)
     started = time.perf_counter()
-    result = dg.materialize(
-        [raw_docs, latest_docs, chunks, embeddings], resources=resources,
-        partition_key="usem3", instance=instance, raise_on_error=True,
-        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
-    )  # fmt: skip
+    with CpuSampler(url) as sampler:
+        result = dg.materialize(
+            [raw_docs, latest_docs, chunks, embeddings], resources=resources,
+            partition_key="usem3", instance=instance, raise_on_error=True,
+            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        )  # fmt: skip
     total = time.perf_counter() - started
     steps = {
         e.step_key: e.event_specific_data.duration_ms / 1000
@@ -78,6 +175,11 @@ def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None
         + f"  db blocks {blocks:,} rows read {rows:,}",
         flush=True,
     )
+    bench, server = sampler.between(sampler.samples[0][0], sampler.samples[-1][0])
+    print(
+        f"{'':18s} cpu bench {bench:.1f} s + server {server:.1f} s;  "
+        + step_cpu(instance, result.run_id, sampler)
+    )
 
 
 def main() -> None:
@@ -87,6 +189,7 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="ka-steps-"))
         scale.build_vault(work / "vault", int(arg))
         url = db.store_url(db.embedded_url(work / "pg"))
+        print(f"code from {Path(db.__file__).parents[2]}", flush=True)
         run("full", url, work / "vault", instance)
         print(f"store kept in {work}")
         return

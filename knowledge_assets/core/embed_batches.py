@@ -168,6 +168,10 @@ def _write_batch(
     inputs: list[tuple[str, int, str]],
 ) -> None:
     with conn.transaction():
+        # A batch lost to a server crash is embedded again by the next run (its vectors and
+        # inputs go together), so it need not wait for its commit to reach the disk; the
+        # pass's final, synchronous commit flushes every batch before it.
+        conn.execute("SET LOCAL synchronous_commit = off")
         if hashes:
             index_store.insert_embeddings(
                 conn, plan.embedder.model, hashes, vectors, replace=plan.replace

@@ -24,6 +24,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from knowledge_assets.core.chunk_text import estimate_tokens
 from knowledge_assets.core.markdown import split_sentences
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -108,7 +109,10 @@ def parts(
     only this model sees it in parts, and search scores the chunk by its best part.
     """
     whole = render(template, fields)
-    if count(whole) <= max_tokens or "content" not in TEMPLATES[template]:
+    # The estimate never exceeds the length (a character is at most one token), so a text no
+    # longer than the limit fits without counting: most chunks, at a tenth of the cost.
+    fits = len(whole) <= max_tokens and count is estimate_tokens
+    if fits or count(whole) <= max_tokens or "content" not in TEMPLATES[template]:
         return [whole]
     budget = max(8, max_tokens - count(render(template, fields, content="")) - 2)
     pieces = _pack(_units(fields.content, budget, count), budget, count)
