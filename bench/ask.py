@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes
 from knowledge_assets.answer import NOT_FOUND, Asker, LLMSettings
 from knowledge_assets.answer.context import STRATEGIES, build_context
 from knowledge_assets.answer.retrieve import retrieve
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from tests.fakes.llm_server import FakeLLMServer
 

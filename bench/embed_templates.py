@@ -1,5 +1,5 @@
 """Which embedding template each offline model should use: dense retrieval quality on
-shared/eval/jsquad for every template in ``knowledge_assets.core.embedding_text``.
+shared/eval/jsquad for every template in ``knowledge_assets.core.index.embedding_text``.
 
 The sections are what the pipeline stores (sync -> latest -> chunks into a fresh database). Each
 chunk is rendered with a template and split into parts exactly as the ``embeddings`` asset does
@@ -21,12 +21,12 @@ import numpy as np
 from common import JSQUAD, best_part_scores, fresh_database
 from offline_model import Section, load_queries, retrieval_metrics
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
-from knowledge_assets.core.embedding_text import TEMPLATES, ChunkFields, parts
-from knowledge_assets.core.indexing import refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.index.embedding_text import TEMPLATES, ChunkFields, parts
+from knowledge_assets.core.index.indexing import refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 
 

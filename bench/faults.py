@@ -139,7 +139,7 @@ class Lab:
 
     def query(self, sql: str) -> list[tuple[object, ...]]:
         """Run ``sql`` on the store through psql-free psycopg, attaching like the CLI does."""
-        from knowledge_assets.core import db
+        from knowledge_assets.core.database import db
 
         url = db.embedded_url(self.pgdata)
         with psycopg.connect(url) as conn:

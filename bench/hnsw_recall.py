@@ -32,7 +32,7 @@ from common import JSQUAD
 from psycopg import sql
 from scale import HashEmbedder, build_vault, materialize
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.resources import EmbedderResource
 
 VARIANTS = [("vector", 64), ("halfvec", 64), ("vector", 32), ("halfvec", 32)]

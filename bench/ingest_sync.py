@@ -22,9 +22,9 @@ from pathlib import Path
 from common import JSQUAD, fresh_database
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from knowledge_assets.core import db
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.base import Source
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.core.sources.local import LocalSource

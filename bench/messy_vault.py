@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import fresh_database  # noqa: E402
-from knowledge_assets.core.parsing import parse_document  # noqa: E402
+from knowledge_assets.core.ingest.parsing import parse_document  # noqa: E402
 from tests.messy_run import RunResult, Verdict, judge, run_graph  # noqa: E402
 from tests.messy_vault import Case, Vault, build, lock, unlock  # noqa: E402
 from tests.test_hostile_frontmatter import BILLION_LAUGHS, SIX_LEVELS  # noqa: E402

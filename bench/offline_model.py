@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 from common import JSQUAD, fresh_database
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
-from knowledge_assets.core.indexing import refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.index.indexing import refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 
 _PREV = re.compile(r"\n\n\[prev\] [^\n]*")

@@ -41,7 +41,7 @@ from scale_search import jsquad_questions, search_latency
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.defs.index.assets import chunks, embeddings
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource

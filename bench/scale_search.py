@@ -33,7 +33,7 @@ ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
 sys.path[:0] = [ROOT, ROOT + "/bench"]
 from common import JSQUAD  # noqa: E402
 
-from knowledge_assets.core import db  # noqa: E402
+from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.search import SearchFilters, search  # noqa: E402
 
 CODE = Path(ROOT).name if "ROOT" in os.environ else "this checkout"

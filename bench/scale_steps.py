@@ -28,7 +28,7 @@ import importlib  # noqa: E402
 
 import dagster as dg  # noqa: E402
 
-from knowledge_assets.core import db  # noqa: E402
+from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.defs.index.assets import chunks, embeddings  # noqa: E402
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs  # noqa: E402
 from knowledge_assets.resources import PostgresResource, VaultResource  # noqa: E402

@@ -22,10 +22,11 @@ import psycopg
 from common import JSQUAD, fresh_database, ingest_jsquad
 from psycopg import sql
 
-from knowledge_assets.core import chunk_writer, db
+from knowledge_assets.core.chunks import chunk_writer
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.search import MODES, SearchFilters, search
-from knowledge_assets.core.search_sql import ensure_model_index, model_index_name
+from knowledge_assets.core.search.search_sql import ensure_model_index, model_index_name
 
 WARMUP = 10
 NOISE = 0.01

@@ -32,16 +32,16 @@ from common import JSQUAD, fresh_database
 from template_rows import template_rows
 from vector_cache import CACHE, VectorCache
 
-from knowledge_assets.core import db, search_sql
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, InputType, make_embedder
-from knowledge_assets.core.embedding_text import TEMPLATES, check_template, default_template
-from knowledge_assets.core.fusion import HybridWeights, fuse, fusion_method, vector_weight
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.keyword_sql import K1_JAPANESE, KeywordSettings, keyword_bm25
-from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.models import activate_model
-from knowledge_assets.core.search import SearchHit, search
+from knowledge_assets.core.index.embedding_text import TEMPLATES, check_template, default_template
+from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.index.models import activate_model
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.search import SearchHit, search, search_sql
+from knowledge_assets.core.search.fusion import HybridWeights, fuse, fusion_method, vector_weight
+from knowledge_assets.core.search.keyword_sql import K1_JAPANESE, KeywordSettings, keyword_bm25
 from knowledge_assets.core.sources.local import LocalSource
 
 Key = tuple[str, str]

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 from common import best_part_scores
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.embedding_text import ChunkFields, parts
-from knowledge_assets.core.fusion import HybridWeights, fuse
+from knowledge_assets.core.index.embedding_text import ChunkFields, parts
 from knowledge_assets.core.search import SearchHit
+from knowledge_assets.core.search.fusion import HybridWeights, fuse
 
 Key = tuple[str, str]
 

@@ -17,10 +17,15 @@ from typing import Any
 
 from common import JSQUAD
 
-from knowledge_assets.core.chunk_writer import token_source
-from knowledge_assets.core.parsing import ParsedDoc, parse_document
-from knowledge_assets.core.strategies import chunk_for
-from knowledge_assets.core.tokenize import _capped_tsvector, chunk_tsvector, tokens, tokens_tsvector
+from knowledge_assets.core.chunks.chunk_writer import token_source
+from knowledge_assets.core.chunks.strategies import chunk_for
+from knowledge_assets.core.chunks.tokenize import (
+    _capped_tsvector,
+    chunk_tsvector,
+    tokens,
+    tokens_tsvector,
+)
+from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
 
 
 def sources(copies: int) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters
 from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from knowledge_assets.core.db import PROJECT_ROOT
+from knowledge_assets.core.database.db import PROJECT_ROOT
 
 if TYPE_CHECKING:
     import dagster as dg

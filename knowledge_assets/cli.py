@@ -24,7 +24,7 @@ def _dev(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from knowledge_assets.core import db
+    from knowledge_assets.core.database import db
 
     applied = db.migrate(db.resolve_url())
     print("applied: " + (", ".join(applied) if applied else "nothing (schema is current)"))
@@ -32,7 +32,8 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from knowledge_assets.core import db, models
+    from knowledge_assets.core.database import db
+    from knowledge_assets.core.index import models
 
     with db.connect(db.store_url()) as conn:
         if args.action == "activate":
@@ -76,7 +77,7 @@ def _hooks(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from knowledge_assets import hooks
-    from knowledge_assets.core.db import PROJECT_ROOT
+    from knowledge_assets.core.database.db import PROJECT_ROOT
     from knowledge_assets.core.settings import SourceSettings
 
     vault = Path(args.vault) if args.vault else SourceSettings.from_env().vault_path

@@ -47,9 +47,9 @@ def explain(exc: BaseException) -> tuple[str, str] | None:
 
 
 def _explain_one(exc: BaseException) -> tuple[str, str] | None:
-    from knowledge_assets.core.db import MigrationError
+    from knowledge_assets.core.database.db import MigrationError
+    from knowledge_assets.core.database.locks import StoreBusy
     from knowledge_assets.core.embedders import EmbeddingError
-    from knowledge_assets.core.locks import StoreBusy
     from knowledge_assets.core.preflight import ConfigError
     from knowledge_assets.core.sources.base import SourceError
 

@@ -19,7 +19,7 @@ from dagster._core.storage.local_compute_log_manager import LocalComputeLogManag
 from dagster._core.storage.root import LocalArtifactStorage
 from dagster_postgres.storage import DagsterPostgresStorage
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 
 
 def dagster_dir() -> str:

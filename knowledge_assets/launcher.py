@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 
 if TYPE_CHECKING:
     import dagster as dg

@@ -12,15 +12,15 @@ import dagster as dg
 import psycopg
 from pydantic import Field, PrivateAttr
 
-from knowledge_assets.core import db
-from knowledge_assets.core.conventions import (
+from knowledge_assets.core.database import db
+from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.ingest.conventions import (
     DEFAULT_CREATED_KEYS,
     DEFAULT_DRAFT_MARKERS,
     DEFAULT_UPDATED_KEYS,
     Conventions,
 )
-from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES
+from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.settings import EXAMPLE_VAULT
 from knowledge_assets.core.sources.base import Source
 
@@ -47,7 +47,7 @@ class PostgresResource(dg.ConfigurableResource):
     def writer(self, log: Any = None) -> Iterator[psycopg.Connection]:
         """A connection holding the store's write lock: one writing step at a time per store,
         whichever run it belongs to. ``log`` (e.g. ``context.log``) hears while it waits."""
-        from knowledge_assets.core.locks import store_write_lock
+        from knowledge_assets.core.database.locks import store_write_lock
 
         with (
             db.connect(self.url()) as conn,
@@ -159,8 +159,8 @@ class EmbedderResource(dg.ConfigurableResource):
     def template_for(self, model_key: str) -> str | None:
         """The embedding template configured for ``model_key``: ``template`` for this resource's
         own model, None (the model's measured default) for any other."""
-        from knowledge_assets.core.embedding_text import check_template
-        from knowledge_assets.core.model_keys import parse_key
+        from knowledge_assets.core.index.embedding_text import check_template
+        from knowledge_assets.core.index.model_keys import parse_key
 
         if not self.template:
             return None
@@ -173,7 +173,7 @@ class EmbedderResource(dg.ConfigurableResource):
 
     def model_key(self) -> str:
         """The partition key of this resource's own model (``usem3``, ``openai:name``, ...)."""
-        from knowledge_assets.core.model_keys import ModelSpec
+        from knowledge_assets.core.index.model_keys import ModelSpec
 
         try:
             return ModelSpec.of(self.provider, self.model).key
@@ -198,7 +198,7 @@ def embedder_for_key(model_key: str, resource: EmbedderResource) -> Embedder:
     why it cannot run. The resource's own model uses its base URL, key and dimension; another
     provider's model takes its key from the environment (``VOYAGE_API_KEY``, ``OPENAI_API_KEY``)."""
     from knowledge_assets.core.embedders import make_embedder
-    from knowledge_assets.core.model_keys import ModelSpec, parse_key, unavailable_reason
+    from knowledge_assets.core.index.model_keys import ModelSpec, parse_key, unavailable_reason
     from knowledge_assets.core.settings import api_key_for
 
     try:

@@ -17,9 +17,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.cli_errors import EXIT_USAGE
-from knowledge_assets.core import db
-from knowledge_assets.core.explain import rejection
-from knowledge_assets.core.notes import UnknownNote, get_doc, list_tags, similar
+from knowledge_assets.core.database import db
 from knowledge_assets.core.search import (
     MODES,
     NoActiveModel,
@@ -29,6 +27,8 @@ from knowledge_assets.core.search import (
     search,
     snippet,
 )
+from knowledge_assets.core.search.explain import rejection
+from knowledge_assets.core.search.notes import UnknownNote, get_doc, list_tags, similar
 
 SNIPPET_CHARS = 120
 SECTION_CHARS = 80

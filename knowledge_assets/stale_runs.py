@@ -14,7 +14,7 @@ import socket
 
 import dagster as dg
 
-from knowledge_assets.core.processes import alive
+from knowledge_assets.core.database.processes import alive
 
 PID_TAG = "knowledge_assets/pid"
 HOST_TAG = "knowledge_assets/host"

@@ -15,7 +15,7 @@ LANGUAGE sql IMMUTABLE AS $$
     END
 $$;
 
--- Frontmatter tags as the chunker reads them (knowledge_assets.core.chunking.normalise_tags):
+-- Frontmatter tags as the chunker reads them (knowledge_assets.core.chunks.chunking.normalise_tags):
 -- a list, or one string split on commas (else on whitespace); a leading '#' and blanks dropped.
 CREATE OR REPLACE FUNCTION rag.note_tags(value jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$

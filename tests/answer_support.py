@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import psycopg
 from psycopg import sql
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from tests.test_search import ingest
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from knowledge_assets.core.db import PROJECT_ROOT
+from knowledge_assets.core.database.db import PROJECT_ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -130,7 +130,7 @@ def demo_deployment(
     of the sample vault, an embedded Postgres, the whole graph materialized once for the default
     model (``knowledge-assets demo``), then ``knowledge-assets dev`` with automation stopped.
     ``env`` adds settings for both. Yields the running server and the id of the demo's run."""
-    from knowledge_assets.core.embedded import start as embedded_server
+    from knowledge_assets.core.database.embedded import start as embedded_server
 
     vault = workdir / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)

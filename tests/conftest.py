@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

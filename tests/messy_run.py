@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
 from tests.messy_vault import Case, Vault
 from tests.unprivileged import DROP_CAPABILITIES

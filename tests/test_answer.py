@@ -16,7 +16,7 @@ from knowledge_assets.answer import NOT_FOUND, Asker, LLMError, LLMSettings, Tur
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import LLMConfigError
 from knowledge_assets.answer.llm import LLMClient
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_search import DIARY

@@ -14,7 +14,9 @@ import psycopg
 import pytest
 
 from knowledge_assets import cli
-from knowledge_assets.core import db, models, search_sql
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index import models
+from knowledge_assets.core.search import search_sql
 from knowledge_assets.defs.index.assets import build_embeddings, chunks
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource

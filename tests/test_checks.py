@@ -12,7 +12,7 @@ import dagster as dg
 import numpy as np
 import pytest
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.defs.index.assets import chunks, embeddings
 from knowledge_assets.defs.index.checks import (
     active_model_covers_every_chunk,

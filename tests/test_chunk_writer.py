@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_assets.core import chunk_refresh, chunk_writer, db
-from knowledge_assets.core.chunking import chunk_document
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.chunks import chunk_refresh, chunk_writer
+from knowledge_assets.core.chunks.chunking import chunk_document
+from knowledge_assets.core.chunks.tokenize import chunk_tsvectors
+from knowledge_assets.core.chunks.tokenize_pool import Tokenizer
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.progress import Update, subscribe
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.core.tokenize import chunk_tsvectors
-from knowledge_assets.core.tokenize_pool import Tokenizer
 
 
 def _vault(root: Path, notes: int) -> Path:

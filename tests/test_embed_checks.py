@@ -13,10 +13,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core import db, embed_checks
-from knowledge_assets.core.indexing import EmbedReport, embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index import embed_checks
+from knowledge_assets.core.index.indexing import EmbedReport, embed_missing, refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 
 MARK = 424_242  # a text count no vault here has: a report that shows it reused the record
@@ -201,7 +202,7 @@ def test_missing_texts_read_by_hash_or_by_one_pass_are_the_same(
     db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch, lookup_max: int
 ) -> None:
     """A few missing texts are read by hash, many by one pass over every chunk: same outcome."""
-    from knowledge_assets.core import indexing
+    from knowledge_assets.core.index import indexing
 
     monkeypatch.setattr(indexing, "MISSING_LOOKUP_MAX", lookup_max)
     embedder = _Embedder()

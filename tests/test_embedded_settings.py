@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core import embedded
+from knowledge_assets.core.database import embedded
 
 GB = 2**30
 

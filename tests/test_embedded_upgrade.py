@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core import db, embedded
+from knowledge_assets.core.database import db, embedded
 
 
 def _old_store(pgdata: Path) -> None:

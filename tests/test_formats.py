@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_assets.core import db
-from knowledge_assets.core.indexing import refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.parsing import ParsedDoc, Rejection
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index.indexing import refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.sources.bookmarks import bookmark_sections, parse_bookmarks
 from knowledge_assets.core.sources.registry import (

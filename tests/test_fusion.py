@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.core.fusion import (
+from knowledge_assets.core.search.fusion import (
     MODEL_METHODS,
     MODEL_VECTOR_WEIGHTS,
     HybridWeights,

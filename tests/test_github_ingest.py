@@ -8,8 +8,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from knowledge_assets.core import db, store
-from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs

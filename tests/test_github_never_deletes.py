@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.core import db, store
-from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
 from tests.fakes.github_server import FakeGitHub, git_sha

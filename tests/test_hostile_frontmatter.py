@@ -10,8 +10,8 @@ import tracemalloc
 
 import pytest
 
-from knowledge_assets.core import frontmatter
-from knowledge_assets.core.parsing import ParsedDoc, Rejection, parse_document
+from knowledge_assets.core.ingest import frontmatter
+from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection, parse_document
 
 BILLION_LAUGHS = (
     b'---\na: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'

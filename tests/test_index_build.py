@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.core import index_build
+from knowledge_assets.core.index import index_build
 from knowledge_assets.core.progress import Update
 
 
@@ -52,7 +52,7 @@ def test_a_build_on_a_small_heap_is_still_planned_with_workers(
 ) -> None:
     """Vectors stored out of line leave rag.embeddings' heap small: the build's settings must
     lift the planner's parallel-scan floor, for this transaction only."""
-    from knowledge_assets.core import db
+    from knowledge_assets.core.database import db
 
     monkeypatch.setenv("KA_INDEX_WORKERS", "1")
     monkeypatch.setenv("KA_INDEX_MEMORY", "256MB")

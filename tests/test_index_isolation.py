@@ -8,14 +8,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core import db, failures
+from knowledge_assets.core import failures
+from knowledge_assets.core.chunks.tokenize import tokens, tsvector_input
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import search
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.core.tokenize import tokens, tsvector_input
 from knowledge_assets.defs.index.checks import every_note_indexed
 from knowledge_assets.resources import PostgresResource
 

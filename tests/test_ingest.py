@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_assets.core import db, store
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.local import LocalSource
 
 

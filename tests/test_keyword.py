@@ -9,19 +9,19 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core import db
-from knowledge_assets.core.indexing import refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.keyword_sql import (
+from knowledge_assets.core.chunks.tokenize import tokens
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index.indexing import refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.search import SearchFilters, search
+from knowledge_assets.core.search.keyword_sql import (
     K1_JAPANESE,
     KeywordSettings,
     default_settings,
     keyword_bm25,
 )
-from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.core.tokenize import tokens
 
 FILLER = "天気は晴れで、風が少し強かった。"
 

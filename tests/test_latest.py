@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from knowledge_assets.core.latest import DocInfo, plan_latest
+from knowledge_assets.core.ingest.latest import DocInfo, plan_latest
 
 
 def _doc(path: str, has_body: bool = True, **fm: Any) -> DocInfo:

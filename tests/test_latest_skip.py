@@ -7,10 +7,10 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from knowledge_assets.core import db
-from knowledge_assets.core.conventions import Conventions
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.conventions import Conventions
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 
 MARK = "__stored-plan-marker__"

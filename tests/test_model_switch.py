@@ -16,9 +16,10 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from knowledge_assets.core import db, models
-from knowledge_assets.core.chunking import estimate_tokens
-from knowledge_assets.core.embedding_text import ChunkFields, parts
+from knowledge_assets.core.chunks.chunking import estimate_tokens
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index import models
+from knowledge_assets.core.index.embedding_text import ChunkFields, parts
 from knowledge_assets.core.search import search
 from knowledge_assets.defs.index.assets import build_embeddings, chunks
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs

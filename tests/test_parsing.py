@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.core.parsing import ParsedDoc, Rejection, content_hash, parse_document
+from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection, content_hash, parse_document
 
 
 def test_frontmatter_and_body_are_split_and_hashed_as_in_seed_000() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from tests.pipeline_support import ALL, metadata_values, pipeline_resources
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from knowledge_assets.core.processes import alive
+from knowledge_assets.core.database.processes import alive
 
 
 def test_a_running_process_is_alive() -> None:

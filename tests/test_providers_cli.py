@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from tests.fakes.voyage_server import FakeEmbeddingServer
 
 from .conftest import EXAMPLE_VAULT

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 import psycopg
 import pytest
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, InputType, make_embedder
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.query_cache import QueryCache
+from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import search
+from knowledge_assets.core.search.query_cache import QueryCache
 from knowledge_assets.core.sources.local import LocalSource
 
 from .conftest import EXAMPLE_VAULT

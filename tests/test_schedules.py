@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.definitions import defs
 from knowledge_assets.defs.index.partitions import default_model_key
 from knowledge_assets.defs.index.schedules import embeddings_schedule

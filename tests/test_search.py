@@ -11,14 +11,12 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from knowledge_assets.core import db, search_sql
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
-from knowledge_assets.core.fusion import DEFAULT_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHTS
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
-from knowledge_assets.core.models import activate_model
-from knowledge_assets.core.notes import UnknownNote, get_doc, list_tags, similar
+from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.index.models import activate_model
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import (
     DEFAULT_THRESHOLD,
     MODEL_THRESHOLDS,
@@ -28,7 +26,10 @@ from knowledge_assets.core.search import (
     default_threshold,
     query_embedder,
     search,
+    search_sql,
 )
+from knowledge_assets.core.search.fusion import DEFAULT_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHTS
+from knowledge_assets.core.search.notes import UnknownNote, get_doc, list_tags, similar
 from knowledge_assets.core.sources.local import LocalSource
 from tests.conftest import EXAMPLE_VAULT
 from tests.fakes.voyage_server import FakeEmbeddingServer

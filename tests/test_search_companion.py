@@ -15,10 +15,10 @@ import psycopg
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
-from knowledge_assets.core import db, keyword_sql, search_sql
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.fusion import HybridWeights
-from knowledge_assets.core.search import SearchFilters, search
+from knowledge_assets.core.search import SearchFilters, keyword_sql, search, search_sql
+from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from knowledge_assets.mcp.tools import KnowledgeTools
 from tests.api_support import api_server

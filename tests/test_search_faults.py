@@ -15,11 +15,12 @@ import psycopg
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from knowledge_assets.core import db, search
+from knowledge_assets.core import search
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
-from knowledge_assets.core.indexing import embed_missing, refresh_chunks
-from knowledge_assets.core.ingest import sync_source
-from knowledge_assets.core.latest import refresh_latest
+from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from knowledge_assets.mcp.tools import KnowledgeTools, describe_failure

@@ -12,7 +12,8 @@ import dagster as dg
 import psycopg
 import pytest
 
-from knowledge_assets.core import db, secrets
+from knowledge_assets.core import secrets
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import EmbeddingError, make_embedder
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource

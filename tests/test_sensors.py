@@ -13,7 +13,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.defs.index.partitions import default_model_key
 from knowledge_assets.defs.ingest.sensors import (
     HEAD_TAG,

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from dagster.components.testing import create_defs_folder_sandbox
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.definitions import defs as project_defs
 from knowledge_assets.definitions import wire_sources
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource

@@ -15,8 +15,8 @@ import dagster as dg
 import psycopg
 import pytest
 
-from knowledge_assets.core import db
-from knowledge_assets.core.locks import StoreBusy, holder, store_write_lock
+from knowledge_assets.core.database import db
+from knowledge_assets.core.database.locks import StoreBusy, holder, store_write_lock
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 
@@ -138,7 +138,7 @@ def _noop_job() -> None:
 def test_a_killed_user_of_the_embedded_server_is_forgotten(tmp_path: Path) -> None:
     import json
 
-    from knowledge_assets.core.server_handles import HANDLES_FILE, forget_dead_handles
+    from knowledge_assets.core.database.server_handles import HANDLES_FILE, forget_dead_handles
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -8,14 +8,14 @@ import re
 
 import pytest
 
-from knowledge_assets.core.parsing import ParsedDoc, parse_document
-from knowledge_assets.core.strategies import (
+from knowledge_assets.core.chunks.strategies import (
     ChunkingOptions,
     chunk_for,
     pick_strategy,
     split_recursive,
     tail,
 )
+from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
 from tests.conftest import JSQUAD
 
 SCENES = """# 灰かぶり姫の日常

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from psycopg.types.json import Jsonb
 
-from knowledge_assets.core import db
-from knowledge_assets.core.chunking import normalise_tags
+from knowledge_assets.core.chunks.chunking import normalise_tags
+from knowledge_assets.core.database import db
 
 CASES: list[tuple[Any, list[str]]] = [
     (["日記", "memo"], ["日記", "memo"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from knowledge_assets.core.tokenize import (
+from knowledge_assets.core.chunks.tokenize import (
     _capped_tsvector,
     chunk_tsvector,
     query_lexemes,
@@ -123,9 +123,9 @@ def test_query_lexemes_are_words_and_adjacent_pairs() -> None:
 
 
 def _jsquad_token_sources() -> list[tuple[str, str]]:
-    from knowledge_assets.core.chunk_writer import token_source
-    from knowledge_assets.core.parsing import ParsedDoc, parse_document
-    from knowledge_assets.core.strategies import chunk_for
+    from knowledge_assets.core.chunks.chunk_writer import token_source
+    from knowledge_assets.core.chunks.strategies import chunk_for
+    from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
 
     vault = JSQUAD / "vault"
     sources = []

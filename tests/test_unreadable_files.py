@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_assets.core import db, store
-from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.defs.ingest.checks import raw_docs_match_source
 from knowledge_assets.resources import PostgresResource, VaultResource

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets import hooks
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from knowledge_assets.core import db, index_store
-from knowledge_assets.core.chunk_text import estimate_tokens
-from knowledge_assets.core.embedding_text import ChunkFields, parts
+from knowledge_assets.core.chunks.chunk_text import estimate_tokens
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index import index_store
+from knowledge_assets.core.index.embedding_text import ChunkFields, parts
 
 MODEL = "writes-fake"
 

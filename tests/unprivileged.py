@@ -35,8 +35,8 @@ _SYNC = (
     DROP_CAPABILITIES
     + """
 import json, sys
-from knowledge_assets.core import db
-from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 with db.connect(sys.argv[1]) as conn:
     drop_capabilities()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from knowledge_assets.answer.prompt import NOT_FOUND
 from knowledge_assets.answer.retrieve import RELEVANT, Retrieval, RetrievedNote, coverage
-from knowledge_assets.core.tokenize import tokens
+from knowledge_assets.core.chunks.tokenize import tokens
 
 MAX_QUOTES = 3
 MAX_QUOTE_CHARS = 400

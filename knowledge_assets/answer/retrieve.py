@@ -17,9 +17,9 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.chunks.tokenize import query_terms, tokens
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, SearchHit, search
-from knowledge_assets.core.tokenize import query_terms, tokens
 
 DEFAULT_TOP_K = 5
 CHUNKS_PER_QUERY = 50  # sections searched per question: enough to fill five notes

@@ -20,11 +20,11 @@ from knowledge_assets.api.schemas import (  # fmt: skip
     SemanticSearch,
 )
 from knowledge_assets.api.settings import ApiSettings
-from knowledge_assets.core import notes as core_notes
 from knowledge_assets.core import search as core_search
-from knowledge_assets.core.fusion import HybridWeights
+from knowledge_assets.core.chunks.tokenize import query_terms
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
-from knowledge_assets.core.tokenize import query_terms
+from knowledge_assets.core.search import notes as core_notes
+from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")

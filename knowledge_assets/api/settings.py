@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.settings import env
 from knowledge_assets.mcp.reader import reader_url
 

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import psycopg
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.mcp.reader import ReaderStore, is_unreachable, open_reader
 
 # Connections the server keeps for short reads: four hybrid searches at once, each on two.

@@ -24,9 +24,9 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from knowledge_assets.core.db import PROJECT_ROOT
+from knowledge_assets.core.chunks.strategies import ChunkingOptions
+from knowledge_assets.core.database.db import PROJECT_ROOT
 from knowledge_assets.core.sources.registry import KIND_DEFAULTS, SourceProfile
-from knowledge_assets.core.strategies import ChunkingOptions
 
 SOURCE_TAG = "knowledge-assets/source"
 Kind = Literal["local", "github", "books", "bookmarks"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core.frontmatter import clean_text
+from knowledge_assets.core.ingest.frontmatter import clean_text
 
 MAX_REASON_CHARS = 500
 

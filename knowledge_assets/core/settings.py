@@ -10,12 +10,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowledge_assets.core.conventions import (
+from knowledge_assets.core.database.db import PROJECT_ROOT
+from knowledge_assets.core.ingest.conventions import (
     DEFAULT_CREATED_KEYS,
     DEFAULT_DRAFT_MARKERS,
     DEFAULT_UPDATED_KEYS,
 )
-from knowledge_assets.core.db import PROJECT_ROOT
 
 EXAMPLE_VAULT = PROJECT_ROOT / "examples" / "vault"
 API_KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -93,7 +93,7 @@ class EmbedSettings:
     def model_key(self) -> str:
         """The configured model's key (``usem3``, ``voyage:voyage-3-lite``, ...); the raw
         setting when it names no model, so that the run reports why."""
-        from knowledge_assets.core.model_keys import ModelSpec
+        from knowledge_assets.core.index.model_keys import ModelSpec
 
         try:
             return ModelSpec.of(self.provider, self.model).key
@@ -102,7 +102,7 @@ class EmbedSettings:
 
     def model_keys(self) -> list[str]:
         """The configured model first, then ``extra_models``, each once, in canonical form."""
-        from knowledge_assets.core.model_keys import parse_key
+        from knowledge_assets.core.index.model_keys import parse_key
 
         keys = [self.model_key()]
         for raw in self.extra_models:

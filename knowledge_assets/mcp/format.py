@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from knowledge_assets.core.notes import SimilarNote
 from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
+from knowledge_assets.core.search.notes import SimilarNote
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160

@@ -18,7 +18,7 @@ from typing import TypeVar
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from knowledge_assets.core import db
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders.base import Embedder
 
 READER_ROLE = "ka_reader"

@@ -18,12 +18,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from knowledge_assets.core import notes as core_notes
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.explain import rejection
-from knowledge_assets.core.search_sql import SearchFilters, get_model
+from knowledge_assets.core.search import notes as core_notes
+from knowledge_assets.core.search.explain import rejection
+from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
 from knowledge_assets.mcp.reader import (

@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge_assets.core.frontmatter import json_safe
-from knowledge_assets.core.parsing import (
+from knowledge_assets.core.ingest.frontmatter import json_safe
+from knowledge_assets.core.ingest.parsing import (
     DEFAULT_MAX_BYTES,
     ParsedDoc,
     Rejection,

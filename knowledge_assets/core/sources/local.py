@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from knowledge_assets.core.frontmatter import clean_text
+from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.sources.base import (
     MARKDOWN_SUFFIXES,
     ChangeSet,

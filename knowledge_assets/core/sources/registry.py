@@ -18,9 +18,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from knowledge_assets.core.chunks.strategies import BOOKMARK_TYPE, NOTE_TYPE, ChunkingOptions
 from knowledge_assets.core.sources.base import MARKDOWN_SUFFIXES, Source, SourceError
 from knowledge_assets.core.sources.bookmarks import BOOKMARK_SUFFIXES
-from knowledge_assets.core.strategies import BOOKMARK_TYPE, NOTE_TYPE, ChunkingOptions
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
 # kind -> (type, content_type) of seed 004's payload

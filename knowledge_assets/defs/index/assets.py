@@ -7,16 +7,16 @@ import dagster as dg
 import psycopg
 from pydantic import Field
 
-from knowledge_assets.core.chunk_refresh import ChunkReport, refresh_chunks
-from knowledge_assets.core.chunking import CHUNKER_VERSION
-from knowledge_assets.core.indexing import EmbedReport
-from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.reembed import (
+from knowledge_assets.core.chunks.chunk_refresh import ChunkReport, refresh_chunks
+from knowledge_assets.core.chunks.chunking import CHUNKER_VERSION
+from knowledge_assets.core.index.indexing import EmbedReport
+from knowledge_assets.core.index.reembed import (
     DocumentFilter,
     NothingSelected,
     SubsetReport,
     embed_selection,
 )
+from knowledge_assets.core.progress import Progress
 from knowledge_assets.defs.automation import SEARCH_MODEL_CHANGED, UPSTREAM_CHANGED
 from knowledge_assets.defs.index.partitions import embedding_models
 from knowledge_assets.defs.metadata import rows_table, split_notices, table_metadata

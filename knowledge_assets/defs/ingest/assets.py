@@ -5,9 +5,8 @@ from collections.abc import Sequence
 import dagster as dg
 from pydantic import Field
 
-from knowledge_assets.core import store
-from knowledge_assets.core.ingest import SyncReport, sync_source
-from knowledge_assets.core.latest import LatestReport, merge_reports, refresh_latest
+from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
+from knowledge_assets.core.ingest.sync import SyncReport, store, sync_source
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.automation import UPSTREAM_CHANGED

@@ -1,7 +1,7 @@
 """Ingest checks: the store holds what the source holds, and versions form no cycle.
 
 Each failing check names the offending files in its metadata. The SQL lives in
-:mod:`knowledge_assets.core.checks_sql`.
+:mod:`knowledge_assets.core.index.checks_sql`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import dagster as dg
 import psycopg
 
-from knowledge_assets.core import checks_sql
+from knowledge_assets.core.index import checks_sql
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.metadata import grouped_table, rows_table

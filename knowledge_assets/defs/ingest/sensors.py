@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from knowledge_assets.core import store
+from knowledge_assets.core.ingest import store
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.defs.automation_status import sensor_status
 from knowledge_assets.defs.index.jobs import embeddings_job

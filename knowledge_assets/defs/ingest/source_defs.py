@@ -10,8 +10,8 @@ from typing import Any
 import dagster as dg
 import psycopg
 
-from knowledge_assets.core import checks_sql, store
-from knowledge_assets.core.ingest import sync_source
+from knowledge_assets.core.index import checks_sql
+from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.base import Source, SourceError
 from knowledge_assets.core.sources.registry import SourceProfile, build_source, register

@@ -19,8 +19,8 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from knowledge_assets.core.conventions import Conventions
-from knowledge_assets.core.store import raw_table
+from knowledge_assets.core.ingest.conventions import Conventions
+from knowledge_assets.core.ingest.store import raw_table
 
 # Part of every settings key: a change to how plans are made or written makes stored ones stale.
 PLAN_VERSION = "2"

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from knowledge_assets.core import frontmatter
+from knowledge_assets.core.ingest import frontmatter
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 _BINARY_SNIFF = 8192

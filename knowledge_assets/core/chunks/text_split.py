@@ -2,13 +2,13 @@
 strategies (seed 002 §3): by ``#``..``###`` headings, then paragraphs, then sentences (``。``),
 then characters, with an overlap that starts at a sentence when one is near.
 
-Plain string work with no notion of a note or a chunk; :mod:`knowledge_assets.core.strategies`
+Plain string work with no notion of a note or a chunk; :mod:`knowledge_assets.core.chunks.strategies`
 turns the pieces into chunks.
 """
 
 from __future__ import annotations
 
-from knowledge_assets.core.markdown import normalise_newlines, scan_lines
+from knowledge_assets.core.chunks.markdown import normalise_newlines, scan_lines
 
 _SENTENCE_ENDS = "。．.!?！？\n"
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import latest_state, store
-from knowledge_assets.core.conventions import Conventions
+from knowledge_assets.core.ingest import latest_state, store
+from knowledge_assets.core.ingest.conventions import Conventions
 
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 
@@ -258,7 +258,7 @@ def _kept_docs(
     paths: Iterable[str], infos: Mapping[str, DocInfo], hashes: Mapping[str, str],
     conventions: Conventions,
 ) -> list[store.KeptDoc]:  # fmt: skip
-    from knowledge_assets.core.chunking import slug_from_filename
+    from knowledge_assets.core.chunks.chunking import slug_from_filename
 
     return [
         store.KeptDoc(

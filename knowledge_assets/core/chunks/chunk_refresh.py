@@ -3,7 +3,7 @@
 Chunk-level incrementality: a document whose content hash and chunker settings are unchanged is
 not touched; a changed document is re-chunked and written in one set-based statement per batch,
 so one bad note is recorded and every other note lands. Vectors are keyed by the embedding
-text, so re-chunking never re-embeds an unchanged text (:mod:`knowledge_assets.core.indexing`).
+text, so re-chunking never re-embeds an unchanged text (:mod:`knowledge_assets.core.index.indexing`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import chunk_writer, failures, index_store
-from knowledge_assets.core.chunk_writer import NoteChunks
-from knowledge_assets.core.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
+from knowledge_assets.core import failures
+from knowledge_assets.core.chunks import chunk_writer
+from knowledge_assets.core.chunks.chunk_writer import NoteChunks
+from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
+from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
+from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION
+from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
+from knowledge_assets.core.index import index_store
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.strategies import ChunkingOptions, chunk_for
-from knowledge_assets.core.tokenize import KEYWORD_INDEX_VERSION
-from knowledge_assets.core.tokenize_pool import Tokenizer, tokenizer_for
 
 
 @dataclass

@@ -24,8 +24,8 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from knowledge_assets.core.chunk_text import estimate_tokens
-from knowledge_assets.core.markdown import split_sentences
+from knowledge_assets.core.chunks.chunk_text import estimate_tokens
+from knowledge_assets.core.chunks.markdown import split_sentences
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "seed000": ("meta", "prev", "parent", "heading", "content"),

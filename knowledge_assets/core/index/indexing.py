@@ -3,8 +3,8 @@
 A vector is keyed by (model, hash of the embedding text), so a text is embedded once per model
 however many documents or re-chunkings share it. Each embedded batch is committed on its own, so
 a failure or a killed run keeps every finished batch and the next run embeds only what is
-missing. The batches themselves are :mod:`knowledge_assets.core.embed_batches`; chunking lives
-in :mod:`knowledge_assets.core.chunk_refresh` (re-exported here).
+missing. The batches themselves are :mod:`knowledge_assets.core.index.embed_batches`; chunking lives
+in :mod:`knowledge_assets.core.chunks.chunk_refresh` (re-exported here).
 """
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import embed_checks, index_store
-from knowledge_assets.core.chunk_refresh import ChunkReport, chunker_signature, refresh_chunks
-from knowledge_assets.core.embed_batches import EmbedPlan, EmbedReport, embed_batches
+from knowledge_assets.core.chunks.chunk_refresh import (
+    ChunkReport,
+    chunker_signature,
+    refresh_chunks,
+)
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.embedding_text import default_template
-from knowledge_assets.core.index_build import configure_build
+from knowledge_assets.core.index import embed_checks, index_store
+from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
+from knowledge_assets.core.index.embedding_text import default_template
+from knowledge_assets.core.index.index_build import configure_build
 from knowledge_assets.core.progress import Progress
 
 __all__ = ["ChunkReport", "EmbedReport", "chunker_signature", "embed_missing", "refresh_chunks"]
@@ -49,7 +53,7 @@ def embed_missing(
     again, overwriting its vectors.
 
     A chunk over the model's input limit is embedded in parts (see
-    :func:`knowledge_assets.core.embedding_text.parts`). A part whose text already has a vector
+    :func:`knowledge_assets.core.index.embedding_text.parts`). A part whose text already has a vector
     of the model is reused, never sent again. While a model moves to a new template, search keeps
     reading the old one until every chunk has vectors under the new one. A bulk run of a model
     that search is not using drops the model's HNSW index while it writes and rebuilds it before
@@ -143,7 +147,7 @@ def _load(embedder: Embedder) -> float:
 
 def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> bool:
     """Drop ``model``'s index for a bulk load unless search is using the model."""
-    from knowledge_assets.core.search_sql import model_index_name
+    from knowledge_assets.core.search.search_sql import model_index_name
 
     if todo < max(DEFER_INDEX_MIN, done // 8) or index_store.is_active(conn, model):
         return False
@@ -153,7 +157,7 @@ def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> 
 
 def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedReport) -> None:
     """Build the model's index in one go, with memory and workers sized for it."""
-    from knowledge_assets.core.search_sql import ensure_model_index
+    from knowledge_assets.core.search.search_sql import ensure_model_index
 
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.rollback()  # a failed batch left its transaction aborted
@@ -166,7 +170,7 @@ def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedRepo
 
 
 def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) -> EmbedReport:
-    from knowledge_assets.core.search_sql import ensure_model_index
+    from knowledge_assets.core.search.search_sql import ensure_model_index
 
     with conn.transaction():
         stored_dims = index_store.register_model(

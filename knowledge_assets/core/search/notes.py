@@ -10,9 +10,8 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import notes_sql, search_sql
-from knowledge_assets.core.conventions import Conventions
-from knowledge_assets.core.search import NoActiveModel
+from knowledge_assets.core.ingest.conventions import Conventions
+from knowledge_assets.core.search import NoActiveModel, notes_sql, search_sql
 
 __all__ = ["SimilarNote", "UnknownNote", "get_doc", "list_tags", "similar"]
 
@@ -69,7 +68,7 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
 
     ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
     rejected because Y, could not be chunked), or is None for a searchable note."""
-    from knowledge_assets.core.explain import why_not_searchable
+    from knowledge_assets.core.search.explain import why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 
     doc = notes_sql.get_doc(conn, file_path)

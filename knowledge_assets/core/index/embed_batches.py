@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import psycopg
 
-from knowledge_assets.core import failures, index_store
-from knowledge_assets.core.chunking import estimate_tokens
+from knowledge_assets.core import failures
+from knowledge_assets.core.chunks.chunking import estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.embedding_text import ChunkFields, parts, text_hash
+from knowledge_assets.core.index import index_store
+from knowledge_assets.core.index.embedding_text import ChunkFields, parts, text_hash
 from knowledge_assets.core.progress import Progress
 
 __all__ = ["EmbedPlan", "EmbedReport", "embed_batches"]

@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import index_store
+from knowledge_assets.core.index import index_store
 
 
 class ModelNotReady(ValueError):
@@ -78,7 +78,7 @@ def active_model_info(conn: psycopg.Connection) -> tuple[str, str] | None:
 def stored_name(conn: psycopg.Connection, name: str) -> str:
     """The stored model ``name`` refers to: itself when registered, else the model its
     partition key names (``voyage:voyage-3-lite`` -> ``voyage-3-lite``), else ``name``."""
-    from knowledge_assets.core.model_keys import parse_key
+    from knowledge_assets.core.index.model_keys import parse_key
 
     if conn.execute("SELECT 1 FROM rag.models WHERE model = %s", (name,)).fetchone():
         return name

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from knowledge_assets.core import store
+from knowledge_assets.core.ingest import store
 from knowledge_assets.core.sources.base import Source
 
 

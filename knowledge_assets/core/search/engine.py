@@ -24,18 +24,18 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core import keyword_sql, search_sql
 from knowledge_assets.core.embedders import Embedder, make_embedder
-from knowledge_assets.core.fusion import (
+from knowledge_assets.core.search import keyword_sql, search_sql
+from knowledge_assets.core.search.fusion import (
     DEFAULT_THRESHOLD,
     MODEL_THRESHOLDS,
     HybridWeights,
     default_threshold,
     fuse,
 )
-from knowledge_assets.core.query_cache import QueryCache
-from knowledge_assets.core.search_hits import SearchHit, SearchResponse, make_hit, snippet
-from knowledge_assets.core.search_sql import ModelInfo, SearchFilters
+from knowledge_assets.core.search.query_cache import QueryCache
+from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse, make_hit, snippet
+from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
 from knowledge_assets.core.settings import api_key_for
 
 __all__ = [

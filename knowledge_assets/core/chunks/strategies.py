@@ -1,6 +1,6 @@
 """Chunking strategies per source (seed 002 §3) and per format (seed 004 §4).
 
-- ``headings`` (default for notes): :func:`knowledge_assets.core.chunking.chunk_document`,
+- ``headings`` (default for notes): :func:`knowledge_assets.core.chunks.chunking.chunk_document`,
   one chunk per ``##`` section.
 - ``document`` (A): the whole note is one chunk.
 - ``scene`` (B): one chunk per ``##`` scene; each scene's embedding text starts with the last
@@ -24,19 +24,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from knowledge_assets.core.chunk_text import (
+from knowledge_assets.core.chunks.chunk_text import (
     Chunk,
     build_embedding_text,
     estimate_tokens,
     normalise_tags,
     slug_from_filename,
 )
-from knowledge_assets.core.chunking import chunk_document
-from knowledge_assets.core.embedding_text import text_hash
-from knowledge_assets.core.markdown import normalise_newlines, scan_lines, split_sections
+from knowledge_assets.core.chunks.chunking import chunk_document
+from knowledge_assets.core.chunks.markdown import normalise_newlines, scan_lines, split_sections
 
 # The text splitting lives in its own module; tests and callers also import it from here.
-from knowledge_assets.core.text_split import heading_sections, split_recursive, tail
+from knowledge_assets.core.chunks.text_split import heading_sections, split_recursive, tail
+from knowledge_assets.core.index.embedding_text import text_hash
 
 STRATEGIES = ("headings", "size", "document", "scene", "recursive")
 BOOKMARK_TYPE = "bookmark_json"

@@ -13,7 +13,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from knowledge_assets.core.parsing import ParsedDoc
+from knowledge_assets.core.ingest.parsing import ParsedDoc
 
 RAW_TABLES = ("docs_local", "docs_github")
 SOURCE_TABLE = re.compile(r"docs_[a-z][a-z0-9_]{0,40}")

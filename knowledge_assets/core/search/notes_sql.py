@@ -1,6 +1,6 @@
 """SQL of the note-level reads: similar notes, one note by path, the tag list.
 
-Like :mod:`knowledge_assets.core.search_sql`, values travel as parameters; only the model name
+Like :mod:`knowledge_assets.core.search.search_sql`, values travel as parameters; only the model name
 (for the partial index predicate) and the vector dimension are spliced in as literals.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from knowledge_assets.core.search_sql import ModelInfo, fetch_dicts, set_hnsw_scan, vec_type
+from knowledge_assets.core.search.search_sql import ModelInfo, fetch_dicts, set_hnsw_scan, vec_type
 
 
 def note_vector(

@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core.server_handles import forget_dead_handles
+from knowledge_assets.core.database.server_handles import forget_dead_handles
 
 CURRENT_MAJOR = 18
 # Majors the wheel can still start, so their data can be carried over.
@@ -91,7 +91,7 @@ def server_settings(total_memory: int | None) -> dict[str, str]:
     (``1GB``, ``512MB``) overrides the eighth of memory (at most 2 GB) it gets by default. Fewer
     checkpoints during a first build cost nothing but WAL disk space.
     """
-    from knowledge_assets.core.index_build import parse_size
+    from knowledge_assets.core.index.index_build import parse_size
 
     total = total_memory or 4 * 2**30
     configured = os.environ.get("KA_SHARED_BUFFERS", "").strip()

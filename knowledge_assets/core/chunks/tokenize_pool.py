@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 
-from knowledge_assets.core.tokenize import chunk_tsvectors
+from knowledge_assets.core.chunks.tokenize import chunk_tsvectors
 
 # Below this many notes to re-chunk, worker start-up costs more than it saves.
 PARALLEL_MIN_NOTES = 100

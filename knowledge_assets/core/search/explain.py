@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core.conventions import Conventions
+from knowledge_assets.core.ingest.conventions import Conventions
 
 
 def why_not_searchable(

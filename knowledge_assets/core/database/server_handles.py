@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from knowledge_assets.core.processes import alive
+from knowledge_assets.core.database.processes import alive
 
 HANDLES_FILE = ".handle_pids.json"
 

@@ -21,7 +21,7 @@ from urllib.parse import quote, urlencode
 import psycopg
 from pgvector.psycopg import register_vector
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SQL_DIR = PROJECT_ROOT / "sql"
 DEFAULT_DATA_DIR = PROJECT_ROOT / ".data"
 _MIGRATION_RE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
@@ -41,7 +41,7 @@ def data_dir() -> Path:
 
 def embedded_url(pgdata: Path | None = None) -> str:
     """Start (or attach to) the embedded Postgres and return its libpq URI."""
-    from knowledge_assets.core import embedded
+    from knowledge_assets.core.database import embedded
 
     path = (pgdata or data_dir() / "pg").resolve()
     if path not in _servers:

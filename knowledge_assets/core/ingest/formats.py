@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection, parse_document
+from knowledge_assets.core.ingest.parsing import (
+    DEFAULT_MAX_BYTES,
+    ParsedDoc,
+    Rejection,
+    parse_document,
+)
 from knowledge_assets.core.sources.bookmarks import BOOKMARK_SUFFIXES, parse_bookmarks
 
 

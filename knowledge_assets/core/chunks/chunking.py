@@ -5,7 +5,7 @@ Rules (pure Python, deterministic: the same input always gives the same chunks):
 - ``##`` starts a chunk; ``###`` and deeper stay inside it. ``#`` (H1) is the note's title and the
   ``parent_heading`` of the chunks under it, else the frontmatter ``title``, else the file-name
   slug (``20251230_my-doc.md`` -> ``my-doc``). Headings in fenced code, ``#hashtag`` and
-  setext headings are not chunk boundaries (see :mod:`knowledge_assets.core.markdown`).
+  setext headings are not chunk boundaries (see :mod:`knowledge_assets.core.chunks.markdown`).
 - Text between the H1/frontmatter and the first ``##`` is a chunk of its own whose heading is the
   parent heading, so it stays findable; a blank intro makes no chunk. A note without ``##`` is one
   chunk. A later H1 starts a new intro chunk and becomes the parent of the ``##`` after it.
@@ -34,7 +34,7 @@ from typing import Any
 
 # Chunk and the embedding-text rules are shared with the strategies; importing them from here
 # still works.
-from knowledge_assets.core.chunk_text import (
+from knowledge_assets.core.chunks.chunk_text import (
     Chunk,
     build_embedding_text,
     context_previous,
@@ -42,8 +42,7 @@ from knowledge_assets.core.chunk_text import (
     normalise_tags,
     slug_from_filename,
 )
-from knowledge_assets.core.embedding_text import text_hash
-from knowledge_assets.core.markdown import (
+from knowledge_assets.core.chunks.markdown import (
     Line,
     normalise_newlines,
     paragraphs,
@@ -52,11 +51,12 @@ from knowledge_assets.core.markdown import (
     split_sentences,
     split_subsections,
 )
+from knowledge_assets.core.index.embedding_text import text_hash
 
 CHUNKER_VERSION = "1"
 # Chunk size limit, the same for every model: chunks never depend on which model is configured,
 # so a model switch re-chunks nothing. A model with a smaller input limit embeds an over-long
-# chunk in parts (knowledge_assets.core.embedding_text.parts). 8,000 is what stores made before
+# chunk in parts (knowledge_assets.core.index.embedding_text.parts). 8,000 is what stores made before
 # this rule were chunked with by default, so they keep their chunks.
 CHUNK_MAX_TOKENS = 8000
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import psycopg
 
-from knowledge_assets.core import index_store
 from knowledge_assets.core.embedders.base import Embedder
-from knowledge_assets.core.embedding_text import default_template
-from knowledge_assets.core.indexing import EmbedReport, embed_missing
+from knowledge_assets.core.index import index_store
+from knowledge_assets.core.index.embedding_text import default_template
+from knowledge_assets.core.index.indexing import EmbedReport, embed_missing
 from knowledge_assets.core.progress import Progress
 
 

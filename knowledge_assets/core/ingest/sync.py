@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from knowledge_assets.core import store
-from knowledge_assets.core.formats import parse_file
-from knowledge_assets.core.frontmatter import clean_text
-from knowledge_assets.core.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
+from knowledge_assets.core.ingest import store
+from knowledge_assets.core.ingest.formats import parse_file
+from knowledge_assets.core.ingest.frontmatter import clean_text
+from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.base import ChangeSet, Source, UnreadableFile
 

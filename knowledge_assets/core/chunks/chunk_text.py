@@ -1,7 +1,7 @@
 """What a chunk is and the text it is embedded as (seed 000), for every way of chunking.
 
-The ``##`` chunker (:mod:`knowledge_assets.core.chunking`) and the per-source strategies
-(:mod:`knowledge_assets.core.strategies`) cut notes differently but make the same
+The ``##`` chunker (:mod:`knowledge_assets.core.chunks.chunking`) and the per-source strategies
+(:mod:`knowledge_assets.core.chunks.strategies`) cut notes differently but make the same
 :class:`Chunk`: the same header line, ``[prev]`` context and headings in the embedding text, the
 same tag and title rules, and the same token estimate to size it by.
 """

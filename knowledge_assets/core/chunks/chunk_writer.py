@@ -16,9 +16,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from knowledge_assets.core.chunking import Chunk
-from knowledge_assets.core.index_build import build_workers, configure_index_build, gin_memory
-from knowledge_assets.core.index_store import chunk_id
+from knowledge_assets.core.chunks.chunking import Chunk
+from knowledge_assets.core.index.index_build import build_workers, configure_index_build, gin_memory
+from knowledge_assets.core.index.index_store import chunk_id
 
 _STAGE = (
     "CREATE TEMP TABLE IF NOT EXISTS chunk_stage (id uuid, document_id uuid, chunk_index int,"
@@ -78,7 +78,7 @@ def token_source(chunk: Chunk) -> TokenSource:
     (inherited metadata such as ``characters`` counts as body words)."""
     headings = f"{chunk.parent_heading}\n{chunk.heading}"
     if chunk.meta:
-        from knowledge_assets.core.strategies import meta_line
+        from knowledge_assets.core.chunks.strategies import meta_line
 
         return headings, f"{meta_line(chunk.meta)}\n{chunk.content}"
     return headings, chunk.content

@@ -1,0 +1,41 @@
+"""Search the latest notes (vector, keyword BM25, hybrid) and read single notes.
+
+The search entry point lives in :mod:`knowledge_assets.core.search.engine`; what callers use is
+re-exported here, so ``from knowledge_assets.core.search import search`` is the public API.
+"""
+
+from knowledge_assets.core.search.engine import (
+    DEFAULT_THRESHOLD,
+    MAX_QUERY_CHARS,
+    MODEL_THRESHOLDS,
+    MODES,
+    HybridWeights,
+    NoActiveModel,
+    QueryEmbeddingFailed,
+    SearchFilters,
+    SearchHit,
+    SearchResponse,
+    default_threshold,
+    group_by_note,
+    query_embedder,
+    search,
+    snippet,
+)
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "MAX_QUERY_CHARS",
+    "MODEL_THRESHOLDS",
+    "MODES",
+    "HybridWeights",
+    "NoActiveModel",
+    "QueryEmbeddingFailed",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResponse",
+    "default_threshold",
+    "group_by_note",
+    "query_embedder",
+    "search",
+    "snippet",
+]
