@@ -33,7 +33,10 @@ ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
 sys.path[:0] = [ROOT, ROOT + "/bench"]
 from common import JSQUAD  # noqa: E402
 
-from knowledge_assets.core.database import db  # noqa: E402
+try:
+    from knowledge_assets.core.database import db
+except ImportError:  # a ROOT checkout from before the core's packages
+    from knowledge_assets.core import db
 from knowledge_assets.core.search import SearchFilters, search  # noqa: E402
 
 CODE = Path(ROOT).name if "ROOT" in os.environ else "this checkout"

@@ -28,7 +28,10 @@ import importlib  # noqa: E402
 
 import dagster as dg  # noqa: E402
 
-from knowledge_assets.core.database import db  # noqa: E402
+try:
+    from knowledge_assets.core.database import db
+except ImportError:  # a ROOT checkout from before the core's packages
+    from knowledge_assets.core import db
 from knowledge_assets.defs.index.assets import chunks, embeddings  # noqa: E402
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs  # noqa: E402
 from knowledge_assets.resources import PostgresResource, VaultResource  # noqa: E402
