@@ -226,3 +226,58 @@ def test_keyword_writes_leave_no_pending_list_for_searches_to_scan(
     _sync(db_url, vault)
     assert _keyword_hits(db_url, "wordjp") == 1  # word 399
     assert _pending_pages(db_url) == 0
+
+
+def _stale(url: str) -> tuple[bool, int]:
+    """(statistics marked stale, lexeme rows)."""
+    with db.connect(url) as conn:
+        row = conn.execute(
+            "SELECT t.stale, (SELECT count(*) FROM rag.keyword_lexemes) FROM rag.keyword_totals t"
+        ).fetchone()
+    assert row is not None
+    return bool(row[0]), int(row[1])
+
+
+def test_a_bulk_load_counts_keyword_statistics_once_and_a_killed_one_is_counted_next_run(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunk_refresh, "DEFER_KEYWORD_INDEX_MIN", 2)
+    monkeypatch.setattr(chunk_refresh, "CHUNK_BATCH_NOTES", 2)
+    recount = chunk_writer.recount_keyword_stats
+    # A first build killed after its batches, before its recount: the batches counted nothing
+    # and left the statistics marked stale.
+    monkeypatch.setattr(chunk_writer, "recount_keyword_stats", lambda conn: False)
+    vault = _vault(tmp_path, 6)
+    _sync(db_url, vault)
+    assert _stale(db_url) == (True, 0)
+    monkeypatch.setattr(chunk_writer, "recount_keyword_stats", recount)
+    report = _sync(db_url, vault)  # nothing to re-chunk, but the statistics are owed
+    assert report.chunks_written == 0
+    stale, lexemes = _stale(db_url)
+    assert not stale and lexemes > 0
+    _stats_match(db_url)
+    # Per-batch statistics again for a small change, on top of the recount.
+    (vault / "n001.md").write_text("# ノート1\n\n## 節0\n\n名古屋で研究した。\n", "utf-8")
+    _sync(db_url, vault)
+    assert _stale(db_url)[0] is False
+    _stats_match(db_url)
+    assert _keyword_hits(db_url, "名古屋") == 1
+
+
+def test_writes_in_a_transaction_that_defers_statistics_leave_them_to_the_recount(
+    db_url: str, tmp_path: Path
+) -> None:
+    _sync(db_url, _vault(tmp_path, 2))  # statistics maintained per batch
+    _stats_match(db_url)
+    with db.connect(db_url) as conn:
+        chunk_writer.defer_keyword_stats(conn)
+        conn.execute("DELETE FROM rag.chunks WHERE chunk_index = 0")
+        conn.commit()
+        assert chunk_writer.recount_keyword_stats(conn) is True
+        assert chunk_writer.recount_keyword_stats(conn) is False  # nothing owed any more
+    _stats_match(db_url)
+    with db.connect(db_url) as conn:  # the setting ended with its transaction
+        conn.execute("DELETE FROM rag.chunks WHERE chunk_index = 1")
+        conn.commit()
+    assert _stale(db_url)[0] is False
+    _stats_match(db_url)

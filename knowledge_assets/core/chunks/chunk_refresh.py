@@ -77,22 +77,27 @@ def refresh_chunks(
     batches = [
         pending[i : i + CHUNK_BATCH_NOTES] for i in range(0, len(pending), CHUNK_BATCH_NOTES)
     ]
-    if _defer_keyword_index(conn, len(pending)):
+    bulk = _bulk_load(conn, len(pending))
+    if bulk:
         chunk_writer.drop_keyword_index(conn)
     try:
-        _write_batches(conn, batches, sig, max_tokens, estimate, progress, report)
+        _write_batches(conn, batches, sig, max_tokens, estimate, progress, report, bulk)
     except BaseException:
-        # Search must not be left without its keyword index; the original error surfaces.
+        # Search must not be left without its keyword index and statistics; the original
+        # error surfaces.
         with contextlib.suppress(psycopg.Error):
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 conn.rollback()
             chunk_writer.ensure_keyword_index(conn)
             chunk_writer.merge_keyword_pending(conn)
+            chunk_writer.recount_keyword_stats(conn)
         raise
-    if chunk_writer.ensure_keyword_index(conn):  # also puts back one a killed run left dropped
+    built = chunk_writer.ensure_keyword_index(conn)  # also puts back one a killed run left dropped
+    recounted = chunk_writer.recount_keyword_stats(conn)  # also pays a killed run's debt
+    if built or recounted:
         # A bulk load: until autovacuum runs, the planner would still see the tables as they
         # were before it, and plan searches as if they were nearly empty.
-        conn.execute("ANALYZE rag.chunks, rag.latest_docs")
+        conn.execute("ANALYZE rag.chunks, rag.latest_docs, rag.keyword_lexemes")
         conn.commit()
     chunk_writer.merge_keyword_pending(conn)
     with conn.transaction():
@@ -100,13 +105,15 @@ def refresh_chunks(
     return report
 
 
-# The keyword (GIN) index is built in one go, rather than maintained row by row, when a run
-# re-chunks at least this many notes and at least half of all notes: a GIN build over 19,428
-# chunks took about a third of the time inserting them into the index did.
+# The keyword (GIN) index is built in one go, rather than maintained row by row, and the keyword
+# statistics are counted once at the end, rather than batch by batch, when a run re-chunks at
+# least this many notes and at least half of all notes: a GIN build over 19,428 chunks took about
+# a third of the time inserting them into the index did, and adding each batch's lexeme counts
+# about half of the server time of writing its chunks.
 DEFER_KEYWORD_INDEX_MIN = 200
 
 
-def _defer_keyword_index(conn: psycopg.Connection, pending: int) -> bool:
+def _bulk_load(conn: psycopg.Connection, pending: int) -> bool:
     if pending < DEFER_KEYWORD_INDEX_MIN:
         return False
     row = conn.execute("SELECT count(*) FROM rag.latest_docs").fetchone()
@@ -117,9 +124,10 @@ def _defer_keyword_index(conn: psycopg.Connection, pending: int) -> bool:
 def _write_batches(
     conn: psycopg.Connection, batches: Sequence[Sequence[tuple[Any, ...]]], sig: str,
     max_tokens: int, estimate: Callable[[str], int], progress: Progress, report: ChunkReport,
+    bulk: bool = False,
 ) -> None:  # fmt: skip
     """Chunk, tokenize and write the batches: batch n+1 is chunked and tokenized while batch n
-    is written."""
+    is written. ``bulk``: leave the keyword statistics to one recount at the end."""
     pending = sum(len(b) for b in batches)
     with tokenizer_for(pending) as tokenizer:
         queued = (
@@ -135,7 +143,7 @@ def _write_batches(
                 else None
             )
             _fill_tokens(notes, tokens(), report)
-            _write(conn, notes, sig, report)
+            _write(conn, notes, sig, report, bulk)
             progress.advance(len(notes))
 
 
@@ -191,8 +199,9 @@ def _fill_tokens(notes: list[NoteChunks], tokens: list[str], report: ChunkReport
 
 
 def _write(
-    conn: psycopg.Connection, notes: list[NoteChunks], sig: str, report: ChunkReport
-) -> None:
+    conn: psycopg.Connection, notes: list[NoteChunks], sig: str, report: ChunkReport,
+    bulk: bool = False,
+) -> None:  # fmt: skip
     """Write a batch in one statement; if it fails, note by note, so one bad note is recorded
     in ``report.failed`` and every other note still lands."""
     if not notes:
@@ -200,7 +209,7 @@ def _write(
     before = chunk_writer.stored_hashes(conn, [n.document_id for n in notes])
     try:
         with conn.transaction():
-            report.chunks_removed += chunk_writer.write_notes(conn, notes, sig)
+            report.chunks_removed += chunk_writer.write_notes(conn, notes, sig, bulk)
         written = notes
     except Exception as exc:
         if failures.is_fatal(conn, exc):
@@ -209,7 +218,7 @@ def _write(
         for note in notes:
             try:
                 with conn.transaction():
-                    report.chunks_removed += chunk_writer.write_notes(conn, [note], sig)
+                    report.chunks_removed += chunk_writer.write_notes(conn, [note], sig, bulk)
                 written.append(note)
             except Exception as one:
                 if failures.is_fatal(conn, one):

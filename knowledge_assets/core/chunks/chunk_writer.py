@@ -106,11 +106,16 @@ def stored_hashes(
     return {(r[0], r[1]): r[2] for r in rows}
 
 
-def write_notes(conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str) -> int:
+def write_notes(
+    conn: psycopg.Connection, notes: Sequence[NoteChunks], sig: str, defer_stats: bool = False
+) -> int:
     """Replace these notes' chunks in one statement; returns how many positions were removed.
 
-    Runs inside the caller's transaction (a batch is all or nothing).
+    Runs inside the caller's transaction (a batch is all or nothing). ``defer_stats``: leave
+    the keyword statistics to :func:`recount_keyword_stats`.
     """
+    if defer_stats:
+        defer_keyword_stats(conn)
     conn.execute(_STAGE)
     conn.execute("TRUNCATE pg_temp.chunk_stage")
     with conn.cursor() as cur, cur.copy("COPY pg_temp.chunk_stage FROM STDIN") as copy:
@@ -160,6 +165,30 @@ def ensure_keyword_index(conn: psycopg.Connection) -> bool:
     with conn.transaction():
         configure_index_build(conn, gin_memory(), build_workers())
         conn.execute(_KEYWORD_INDEX_DDL)
+    return True
+
+
+def defer_keyword_stats(conn: psycopg.Connection) -> None:
+    """Leave the keyword statistics of this transaction's chunk writes to
+    :func:`recount_keyword_stats` (they are marked stale, in this transaction)."""
+    conn.execute("SELECT set_config('rag.defer_keyword_stats', 'on', true)")
+
+
+# The recount groups every lexeme occurrence of every chunk (some 30 million at 194,000 chunks):
+# in memory rather than in temporary files.
+RECOUNT_WORK_MEM = "256MB"
+
+
+def recount_keyword_stats(conn: psycopg.Connection) -> bool:
+    """Count the keyword statistics again if a bulk load left them stale (also one that was
+    killed before its own recount); returns whether it did. Commits."""
+    row = conn.execute("SELECT stale FROM rag.keyword_totals").fetchone()
+    conn.commit()
+    if not (row and row[0]):
+        return False
+    with conn.transaction():
+        conn.execute("SELECT set_config('work_mem', %s, true)", (RECOUNT_WORK_MEM,))
+        conn.execute("SELECT rag.keyword_stats_recount()")
     return True
 
 
