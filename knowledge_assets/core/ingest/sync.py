@@ -7,13 +7,14 @@ All writes of one sync happen in one transaction after every file was fetched, s
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psycopg
 
 from knowledge_assets.core.ingest import store
-from knowledge_assets.core.ingest.formats import parse_file
 from knowledge_assets.core.ingest.frontmatter import clean_text
+from knowledge_assets.core.ingest.parse_pool import batch_size, parse_pool_for
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.base import ChangeSet, Source, UnreadableFile
@@ -76,17 +77,36 @@ def sync_source(
 def _fetch_and_parse(
     source: Source, changes: ChangeSet, max_bytes: int, report: SyncReport, progress: Progress
 ) -> list[ParsedDoc | Rejection]:
-    results: list[ParsedDoc | Rejection] = []
+    """Read every file to fetch, in order, while worker processes parse what was read (a large
+    sync; a small one parses as it reads)."""
+    results: list[Callable[[], list[ParsedDoc | Rejection]]] = []
     progress.start(len(changes.fetch))
-    for path in changes.fetch:
-        results.append(_fetch_one(source, path, max_bytes))
-        report.fetched += 1
-        progress.advance()
-    return results
+    with parse_pool_for(len(changes.fetch), max_bytes) as pool:
+        size = batch_size(len(changes.fetch), pool.workers)
+        files: list[tuple[str, bytes]] = []
+        for path in changes.fetch:
+            data = _read_one(source, path)
+            if isinstance(data, Rejection):
+                results.append(pool.submit(files))
+                results.append(_ready([data]))
+                files = []
+            else:
+                files.append((path, data))
+                if len(files) >= size:
+                    results.append(pool.submit(files))
+                    files = []
+            report.fetched += 1
+            progress.advance()
+        results.append(pool.submit(files))
+        return [item for wait in results for item in wait()]
 
 
-def _fetch_one(source: Source, path: str, max_bytes: int) -> ParsedDoc | Rejection:
-    """Read and parse one file; whatever goes wrong with it becomes its rejection.
+def _ready(items: list[ParsedDoc | Rejection]) -> Callable[[], list[ParsedDoc | Rejection]]:
+    return lambda: items
+
+
+def _read_one(source: Source, path: str) -> bytes | Rejection:
+    """Read one file; a file that cannot be read becomes its rejection.
 
     A ``SourceError`` other than :class:`UnreadableFile` (the source as a whole is unreachable)
     still ends the sync before anything is written.
@@ -95,15 +115,11 @@ def _fetch_one(source: Source, path: str, max_bytes: int) -> ParsedDoc | Rejecti
         reason = "file name is not valid UTF-8 (or holds a NUL): rename the file"
         return Rejection(clean_text(path), reason, retry=True)
     try:
-        data = source.read(path)
+        return source.read(path)
     except UnreadableFile as exc:
         return Rejection(path, str(exc), retry=True)
     except OSError as exc:
         return Rejection(path, f"cannot be read: {exc.strerror or type(exc).__name__}", retry=True)
-    try:
-        return parse_file(path, data, max_bytes)
-    except Exception as exc:  # whatever one file does, the others must land
-        return Rejection(path, f"could not be parsed: {type(exc).__name__}: {exc}"[:500])
 
 
 def _split_case_duplicates(
