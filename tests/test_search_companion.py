@@ -204,3 +204,20 @@ def test_api_hybrid_search_uses_two_pooled_connections(vault_url: str, usem3: Em
         keyword = client.post("/api/search/keyword", json={"query": QUERY}).json()
         assert keyword["count"] >= 1 and _reader_backends(vault_url) == before + 2
     assert _settled_backends(vault_url, before) == before  # closed when the server stops
+
+
+def test_api_reports_an_unreachable_store_as_503_with_the_fix() -> None:
+    gone = "postgresql://postgres@/postgres?host=/nonexistent-dir&connect_timeout=2"
+    with (
+        api_server(gone, Asker(LLMSettings())) as base,
+        httpx.Client(base_url=base, timeout=60) as client,
+    ):
+        for response in (
+            client.post("/api/search/hybrid", json={"query": QUERY}),
+            client.post("/api/search/keyword", json={"query": QUERY}),
+            client.get("/api/tags"),
+        ):
+            assert response.status_code == 503
+            error = response.json()["error"]
+            assert error.startswith("cannot connect as the read-only role: ")
+            assert "knowledge-assets migrate" in error and "\n" not in error
