@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -21,6 +22,7 @@ from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.search import keyword_sql
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from knowledge_assets.mcp.tools import KnowledgeTools, describe_failure
@@ -165,3 +167,27 @@ def test_calls_beyond_the_connection_limit_wait_a_bounded_time(db_url: str) -> N
         thread.join(timeout=30)
     finally:
         store.close()
+
+
+def test_with_a_companion_the_keyword_leg_runs_while_the_query_is_embedded(
+    voyage_store: str, voyage: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VOYAGE_API_KEY", KEY)
+    began: list[float] = []
+    bm25 = keyword_sql.keyword_bm25
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        began.append(time.perf_counter())
+        return bm25(*args, **kwargs)
+
+    monkeypatch.setattr(keyword_sql, "keyword_bm25", timed)
+    voyage.delay_s = 1.0  # the provider takes a second to answer
+    query = "チャンキングの設計を見直した理由"  # embedded nowhere else, so not cached yet
+    with db.connect(voyage_store) as conn, db.connect(voyage_store) as companion:
+        start = time.perf_counter()
+        paired = search.search(conn, query, companion=companion)
+        assert began[0] - start < 0.5 and paired.timings["embed_ms"] >= 1000
+        voyage.delay_s = 0.0
+        alone = search.search(conn, query)  # the vector comes from the query cache now
+    assert paired.hits == alone.hits
+    assert {"keyword", "vector"} <= {r for h in paired.hits for r in h.retrievers}

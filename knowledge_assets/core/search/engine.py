@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +32,7 @@ from knowledge_assets.core.search.fusion import (
     HybridWeights,
     default_threshold,
 )
-from knowledge_assets.core.search.legs import Legs, run
+from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
 from knowledge_assets.core.search.query_cache import QueryCache
 from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse, snippet
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
@@ -173,32 +174,23 @@ def search(
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
     ``companion``: a second connection to the same store, not in use by any other thread; hybrid
-    search runs its keyword leg there, concurrently with the vector leg on ``conn``.
+    search runs its keyword leg there, while the query is embedded and the vector leg runs on
+    ``conn``. ``timings["search_ms"]`` counts from the query vector to the hits.
     """
     _check_args(query, mode, limit)
     started = time.perf_counter()
     info = search_sql.get_model(conn) if mode != "keyword" else None
     if info is None and mode == "vector":
         raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
-    vector: list[float] | None = None
-    warnings: tuple[str, ...] = ()
-    if info is not None and query.strip():
-        try:
-            vector = _embed_query(conn, info, query, embedder)
-        except Exception as exc:  # whatever the provider did, keyword search still works
-            reason = _reason(exc)
-            if mode == "vector":
-                raise QueryEmbeddingFailed(
-                    f"cannot embed the query with {info.model}: {reason}; "
-                    "try --mode keyword (or mode='keyword')"
-                ) from None
-            warnings = (
-                f"query embedding with {info.model} failed ({reason}): keyword results only",
-            )
-    embed_ms = _ms(started)
-    t_search = time.perf_counter()
     depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
-    hits = run(Legs(conn, companion, query, info, vector, filters, threshold), mode, depth, weights)
+    legs = Legs(conn, companion, query, info, None, filters, threshold)
+    with _keyword_ahead(legs, mode, depth, weights) as ahead:
+        vector, warnings = _query_vector(conn, info, query, mode, embedder)
+        if ahead is not None:
+            ahead.give(vector)
+        embed_ms = _ms(started)
+        t_search = time.perf_counter()
+        hits = run(replace(legs, vector=vector), mode, depth, weights, ahead)
     if per_note:
         hits = group_by_note(hits, limit, sections)
     timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
@@ -206,6 +198,35 @@ def search(
     return SearchResponse(
         query=query, mode=mode, model=model, hits=hits, timings=timings, warnings=warnings
     )
+
+
+def _keyword_ahead(
+    legs: Legs, mode: str, depth: int, weights: HybridWeights | None
+) -> AbstractContextManager[KeywordAhead | None]:
+    """A hybrid search with a companion and a query to embed starts its keyword leg at once."""
+    if mode != "hybrid" or legs.companion is None or legs.info is None or not legs.query.strip():
+        return nullcontext()
+    _, candidates, rescore = hybrid_plan(depth, weights, legs.info)
+    return KeywordAhead(legs, candidates, rescore)
+
+
+def _query_vector(
+    conn: psycopg.Connection, info: ModelInfo | None, query: str, mode: str,
+    embedder: Embedder | None,
+) -> tuple[list[float] | None, tuple[str, ...]]:  # fmt: skip
+    """The query's vector (None without an active model) and the warnings for the response."""
+    if info is None or not query.strip():
+        return None, ()
+    try:
+        return _embed_query(conn, info, query, embedder), ()
+    except Exception as exc:  # whatever the provider did, keyword search still works
+        reason = _reason(exc)
+        if mode == "vector":
+            raise QueryEmbeddingFailed(
+                f"cannot embed the query with {info.model}: {reason}; "
+                "try --mode keyword (or mode='keyword')"
+            ) from None
+        return None, (f"query embedding with {info.model} failed ({reason}): keyword results only",)
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,13 +1,15 @@
 """A search's two legs, keyword (BM25) and vector, and their fusion into hits.
 
-Hybrid search runs both; given a companion connection it runs the keyword leg there, in a thread
-of its own, while the vector leg runs on the search's connection. The hits are the same either way.
+Hybrid search runs both; given a companion connection it starts the keyword leg there, in a
+thread of its own, while the query is embedded and the vector leg runs on the search's
+connection. The hits are the same either way.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import psycopg
@@ -71,34 +73,82 @@ class Legs:
             filters=self.filters, limit=limit, min_similarity=min_similarity,
         )  # fmt: skip
 
-    def keyword(
-        self, conn: psycopg.Connection, depth: int, rescore: int
+    def keyword(self, depth: int) -> list[dict[str, Any]]:
+        """BM25 candidates on ``conn``."""
+        return keyword_sql.keyword_bm25(self.conn, self.query, filters=self.filters, limit=depth)
+
+
+def hybrid_plan(
+    limit: int, weights: HybridWeights | None, info: ModelInfo | None
+) -> tuple[HybridWeights, int, int]:
+    """The fusion of a hybrid search, how many candidates each leg finds, and how many keyword
+    candidates get their cosine similarity (dense re-scoring; 0 for fusions without it)."""
+    w = weights or HybridWeights.from_env(info.model if info is not None else None)
+    return w, max(limit, w.candidates), w.candidates if w.rescores else 0
+
+
+class KeywordAhead:
+    """A hybrid search's keyword leg on the companion connection, in a thread of its own, started
+    before the query is embedded: BM25 needs no vector, and the cosine similarity of its
+    candidates (for re-scoring; it cannot know yet which ones the vector leg will miss) waits for
+    :meth:`give`. Leaving the ``with`` block ends the thread, whatever failed, so the companion
+    is free again; a failure of the leg is raised by :meth:`result` as it was raised."""
+
+    def __init__(self, legs: Legs, depth: int, rescore: int) -> None:
+        assert legs.companion is not None
+        self._vector: Future[list[float] | None] = Future()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ka-keyword-leg")
+        self._rows = self._pool.submit(self._leg, legs, legs.companion, depth, rescore)
+
+    def _leg(
+        self, legs: Legs, conn: psycopg.Connection, depth: int, rescore: int
     ) -> tuple[list[dict[str, Any]], dict[Any, float]]:
-        """BM25 candidates and, for the first ``rescore`` of them, their cosine similarity."""
-        rows = keyword_sql.keyword_bm25(conn, self.query, filters=self.filters, limit=depth)
-        if not rescore or self.vector is None or self.info is None:
+        rows = keyword_sql.keyword_bm25(conn, legs.query, filters=legs.filters, limit=depth)
+        vector = self._vector.result()
+        if not rescore or vector is None or legs.info is None:
             return rows, {}
         ids = [r["chunk_id"] for r in rows[:rescore]]
-        return rows, search_sql.cosines(conn, self.info, self.vector, ids)
+        return rows, search_sql.cosines(conn, legs.info, vector, ids)
+
+    def give(self, vector: list[float] | None) -> None:
+        """The query vector (None: there is none) for the candidates' cosine similarity."""
+        if not self._vector.done():
+            self._vector.set_result(vector)
+
+    def result(self) -> tuple[list[dict[str, Any]], dict[Any, float]]:
+        """The BM25 candidates and the cosine similarity of the first ``rescore`` of them."""
+        return self._rows.result()
+
+    def __enter__(self) -> KeywordAhead:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:  # fmt: skip
+        self.give(None)
+        self._pool.shutdown(wait=True)
 
 
-def run(legs: Legs, mode: str, limit: int, weights: HybridWeights | None) -> list[SearchHit]:
+def run(
+    legs: Legs, mode: str, limit: int, weights: HybridWeights | None,
+    ahead: KeywordAhead | None = None,
+) -> list[SearchHit]:  # fmt: skip
+    """The hits of ``mode``; a hybrid search takes its keyword leg from ``ahead`` when given."""
     if mode == "vector":
         if legs.info is None:
             return []
         t = legs.threshold
         rows = legs.vector_rows(limit, t if t is not None else default_threshold(legs.info.model))
         return [make_hit(r, r["score"], ("vector",)) for r in rows]
-    w = weights or HybridWeights.from_env(legs.info.model if legs.info is not None else None)
     if mode == "keyword":
-        kw_rows, _ = legs.keyword(legs.conn, limit, 0)
-        return [make_hit(r, r["score"], ("keyword",)) for r in kw_rows]
-    depth = max(limit, w.candidates)
-    rescore = w.candidates if w.rescores else 0
-    if legs.companion is not None and legs.vector is not None:
-        kw_rows, vec_rows, cos = _concurrent_legs(legs, depth, rescore)
+        return [make_hit(r, r["score"], ("keyword",)) for r in legs.keyword(limit)]
+    w, depth, rescore = hybrid_plan(limit, weights, legs.info)
+    if ahead is not None:
+        vec_rows = legs.vector_rows(depth, legs.threshold)
+        kw_rows, cos = ahead.result()
     else:
-        kw_rows, _ = legs.keyword(legs.conn, depth, 0)
+        kw_rows = legs.keyword(depth)
         vec_rows = legs.vector_rows(depth, legs.threshold)
         cos = {}
         if rescore and legs.vector is not None and legs.info is not None:
@@ -111,20 +161,3 @@ def run(legs: Legs, mode: str, limit: int, weights: HybridWeights | None) -> lis
     fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit, dense)
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
     return [make_hit(by_id[cid], score, found) for cid, score, found in fused]
-
-
-def _concurrent_legs(
-    legs: Legs, depth: int, rescore: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[Any, float]]:
-    """The keyword leg (with the cosines of its candidates, as it cannot know yet which ones the
-    vector leg misses) on the companion in a thread of its own, the vector leg on ``conn`` here.
-
-    Each connection is used by one thread only. Whichever leg fails, the other is waited for
-    (the companion is free again when this returns) and the failure is raised as it was.
-    """
-    assert legs.companion is not None
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ka-keyword-leg") as pool:
-        keyword = pool.submit(legs.keyword, legs.companion, depth, rescore)
-        vec_rows = legs.vector_rows(depth, legs.threshold)
-        kw_rows, cos = keyword.result()
-    return kw_rows, vec_rows, cos
