@@ -84,7 +84,7 @@ def pipeline_rate(vault: Path, embedder: Embedder, batch_size: int) -> tuple[flo
 def write_cost(vault: Path, embedder: Embedder, repeats: int) -> None:
     """Seconds to store the 1,145 vectors (precomputed, no model running) and index them, with
     the model's HNSW index maintained on every insert against built once after the writes."""
-    from knowledge_assets.core.search.search_sql import ensure_model_index, model_index_name
+    from knowledge_assets.core.index.index_build import ensure_model_index, model_index_name
 
     url = fresh_database()
     texts = prepare(url, vault, embedder)

@@ -25,8 +25,8 @@ from psycopg import sql
 from knowledge_assets.core.chunks import chunk_writer
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.index.index_build import ensure_model_index, model_index_name
 from knowledge_assets.core.search import MODES, SearchFilters, search
-from knowledge_assets.core.search.search_sql import ensure_model_index, model_index_name
 
 WARMUP = 10
 NOISE = 0.01

@@ -55,7 +55,7 @@ def test_misnamed_sql_file_is_refused(tmp_path: Path, bad_name: str) -> None:
 def test_float32_model_indexes_become_halfvec_and_search_uses_them(
     blank_db_url: str, tmp_path: Path
 ) -> None:
-    from knowledge_assets.core.search.search_sql import model_index_name
+    from knowledge_assets.core.index.index_build import model_index_name
 
     older = tmp_path / "sql"
     shutil.copytree(db.SQL_DIR, older)

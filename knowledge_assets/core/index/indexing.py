@@ -25,7 +25,11 @@ from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import embed_checks, index_store
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
 from knowledge_assets.core.index.embedding_text import default_template
-from knowledge_assets.core.index.index_build import configure_build
+from knowledge_assets.core.index.index_build import (
+    configure_build,
+    ensure_model_index,
+    model_index_name,
+)
 from knowledge_assets.core.progress import Progress
 
 __all__ = ["ChunkReport", "EmbedReport", "chunker_signature", "embed_missing", "refresh_chunks"]
@@ -147,8 +151,6 @@ def _load(embedder: Embedder) -> float:
 
 def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> bool:
     """Drop ``model``'s index for a bulk load unless search is using the model."""
-    from knowledge_assets.core.search.search_sql import model_index_name
-
     if todo < max(DEFER_INDEX_MIN, done // 8) or index_store.is_active(conn, model):
         return False
     index_store.drop_index(conn, model_index_name(model))
@@ -157,8 +159,6 @@ def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> 
 
 def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedReport) -> None:
     """Build the model's index in one go, with memory and workers sized for it."""
-    from knowledge_assets.core.search.search_sql import ensure_model_index
-
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.rollback()  # a failed batch left its transaction aborted
     started = time.perf_counter()
@@ -170,8 +170,6 @@ def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedRepo
 
 
 def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) -> EmbedReport:
-    from knowledge_assets.core.search.search_sql import ensure_model_index
-
     with conn.transaction():
         stored_dims = index_store.register_model(
             conn, embedder.model, embedder.provider, embedder.dims, embedder.max_tokens,

@@ -12,7 +12,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from knowledge_assets.core.search.search_sql import ModelInfo, fetch_dicts, set_hnsw_scan, vec_type
+from knowledge_assets.core.index.index_build import vec_type
+from knowledge_assets.core.search.search_sql import ModelInfo, fetch_dicts, set_hnsw_scan
 
 
 def note_vector(

@@ -1,5 +1,5 @@
-"""Runtime SQL of chunk search: filters, per-model HNSW indexes and vector candidates (BM25
-keyword candidates are in ``keyword_sql``).
+"""Runtime SQL of chunk search: filters and vector candidates (BM25 keyword candidates are in
+``keyword_sql``; the per-model HNSW indexes are made by ``core.index.index_build``).
 
 Values always travel as query parameters. The two things that cannot — a model name inside an
 index predicate and a vector dimension inside a type modifier — are spliced in with
@@ -10,7 +10,6 @@ plan is not.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
+
+from knowledge_assets.core.index.index_build import vec_type
 
 # Filtered candidate sets up to this many chunks are ranked exactly (a few ms); larger ones go
 # through the HNSW index, deepening ef_search when post-filtering leaves too few rows.
@@ -111,35 +112,6 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
         if value is not None:
             add(f"d.{col} {op} %({name})s::date", name, value)
     return sql.SQL(" AND ").join(parts), params
-
-
-def model_index_name(model: str) -> str:
-    """The partial HNSW index of ``model``: a readable slug plus a hash, within 63 bytes."""
-    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:32]
-    return f"embeddings_hnsw_{slug}_{hashlib.sha256(model.encode()).hexdigest()[:8]}"
-
-
-def vec_type(dims: int) -> sql.Composable:
-    """The type ``halfvec(dims)``, for casts that must match a model's index expression.
-
-    The index keeps vectors as 16-bit floats: half the size, a faster build, and the same
-    recall@10 as 32-bit ones (bench/results/hnsw_recall.txt); stored vectors keep full precision.
-    """
-    return sql.SQL("halfvec({})").format(sql.Literal(int(dims)))
-
-
-def ensure_model_index(conn: psycopg.Connection, model: str, dims: int) -> None:
-    """Create ``model``'s partial HNSW cosine index on rag.embeddings unless it exists."""
-    conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON rag.embeddings USING hnsw"
-            " ((embedding::{vt}) halfvec_cosine_ops) WHERE model = {model}"
-        ).format(
-            name=sql.Identifier(model_index_name(model)),
-            vt=vec_type(dims),
-            model=sql.Literal(model),
-        )
-    )
 
 
 def get_model(conn: psycopg.Connection, model: str | None = None) -> ModelInfo | None:
