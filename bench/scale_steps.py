@@ -80,11 +80,13 @@ def _tree_cpu(root: int, exclude: int = -1) -> float:
 
 
 def server_pid(url: str) -> int:
-    """The postmaster's pid (the parent of a backend)."""
+    """The postmaster's pid (the parent of a backend), read while the backend still runs."""
     with db.connect(url) as conn:
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    st = _stat(int(row[0])) if row else None
-    return int(st[1]) if st else -1
+        st = _stat(int(row[0])) if row else None
+    if st is None:
+        raise RuntimeError("cannot find the server's process: its CPU cannot be measured")
+    return int(st[1])
 
 
 class CpuSampler:
