@@ -27,6 +27,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -151,19 +152,24 @@ def run_peer(vault: Path, work: Path, timeout: float) -> dict[str, Any]:
     if not PEER_PYTHON.exists():
         return {"error": f"{PEER_PYTHON} missing: see {PEER.parent / 'README.md'}"}
     env = os.environ | {"TMPDIR": str(work)}
-    proc = subprocess.Popen(
-        [str(PEER_PYTHON), str(PEER), "--vault", str(vault), "--fake"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.terminate()
-        stdout, stderr = proc.communicate(timeout=60)
+    # Files, not pipes: a Postgres the peer leaves behind would hold a pipe open, and reading it
+    # would never end. Its own session, so a peer that ignores SIGTERM is killed with its children.
+    out_path, err_path = work / "peer.out", work / "peer.err"
+    with out_path.open("w") as out, err_path.open("w") as err:
+        proc = subprocess.Popen(
+            [str(PEER_PYTHON), str(PEER), "--vault", str(vault), "--fake"],
+            stdout=out, stderr=err, text=True, env=env, start_new_session=True,
+        )  # fmt: skip
+        stopped = _wait_or_stop(proc, timeout)
+    stdout, stderr = out_path.read_text(), err_path.read_text()
+    if stopped:
         stderr += f"\nstopped after {timeout:.0f} s"
     steps: dict[str, Any] = {}
     for line in stdout.splitlines():
-        rec = json.loads(line)
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # the last line of a peer stopped while writing it
+            continue
         if "step" in rec:
             key = rec["step"] if rec["step"] != "delete_one_file" else f"delete_{rec['cleanup']}"
             steps[key] = rec
@@ -172,6 +178,22 @@ def run_peer(vault: Path, work: Path, timeout: float) -> dict[str, Any]:
     if proc.returncode != 0:
         steps["error"] = (stderr.strip().splitlines() or ["?"])[-1]
     return steps
+
+
+def _wait_or_stop(proc: subprocess.Popen[str], timeout: float) -> bool:
+    """Wait for ``proc``; after ``timeout`` s stop it (SIGTERM, then SIGKILL to its session a
+    minute later). True when it had to be stopped."""
+    try:
+        proc.wait(timeout=timeout)
+        return False
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    return True
 
 
 def main() -> None:
