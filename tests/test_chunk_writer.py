@@ -10,7 +10,7 @@ import pytest
 from knowledge_assets.core.chunks import chunk_refresh, chunk_writer
 from knowledge_assets.core.chunks.chunking import chunk_document
 from knowledge_assets.core.chunks.tokenize import chunk_tsvectors
-from knowledge_assets.core.chunks.tokenize_pool import Tokenizer
+from knowledge_assets.core.chunks.tokenize_pool import tokenizer
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
@@ -114,8 +114,9 @@ def test_a_note_that_cannot_be_written_is_recorded_and_the_batch_lands(db_url: s
 
 def test_worker_processes_tokenize_exactly_like_the_caller() -> None:
     texts = [(f"見出し{i}", f"東京の大学{i}で don't 研究した。") for i in range(50)] + [("", "")]
-    with Tokenizer(2) as pool:
-        assert pool.submit(texts)() == chunk_tsvectors(texts)
+    with tokenizer(2) as pool:
+        assert pool.workers == 2
+        assert pool.map(texts)() == chunk_tsvectors(texts)
 
 
 def _keyword_hits(url: str, lexeme: str) -> int:

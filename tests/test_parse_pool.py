@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from knowledge_assets.core import workers as core_workers
 from knowledge_assets.core.ingest import parse_pool, sync
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
@@ -52,4 +53,4 @@ def test_worker_processes_parse_exactly_what_the_calling_process_does(
 
 @pytest.mark.parametrize(("files", "workers", "size"), [(0, 2, 1), (10, 2, 2), (10_000, 2, 1250)])
 def test_each_worker_gets_a_few_tasks(files: int, workers: int, size: int) -> None:
-    assert parse_pool.batch_size(files, workers) == size
+    assert core_workers.batch_size(files, workers) == size

@@ -176,7 +176,7 @@ def _prepare(
             for c in note.chunks
         ]
     sources = [t for n in notes for t in n.token_inputs if isinstance(t, tuple)]
-    return notes, tokenizer.submit(sources)
+    return notes, tokenizer.map(sources)
 
 
 def _failed(

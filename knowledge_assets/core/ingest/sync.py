@@ -14,10 +14,11 @@ import psycopg
 
 from knowledge_assets.core.ingest import store
 from knowledge_assets.core.ingest.frontmatter import clean_text
-from knowledge_assets.core.ingest.parse_pool import batch_size, parse_pool_for
+from knowledge_assets.core.ingest.parse_pool import parse_pool_for
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.base import ChangeSet, Source, UnreadableFile
+from knowledge_assets.core.workers import batch_size
 
 
 @dataclass
