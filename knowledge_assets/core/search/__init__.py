@@ -5,22 +5,22 @@ re-exported here, so ``from knowledge_assets.core.search import search`` is the 
 """
 
 from knowledge_assets.core.search.engine import (
-    DEFAULT_THRESHOLD,
     MAX_QUERY_CHARS,
-    MODEL_THRESHOLDS,
     MODES,
-    HybridWeights,
     NoActiveModel,
     QueryEmbeddingFailed,
-    SearchFilters,
-    SearchHit,
-    SearchResponse,
-    default_threshold,
     group_by_note,
     query_embedder,
     search,
-    snippet,
 )
+from knowledge_assets.core.search.fusion import (
+    DEFAULT_THRESHOLD,
+    MODEL_THRESHOLDS,
+    HybridWeights,
+    default_threshold,
+)
+from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse, snippet
+from knowledge_assets.core.search.search_sql import SearchFilters
 
 __all__ = [
     "DEFAULT_THRESHOLD",

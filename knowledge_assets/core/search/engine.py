@@ -27,33 +27,13 @@ import psycopg
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.search import search_sql
 from knowledge_assets.core.search.fusion import (
-    DEFAULT_THRESHOLD,
-    MODEL_THRESHOLDS,
     HybridWeights,
-    default_threshold,
 )
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
 from knowledge_assets.core.search.query_cache import QueryCache
-from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse, snippet
+from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
 from knowledge_assets.core.settings import api_key_for
-
-__all__ = [
-    "DEFAULT_THRESHOLD",
-    "MODEL_THRESHOLDS",
-    "MODES",
-    "HybridWeights",
-    "NoActiveModel",
-    "QueryEmbeddingFailed",
-    "SearchFilters",
-    "SearchHit",
-    "SearchResponse",
-    "default_threshold",
-    "group_by_note",
-    "query_embedder",
-    "search",
-    "snippet",
-]
 
 MODES = ("vector", "keyword", "hybrid")
 # Per-note results rank this many chunks (limit × factor, at least the minimum) and group them.
