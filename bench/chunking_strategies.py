@@ -30,10 +30,10 @@ from pathlib import Path
 
 from common import JSQUAD, fresh_database
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.strategies import ChunkingOptions
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.index.indexing import refresh_chunks
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchFilters, search

@@ -16,9 +16,10 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.index.indexing import embed_missing
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource

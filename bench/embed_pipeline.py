@@ -29,6 +29,7 @@ from typing import Any
 import dagster as dg
 from common import JSQUAD, fresh_database
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.embedders.base import Embedder
@@ -39,7 +40,7 @@ from knowledge_assets.core.index.embedding_text import (
     render,
     text_hash,
 )
-from knowledge_assets.core.index.indexing import DEFER_INDEX_MIN, embed_missing, refresh_chunks
+from knowledge_assets.core.index.indexing import DEFER_INDEX_MIN, embed_missing
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource

@@ -21,10 +21,10 @@ import numpy as np
 from common import JSQUAD, best_part_scores, fresh_database
 from offline_model import Section, load_queries, retrieval_metrics
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.index.embedding_text import TEMPLATES, ChunkFields, parts
-from knowledge_assets.core.index.indexing import refresh_chunks
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource

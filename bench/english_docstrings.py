@@ -30,8 +30,8 @@ import numpy.polynomial.polynomial
 from common import fresh_database
 from search_quality import Eval, keyword_rows
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
-from knowledge_assets.core.index.indexing import refresh_chunks
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource

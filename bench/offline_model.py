@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 from common import JSQUAD, fresh_database
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
-from knowledge_assets.core.index.indexing import refresh_chunks
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource

@@ -32,10 +32,11 @@ from common import JSQUAD, fresh_database
 from template_rows import template_rows
 from vector_cache import CACHE, VectorCache
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder, InputType, make_embedder
 from knowledge_assets.core.index.embedding_text import TEMPLATES, check_template, default_template
-from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.index.indexing import embed_missing
 from knowledge_assets.core.index.models import activate_model
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source

@@ -21,11 +21,12 @@ from functools import cache
 import psycopg
 import pytest
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.chunking import Chunk, chunk_document
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders.usem3 import MAX_TOKENS as USEM3_MAX_TOKENS
 from knowledge_assets.core.index.index_build import model_index_name
-from knowledge_assets.core.index.indexing import embed_missing, refresh_chunks
+from knowledge_assets.core.index.indexing import embed_missing
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
 from knowledge_assets.core.ingest.sync import sync_source

@@ -9,9 +9,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.tokenize import tokens
 from knowledge_assets.core.database import db
-from knowledge_assets.core.index.indexing import refresh_chunks
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchFilters, search

@@ -114,6 +114,13 @@ def register_model(
     return int(row[0]) if row else dims
 
 
+# One row per distinct chunk text: what an embedding pass renders and embeds.
+_TEXT_ROWS = (
+    "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text, c.parent_heading,"
+    " c.heading, c.content FROM rag.chunks c"
+)
+
+
 def chunks_to_embed(
     conn: psycopg.Connection, model: str, template: str,
     document_ids: Sequence[uuid.UUID] | None = None, *, include_embedded: bool = False,
@@ -135,10 +142,9 @@ def chunks_to_embed(
                 " AND i.template = %(template)s AND i.chunk_hash = c.text_hash)"
             )
         )
-    query = sql.SQL(
-        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text, c.parent_heading,"
-        " c.heading, c.content FROM rag.chunks c WHERE {} ORDER BY c.text_hash"
-    ).format(sql.SQL(" AND ").join(where))
+    query = sql.SQL(_TEXT_ROWS + " WHERE {} ORDER BY c.text_hash").format(
+        sql.SQL(" AND ").join(where)
+    )
     params = {"model": model, "template": template,
               "ids": list(document_ids) if document_ids is not None else None}  # fmt: skip
     return conn.execute(query, params).fetchall()
@@ -149,10 +155,7 @@ def chunks_with_texts(
 ) -> list[tuple[str, str, str, str, str]]:
     """The rows of :func:`chunks_to_embed` for the chunk texts ``hashes`` (one chunk each)."""
     return conn.execute(
-        "SELECT DISTINCT ON (c.text_hash) c.text_hash, c.embedding_text, c.parent_heading,"
-        " c.heading, c.content FROM rag.chunks c WHERE c.text_hash = ANY(%s::text[])"
-        " ORDER BY c.text_hash",
-        (list(hashes),),
+        _TEXT_ROWS + " WHERE c.text_hash = ANY(%s::text[]) ORDER BY c.text_hash", (list(hashes),)
     ).fetchall()
 
 

@@ -4,7 +4,7 @@ A vector is keyed by (model, hash of the embedding text), so a text is embedded 
 however many documents or re-chunkings share it. Each embedded batch is committed on its own, so
 a failure or a killed run keeps every finished batch and the next run embeds only what is
 missing. The batches themselves are :mod:`knowledge_assets.core.index.embed_batches`; chunking lives
-in :mod:`knowledge_assets.core.chunks.chunk_refresh` (re-exported here).
+in :mod:`knowledge_assets.core.chunks.chunk_refresh`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,6 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.core.chunks.chunk_refresh import (
-    ChunkReport,
-    chunker_signature,
-    refresh_chunks,
-)
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import embed_checks, index_store
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
@@ -31,9 +26,6 @@ from knowledge_assets.core.index.index_build import (
     model_index_name,
 )
 from knowledge_assets.core.progress import Progress
-
-__all__ = ["ChunkReport", "EmbedReport", "chunker_signature", "embed_missing", "refresh_chunks"]
-
 
 # A model's partial HNSW index is cheaper to build once after a bulk load than to maintain insert
 # by insert (1,145 vectors of 512 dims: about 0.4 s against 5.5-7.3 s of server CPU, which on a

@@ -15,8 +15,9 @@ import psycopg
 
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import index_store
+from knowledge_assets.core.index.embed_batches import EmbedReport
 from knowledge_assets.core.index.embedding_text import default_template
-from knowledge_assets.core.index.indexing import EmbedReport, embed_missing
+from knowledge_assets.core.index.indexing import embed_missing
 from knowledge_assets.core.progress import Progress
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from knowledge_assets.core.chunks.chunk_refresh import ChunkReport, refresh_chunks
 from knowledge_assets.core.chunks.chunking import CHUNKER_VERSION
-from knowledge_assets.core.index.indexing import EmbedReport
+from knowledge_assets.core.index.embed_batches import EmbedReport
 from knowledge_assets.core.index.reembed import (
     DocumentFilter,
     NothingSelected,
