@@ -68,3 +68,22 @@ def test_a_build_on_a_small_heap_is_still_planned_with_workers(
             assert index_build.configure_build(conn, 500, 3) == (256 * 2**20, 1)
             assert conn.execute(query).fetchone() == ("0", "1", "256MB")
         assert conn.execute(query).fetchone() == default
+
+
+def test_a_model_index_is_built_with_the_graph_parameters_searches_assume(db_url: str) -> None:
+    """The index is built with ef_construction 40 and every search through it keeps 1.5x the
+    candidates it asks for (the pair measured to keep recall@10)."""
+    from knowledge_assets.core.database import db
+    from knowledge_assets.core.search.search_sql import EF_SEARCH_MAX, set_hnsw_scan
+
+    with db.connect(db_url) as conn:
+        index_build.ensure_model_index(conn, "graph-params-test", 3)
+        row = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = %s",
+            (index_build.model_index_name("graph-params-test"),),
+        ).fetchone()
+        assert row is not None and sorted(row[0]) == ["ef_construction=40", "m=16"]
+        for asked, kept in ((40, "60"), (100, "150"), (1000, str(EF_SEARCH_MAX))):
+            set_hnsw_scan(conn, ef_search=asked)
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == (kept,)
+        conn.rollback()

@@ -10,6 +10,7 @@ plan is not.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from knowledge_assets.core.index.index_build import vec_type
+from knowledge_assets.core.index.index_build import SEARCH_DEPTH, vec_type
 
 # Filtered candidate sets up to this many chunks are ranked exactly (a few ms); larger ones go
 # through the HNSW index, deepening ef_search when post-filtering leaves too few rows.
@@ -181,18 +182,20 @@ def vector_exact(
 
 
 def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> None:
-    """The HNSW settings of the session's next vector query, all in one round trip.
+    """The HNSW settings of the session's next vector query, all in one round trip: a
+    candidate list ``SEARCH_DEPTH`` times ``ef_search`` (the rows the query wants), as the
+    index's build parameters assume.
 
     Every query through the index sets all of them, so none inherits another's: an iterative
     scan left on would make a plain nearest-neighbour query walk on past its ``ef_search``.
     """
+    depth = min(math.ceil(ef_search * SEARCH_DEPTH), EF_SEARCH_MAX)
     conn.execute(
         "SELECT set_config('hnsw.ef_search', %s, false),"
         " set_config('hnsw.iterative_scan', %s, false),"
         " set_config('hnsw.max_scan_tuples', %s, false)",
-        (str(min(ef_search, EF_SEARCH_MAX)), "relaxed_order" if iterative else "off",
-         str(ITERATIVE_MAX_TUPLES)),
-    )  # fmt: skip
+        (str(depth), "relaxed_order" if iterative else "off", str(ITERATIVE_MAX_TUPLES)),
+    )
 
 
 def vector_hnsw(
