@@ -3,8 +3,11 @@ note that is recorded while the rest of its batch still lands."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from knowledge_assets.core.chunks import chunk_refresh, chunk_writer
@@ -25,12 +28,14 @@ def _vault(root: Path, notes: int) -> Path:
     return root
 
 
-def _sync(url: str, vault: Path) -> chunk_refresh.ChunkReport:
+def _sync(
+    url: str, vault: Path, helper: chunk_refresh.Connect | None = None
+) -> chunk_refresh.ChunkReport:
     with db.connect(url) as conn:
         source = LocalSource(vault)
         sync_source(conn, source)
         refresh_latest(conn, source.table)
-        return chunk_refresh.refresh_chunks(conn, max_tokens=8000)
+        return chunk_refresh.refresh_chunks(conn, max_tokens=8000, helper=helper)
 
 
 def _stats_match(url: str) -> None:
@@ -282,3 +287,34 @@ def test_writes_in_a_transaction_that_defers_statistics_leave_them_to_the_recoun
         conn.commit()
     assert _stale(db_url)[0] is False
     _stats_match(db_url)
+
+
+def test_a_bulk_load_builds_the_keyword_index_on_a_second_connection_while_it_recounts(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunk_refresh, "DEFER_KEYWORD_INDEX_MIN", 2)
+    monkeypatch.setattr(chunk_refresh, "CHUNK_BATCH_NOTES", 2)
+    opened: list[tuple[bool, bool]] = []  # (keyword index there when opened, when closed)
+
+    @contextmanager
+    def helper() -> Iterator[psycopg.Connection]:
+        with db.connect(db_url) as conn:
+            before = chunk_writer.has_keyword_index(conn)
+            conn.commit()
+            yield conn
+            opened.append((before, chunk_writer.has_keyword_index(conn)))
+
+    vault = _vault(tmp_path, 6)
+    report = _sync(db_url, vault, helper)
+    assert report.chunks_written == 18
+    assert opened == [(False, True)]  # the helper's connection built the index
+    stale, lexemes = _stale(db_url)
+    assert not stale and lexemes > 0
+    _stats_match(db_url)
+    assert _keyword_hits(db_url, "東京") == 18
+    # An incremental run has its index already: no second connection.
+    (vault / "n001.md").write_text("# ノート1\n\n## 節0\n\n名古屋で研究した。\n", "utf-8")
+    _sync(db_url, vault, helper)
+    assert opened == [(False, True)]
+    _stats_match(db_url)
+    assert _keyword_hits(db_url, "名古屋") == 1

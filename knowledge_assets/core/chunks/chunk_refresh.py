@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,9 @@ from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION
 from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.progress import Progress
+
+# Opens a second connection to the store (e.g. PostgresResource.connect).
+Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
 
 @dataclass
@@ -60,6 +65,7 @@ def refresh_chunks(
     estimate: Callable[[str], int] = estimate_tokens,
     progress: Progress | None = None,
     force: bool = False,
+    helper: Connect | None = None,
 ) -> ChunkReport:
     """Re-chunk every latest document whose content or chunker settings changed (every one
     when ``force``), then remove the vectors no chunk uses any more: only among the texts that
@@ -67,6 +73,7 @@ def refresh_chunks(
 
     Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
     is written), written by one statement per batch, each batch committed on its own.
+    ``helper`` opens a second connection to the store, for work a bulk load finishes with.
     """
     sig = chunker_signature(max_tokens)
     report = ChunkReport()
@@ -92,9 +99,7 @@ def refresh_chunks(
             chunk_writer.merge_keyword_pending(conn)
             chunk_writer.recount_keyword_stats(conn)
         raise
-    built = chunk_writer.ensure_keyword_index(conn)  # also puts back one a killed run left dropped
-    recounted = chunk_writer.recount_keyword_stats(conn)  # also pays a killed run's debt
-    if built or recounted:
+    if any(_finish_keyword_index(conn, helper)):
         # A bulk load: until autovacuum runs, the planner would still see the tables as they
         # were before it, and plan searches as if they were nearly empty.
         conn.execute("ANALYZE rag.chunks, rag.latest_docs, rag.keyword_lexemes")
@@ -103,6 +108,29 @@ def refresh_chunks(
     with conn.transaction():
         report.embeddings_removed = index_store.delete_departed_embeddings(conn)
     return report
+
+
+def _finish_keyword_index(conn: psycopg.Connection, helper: Connect | None) -> tuple[bool, bool]:
+    """Build the keyword index if it is missing (also one a killed run left dropped) and count
+    stale keyword statistics again (also a killed run's debt); returns (built, recounted).
+
+    With ``helper``, the index is built on a second connection while this one recounts: at
+    194,330 chunks the two took 8.4 s and 4.3 s one after the other, each with a parallel
+    worker, and they read ``rag.chunks`` under locks that do not conflict.
+    """
+    missing = not chunk_writer.has_keyword_index(conn)
+    conn.commit()
+    if helper is None or not missing:
+        return chunk_writer.ensure_keyword_index(conn), chunk_writer.recount_keyword_stats(conn)
+
+    def build() -> bool:
+        with helper() as other:
+            return chunk_writer.ensure_keyword_index(other)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        built = pool.submit(build)
+        recounted = chunk_writer.recount_keyword_stats(conn)
+        return built.result(), recounted
 
 
 # The keyword (GIN) index is built in one go, rather than maintained row by row, and the keyword

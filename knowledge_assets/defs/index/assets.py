@@ -54,7 +54,9 @@ def chunks(
         # latest_docs has already removed the chunks of notes that left it (ON DELETE CASCADE).
         before = _row_count(conn)
         last = _last_row_count(context)
-        report = refresh_chunks(conn, progress=progress, force=config.force)
+        report = refresh_chunks(
+            conn, progress=progress, force=config.force, helper=postgres.connect
+        )
         # Only re-chunked notes change the row count (a failed note keeps its chunks).
         unchanged = before if not report.documents else None
         table = table_metadata(conn, "rag.chunks", row_count=unchanged)
