@@ -40,6 +40,7 @@ MAX_LEXEME_BYTES = 512 * 1024
 _BREAKS = re.compile(r"(?<=[\n。．！？!?])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _LATIN = re.compile(r"^[A-Za-z0-9\u00c0-\u024f'’._+#-]+$")
+_LATIN_END = "\u0250"
 
 _lock = threading.Lock()
 _dictionary: Any = None
@@ -107,7 +108,12 @@ def tokens(text: str) -> list[str]:
                 continue
             surface = m.surface()
             # Sudachi "normalizes" English words to katakana (not → ノット); keep Latin as typed.
-            word = _clean((surface if _LATIN.match(surface) else m.normalized_form()).lower())
+            # Most surfaces are Japanese: the comparison skips the pattern for them (it can only
+            # match a surface starting below U+0250 or with ’).
+            latin = (surface < _LATIN_END or surface[:1] == "’") and _LATIN.match(surface)
+            word = (surface if latin else m.normalized_form()).lower()
+            if not word.isalnum():
+                word = _clean(word)
             if word and len(word) <= _MAX_TOKEN_CHARS:
                 out.append(word)
     return out
