@@ -1,12 +1,15 @@
 """HNSW build sizing: memory from the vectors' needs, bounded by available memory and
-configurable; parallel workers from the cores; and what the progress lines say."""
+configurable; parallel workers from the cores; what the progress lines say; and the graph
+parameters the index is built with and searched at."""
 
 from __future__ import annotations
 
 import pytest
 
+from knowledge_assets.core.database import db
 from knowledge_assets.core.index import index_build
 from knowledge_assets.core.progress import Update
+from knowledge_assets.core.search.search_sql import EF_SEARCH_MAX, set_hnsw_scan
 
 
 @pytest.mark.parametrize(
@@ -52,8 +55,6 @@ def test_a_build_on_a_small_heap_is_still_planned_with_workers(
 ) -> None:
     """Vectors stored out of line leave rag.embeddings' heap small: the build's settings must
     lift the planner's parallel-scan floor, for this transaction only."""
-    from knowledge_assets.core.database import db
-
     monkeypatch.setenv("KA_INDEX_WORKERS", "1")
     monkeypatch.setenv("KA_INDEX_MEMORY", "256MB")
     query = (
@@ -73,9 +74,6 @@ def test_a_build_on_a_small_heap_is_still_planned_with_workers(
 def test_a_model_index_is_built_with_the_graph_parameters_searches_assume(db_url: str) -> None:
     """The index is built with ef_construction 40 and every search through it keeps 1.5x the
     candidates it asks for (the pair measured to keep recall@10)."""
-    from knowledge_assets.core.database import db
-    from knowledge_assets.core.search.search_sql import EF_SEARCH_MAX, set_hnsw_scan
-
     with db.connect(db_url) as conn:
         index_build.ensure_model_index(conn, "graph-params-test", 3)
         row = conn.execute(
