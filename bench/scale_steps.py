@@ -8,7 +8,8 @@ runs, so two versions can be timed back to back on the same machine state::
     ROOT=/path/to/older/checkout .venv/bin/python bench/scale_steps.py full 1000
     .venv/bin/python bench/scale_steps.py steps /tmp/store noop,noop,edit,delete
 
-``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's, and\nthe bench itself (with its CPU sampling) is always this one.
+``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's, and
+the bench itself (with its CPU sampling) is always this one.
 """
 
 from __future__ import annotations
