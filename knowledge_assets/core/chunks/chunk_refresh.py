@@ -118,10 +118,12 @@ def _finish_keyword_index(conn: psycopg.Connection, helper: Connect | None) -> t
     194,330 chunks the two took 8.4 s and 4.3 s one after the other, each with a parallel
     worker, and they read ``rag.chunks`` under locks that do not conflict.
     """
-    missing = not chunk_writer.has_keyword_index(conn)
-    conn.commit()
-    if helper is None or not missing:
+    if helper is None:
         return chunk_writer.ensure_keyword_index(conn), chunk_writer.recount_keyword_stats(conn)
+    present = chunk_writer.has_keyword_index(conn)
+    conn.commit()  # the recount below and the build on ``helper`` each run on their own
+    if present:
+        return False, chunk_writer.recount_keyword_stats(conn)
 
     def build() -> bool:
         with helper() as other:

@@ -112,7 +112,7 @@ def tokens(text: str) -> list[str]:
             # match a surface starting below U+0250 or with ’).
             latin = (surface < _LATIN_END or surface[:1] == "’") and _LATIN.match(surface)
             word = (surface if latin else m.normalized_form()).lower()
-            if not word.isalnum():
+            if not word.isalnum():  # most words are: no call for them
                 word = _clean(word)
             if word and len(word) <= _MAX_TOKEN_CHARS:
                 out.append(word)
@@ -124,7 +124,7 @@ def _clean(word: str) -> str:
 
     Sudachi tags most punctuation 補助記号, but symbols inside words and OOV symbol runs remain.
     """
-    return word if word.isalnum() else "".join(ch for ch in word if ch.isalnum())
+    return "".join(ch for ch in word if ch.isalnum())
 
 
 def _quote(token: str) -> str:
