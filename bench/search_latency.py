@@ -67,10 +67,10 @@ def replicate(conn: psycopg.Connection, target: int) -> int:
     conn.execute(
         "INSERT INTO rag.chunks (id, document_id, chunk_index, heading, parent_heading,"
         " heading_path, content, embedding_text, text_hash, token_estimate, doc_hash, chunker_sig,"
-        " tokens, warning)"
+        " tokens, token_count, warning)"
         " SELECT gen_random_uuid(), m.new_id, c.chunk_index, c.heading, c.parent_heading,"
         " c.heading_path, c.content, c.embedding_text, md5(c.text_hash || m.r), c.token_estimate,"
-        " c.doc_hash, c.chunker_sig, c.tokens, c.warning"
+        " c.doc_hash, c.chunker_sig, c.tokens, c.token_count, c.warning"
         " FROM doc_map m JOIN rag.chunks c ON c.document_id = m.old_id"
     )
     conn.execute("DROP TABLE doc_map")

@@ -12,7 +12,7 @@ import pytest
 
 from knowledge_assets.core.chunks import chunk_refresh, chunk_writer
 from knowledge_assets.core.chunks.chunking import chunk_document
-from knowledge_assets.core.chunks.tokenize import chunk_tsvectors
+from knowledge_assets.core.chunks.tokenize import chunk_keywords_batch
 from knowledge_assets.core.chunks.tokenize_pool import tokenizer
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
@@ -52,6 +52,10 @@ def _stats_match(url: str) -> None:
             " GROUP BY 1) x"
         ).fetchone()
         assert diff == (0,)
+        miscounted = conn.execute(
+            "SELECT count(*) FROM rag.chunks WHERE token_count <> rag.tsvector_token_count(tokens)"
+        ).fetchone()
+        assert miscounted == (0,)  # each length written with the tokens, as Postgres counts it
 
 
 def test_batches_write_every_note_with_tokens_and_statistics(
@@ -90,6 +94,25 @@ def test_an_edit_reuses_the_tokens_of_unchanged_texts(db_url: str, tmp_path: Pat
     _stats_match(db_url)
 
 
+def test_a_chunk_over_the_tsvector_limits_gets_its_token_count_from_postgres(
+    db_url: str, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path, 2)
+    (vault / "long.md").write_text("# 長文\n\n" + "検索 " * 17_000, encoding="utf-8")
+    with db.connect(db_url) as conn:
+        source = LocalSource(vault)
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        report = chunk_refresh.refresh_chunks(conn, max_tokens=100_000)
+        row = conn.execute(
+            "SELECT count(*), min(token_count) FROM rag.chunks c JOIN rag.latest_docs d"
+            " ON d.id = c.document_id WHERE d.file_path = 'long.md'"
+        ).fetchone()
+    assert report.failed == []
+    assert row == (1, 256 + 2)  # one chunk: 256 positions of 検索 kept, and the title's two
+    _stats_match(db_url)
+
+
 def test_a_note_that_cannot_be_written_is_recorded_and_the_batch_lands(db_url: str) -> None:
     with db.connect(db_url) as conn:
         ids = []
@@ -107,7 +130,11 @@ def test_a_note_that_cannot_be_written_is_recorded_and_the_batch_lands(db_url: s
         for i, doc_id in enumerate(ids):
             body = "## a\n\n本文\x00です" if i == 1 else "## a\n\n本文です"  # NUL: Postgres refuses
             chunks = chunk_document(f"p{i}.md", {}, body)
-            notes.append(chunk_writer.NoteChunks(doc_id, f"p{i}.md", "h", chunks, ["本文"]))
+            notes.append(
+                chunk_writer.NoteChunks(
+                    doc_id, f"p{i}.md", "h", chunks, [("", "本文")], keywords=[("'本文':1D", 1)]
+                )
+            )
         report = chunk_refresh.ChunkReport()
         chunk_refresh._write(conn, notes, "sig", report)
         assert report.documents == ["p0.md", "p2.md"]
@@ -121,7 +148,7 @@ def test_worker_processes_tokenize_exactly_like_the_caller() -> None:
     texts = [(f"見出し{i}", f"東京の大学{i}で don't 研究した。") for i in range(50)] + [("", "")]
     with tokenizer(2) as pool:
         assert pool.workers == 2
-        assert pool.map(texts)() == chunk_tsvectors(texts)
+        assert pool.map(texts)() == chunk_keywords_batch(texts)
 
 
 def _keyword_hits(url: str, lexeme: str) -> int:

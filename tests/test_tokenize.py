@@ -7,6 +7,7 @@ import pytest
 
 from knowledge_assets.core.chunks.tokenize import (
     _capped_tsvector,
+    chunk_keywords,
     chunk_tsvector,
     query_lexemes,
     query_terms,
@@ -116,6 +117,27 @@ def test_chunk_tsvector_is_read_by_postgres_with_its_token_count(db_url: str) ->
             (chunk_tsvector(head, body), chunk_tsvector(head, body), "'検索 速度'"),
         ).fetchone()
     assert row == (len(tokens(head)) + len(tokens(body)), True)
+
+
+@pytest.mark.parametrize(
+    ("head", "body"),
+    [
+        ("料理", "味噌を煮る"),
+        ("", ""),
+        ("検索", "検索 " * 300),  # one lexeme past the 256 positions Postgres keeps
+        ("東京 大学", "東京の大学 " * 200 + "京都 " * 257),
+    ],
+)
+def test_chunk_keywords_count_the_tokens_postgres_keeps(db_url: str, head: str, body: str) -> None:
+    literal, count = chunk_keywords(head, body)
+    assert literal == chunk_tsvector(head, body)
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute("SELECT rag.tsvector_token_count(%s::tsvector)", (literal,)).fetchone()
+    assert row == (count,)
+
+
+def test_chunk_keywords_leave_the_count_of_a_chunk_over_the_limits_to_postgres() -> None:
+    assert chunk_keywords("", "検索 " * 17_000)[1] is None
 
 
 def test_query_lexemes_are_words_and_adjacent_pairs() -> None:

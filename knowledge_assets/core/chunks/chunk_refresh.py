@@ -23,7 +23,7 @@ from knowledge_assets.core.chunks import chunk_writer
 from knowledge_assets.core.chunks.chunk_writer import NoteChunks
 from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
-from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION
+from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION, Keywords
 from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.progress import Progress
@@ -180,7 +180,7 @@ def _write_batches(
 def _prepare(
     conn: psycopg.Connection, batch: Sequence[tuple[Any, ...]], sig: str, max_tokens: int,
     estimate: Callable[[str], int], tokenizer: Tokenizer, report: ChunkReport,
-) -> tuple[list[NoteChunks], Callable[[], list[str]]]:  # fmt: skip
+) -> tuple[list[NoteChunks], Callable[[], list[Keywords]]]:  # fmt: skip
     """Chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
     notes = []
     for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig in batch:
@@ -205,7 +205,7 @@ def _prepare(
             None if (note.sig or sig, c.text_hash) in known else chunk_writer.token_source(c)
             for c in note.chunks
         ]
-    sources = [t for n in notes for t in n.token_inputs if isinstance(t, tuple)]
+    sources = [t for n in notes for t in n.token_inputs if t is not None]
     return notes, tokenizer.map(sources)
 
 
@@ -221,11 +221,11 @@ def _failed(
     failures.record(conn, "chunks", [(doc_id, doc_hash, reason)])
 
 
-def _fill_tokens(notes: list[NoteChunks], tokens: list[str], report: ChunkReport) -> None:
-    it = iter(tokens)
+def _fill_tokens(notes: list[NoteChunks], keywords: list[Keywords], report: ChunkReport) -> None:
+    it = iter(keywords)
     for note in notes:
         report.tokens_reused += sum(1 for t in note.token_inputs if t is None)
-        note.token_inputs = [None if t is None else next(it) for t in note.token_inputs]
+        note.keywords = [None if t is None else next(it) for t in note.token_inputs]
 
 
 def _write(

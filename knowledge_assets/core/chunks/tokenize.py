@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any
@@ -189,13 +189,44 @@ def chunk_tsvector(heading_text: str, body: str) -> str:
 
 def tokens_tsvector(head: list[str], text: list[str]) -> str:
     """:func:`chunk_tsvector` of a chunk's heading tokens and body tokens."""
+    return _small_tsvector(head, text) if _fits(head, text) else _capped_tsvector(head, text)
+
+
+def _fits(head: list[str], text: list[str]) -> bool:
+    """Whether a chunk is below every tsvector limit."""
     chars = sum(map(len, head)) + sum(map(len, text))
     count = len(head) + len(text)
     # At most 4 bytes a character: a chunk this small can neither reach the lexeme-bytes cap
     # (unigrams <= 4 chars + n, pairs <= 8 chars + 2 n) nor the last position.
-    if 12 * chars + 3 * count <= MAX_LEXEME_BYTES and count < _MAX_POSITION:
-        return _small_tsvector(head, text)
-    return _capped_tsvector(head, text)
+    return 12 * chars + 3 * count <= MAX_LEXEME_BYTES and count < _MAX_POSITION
+
+
+# Postgres keeps at most this many positions of one lexeme in a tsvector (MAXNUMPOS).
+_MAX_LEXEME_POSITIONS = 256
+
+# A chunk's tsvector literal and its token count (None: left to Postgres).
+Keywords = tuple[str, int | None]
+
+
+def chunk_keywords(heading_text: str, body: str) -> Keywords:
+    """A chunk's tsvector literal (:func:`chunk_tsvector`) and its length in tokens for BM25.
+
+    The count is what ``rag.tsvector_token_count`` reads from the stored tsvector: the unigram
+    positions Postgres keeps. Counted here it costs nothing, while Postgres would unnest every
+    tsvector it stores again. A chunk over a tsvector limit gets None: its clamped positions
+    collapse in Postgres, which then counts them itself.
+    """
+    head, text = tokens(heading_text), tokens(body)
+    if not _fits(head, text):
+        return _capped_tsvector(head, text), None
+    count = len(head) + len(text)
+    if count > _MAX_LEXEME_POSITIONS:  # only then can one lexeme have more than Postgres keeps
+        repeats = Counter(head)
+        repeats.update(text)
+        count -= sum(
+            n - _MAX_LEXEME_POSITIONS for n in repeats.values() if n > _MAX_LEXEME_POSITIONS
+        )
+    return _small_tsvector(head, text), count
 
 
 # Position labels ("12A") made once: a first build labels millions of positions.
@@ -259,6 +290,6 @@ def tsquery_input(query: str) -> str:
     return " | ".join("'" + t + "'" for t in query_terms(query))
 
 
-def chunk_tsvectors(sources: Sequence[tuple[str, str]]) -> list[str]:
-    """:func:`chunk_tsvector` of each (headings, body) pair (one call per batch, for workers)."""
-    return [chunk_tsvector(head, body) for head, body in sources]
+def chunk_keywords_batch(sources: Sequence[tuple[str, str]]) -> list[Keywords]:
+    """:func:`chunk_keywords` of each (headings, body) pair (one call per batch, for workers)."""
+    return [chunk_keywords(head, body) for head, body in sources]

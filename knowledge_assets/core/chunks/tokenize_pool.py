@@ -7,21 +7,21 @@ before forking them. Small refreshes tokenize in the calling process.
 
 from __future__ import annotations
 
-from knowledge_assets.core.chunks.tokenize import chunk_tsvectors
+from knowledge_assets.core.chunks.tokenize import Keywords, chunk_keywords_batch
 from knowledge_assets.core.workers import WorkerPool, available_cores
 
 # Below this many notes to re-chunk, worker start-up costs more than it saves.
 PARALLEL_MIN_NOTES = 100
 
-# (headings, body) pairs in, tsvector literals out.
-Tokenizer = WorkerPool[tuple[str, str], str]
+# (headings, body) pairs in, (tsvector literal, token count) out.
+Tokenizer = WorkerPool[tuple[str, str], Keywords]
 
 
 def tokenizer(workers: int) -> Tokenizer:
     """A tokenizer with ``workers`` processes (1: the calling process)."""
     if workers > 1:
-        chunk_tsvectors([("辞書", "")])  # load the dictionary once, before the workers fork
-    return WorkerPool(chunk_tsvectors, workers)
+        chunk_keywords_batch([("辞書", "")])  # load the dictionary once, before the workers fork
+    return WorkerPool(chunk_keywords_batch, workers)
 
 
 def tokenizer_for(notes: int) -> Tokenizer:

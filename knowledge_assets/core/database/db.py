@@ -101,10 +101,19 @@ def connect(
         yield conn
 
 
+# Memory for a session's temporary tables (allocated only as it uses them). A chunk write stages
+# a few thousand rows at a time, some 20 MB: in Postgres' default 8 MB, staging 80,000 chunks
+# took 3.1 s of server CPU, 2.5 s in this. Postgres only takes the setting before a session's
+# first temporary table, hence here.
+TEMP_BUFFERS = "64MB"
+
+
 def configure(conn: psycopg.Connection, *, read_only: bool = False) -> None:
-    """Make a fresh session read-only if asked, and register pgvector's types once it exists."""
+    """Make a fresh session read-only if asked, give it room for temporary tables, and register
+    pgvector's types once it exists."""
     if read_only:
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    conn.execute("SELECT set_config('temp_buffers', %s, false)", (TEMP_BUFFERS,))
     has_vector = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
     if not conn.autocommit:
         conn.commit()
