@@ -217,3 +217,27 @@ def test_missing_texts_read_by_hash_or_by_one_pass_are_the_same(
         ).fetchone()
     assert report.embedded == texts == report.total and inputs == (texts,)
     assert len(embedder.sent) == texts
+
+
+def test_a_pass_that_writes_many_vectors_leaves_the_vector_tables_vacuumed_and_analyzed(
+    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_assets.core.index import indexing
+
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        texts = _texts(conn)
+        monkeypatch.setattr(indexing, "ANALYZE_AFTER", texts)  # this pass is a bulk load
+        report = embed_missing(conn, _Embedder())
+        maintained = conn.execute(
+            "SELECT relname FROM pg_stat_user_tables WHERE schemaname = 'rag'"
+            " AND relname IN ('embeddings', 'embedding_inputs')"
+            " AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL"
+        ).fetchall()
+        visible = conn.execute(
+            "SELECT relpages > 0 AND relallvisible = relpages FROM pg_class"
+            " WHERE oid = 'rag.embedding_inputs'::regclass"
+        ).fetchone()
+    assert report.embedded == texts > 0
+    assert sorted(r[0] for r in maintained) == ["embedding_inputs", "embeddings"]
+    assert visible == (True,)

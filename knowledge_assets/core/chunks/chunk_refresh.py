@@ -25,6 +25,7 @@ from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERS
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION, Keywords
 from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
+from knowledge_assets.core.database import db
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.progress import Progress
 
@@ -102,8 +103,7 @@ def refresh_chunks(
     if any(_finish_keyword_index(conn, helper)):
         # A bulk load: until autovacuum runs, the planner would still see the tables as they
         # were before it, and plan searches as if they were nearly empty.
-        conn.execute("ANALYZE rag.chunks, rag.latest_docs, rag.keyword_lexemes")
-        conn.commit()
+        db.vacuum_analyze(conn, "rag.chunks", "rag.latest_docs", "rag.keyword_lexemes")
     chunk_writer.merge_keyword_pending(conn)
     with conn.transaction():
         report.embeddings_removed = index_store.delete_departed_embeddings(conn)

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import embed_checks, index_store
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
@@ -176,9 +177,9 @@ def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) 
     return EmbedReport(model=embedder.model, template=template)
 
 
-# A run that wrote at least this many vectors refreshes the planner's statistics of the vector
-# tables: right after a bulk load they still describe the empty tables, and search plans built
-# on them walk every row.
+# A run that wrote at least this many vectors vacuums and analyzes the vector tables: right
+# after a bulk load the planner's statistics still describe the empty tables, and search plans
+# built on them walk every row. (VACUUM skips the pages no run changed since its last pass.)
 ANALYZE_AFTER = 1000
 
 
@@ -190,8 +191,7 @@ def _finish(
     before embedding) that embedded everything it found missing is complete unless another
     transaction changed the chunks since; only then are the texts counted again."""
     if report.embedded >= ANALYZE_AFTER:
-        conn.execute("ANALYZE rag.embeddings, rag.embedding_inputs")
-        conn.commit()
+        db.vacuum_analyze(conn, "rag.embeddings", "rag.embedding_inputs")
     if counted is None:
         total, done = index_store.count_texts(conn, model, template=template)
     elif report.failed_texts or embed_checks.changed_since(conn, counted.snapshot):
