@@ -77,8 +77,8 @@ TokenSource = tuple[str, str]  # (headings, body) of a chunk, for tokenize.chunk
 class NoteChunks:
     """One note's new chunks; ``token_inputs[i]`` is None when chunk i's tokens are reused,
     else its :func:`token_source`, and ``keywords[i]`` is then its tsvector literal and token
-    count once tokenized. ``sig`` is the
-    note's chunker signature when its source has chunking options of its own."""
+    count once tokenized. ``sig`` is the note's chunker signature when its source has chunking
+    options of its own."""
 
     document_id: uuid.UUID
     path: str
