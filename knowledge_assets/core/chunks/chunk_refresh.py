@@ -125,14 +125,15 @@ def _finish_keyword_index(conn: psycopg.Connection, helper: Connect | None) -> t
     if present:
         return False, chunk_writer.recount_keyword_stats(conn)
 
-    def build() -> bool:
+    def build() -> None:
         with helper() as other:
-            return chunk_writer.ensure_keyword_index(other)
+            chunk_writer.build_keyword_index(other)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         built = pool.submit(build)
         recounted = chunk_writer.recount_keyword_stats(conn)
-        return built.result(), recounted
+        built.result()
+        return True, recounted
 
 
 # The keyword (GIN) index is built in one go, rather than maintained row by row, and the keyword

@@ -188,10 +188,15 @@ def ensure_keyword_index(conn: psycopg.Connection) -> bool:
     conn.commit()  # the build below commits on its own, not inside the caller's transaction
     if present:
         return False
+    build_keyword_index(conn)
+    return True
+
+
+def build_keyword_index(conn: psycopg.Connection) -> None:
+    """Build the keyword index (a no-op if it exists), in a transaction of its own."""
     with conn.transaction():
         configure_index_build(conn, gin_memory(), build_workers())
         conn.execute(_KEYWORD_INDEX_DDL)
-    return True
 
 
 def defer_keyword_stats(conn: psycopg.Connection) -> None:

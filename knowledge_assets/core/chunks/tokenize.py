@@ -209,16 +209,20 @@ Keywords = tuple[str, int | None]
 
 
 def chunk_keywords(heading_text: str, body: str) -> Keywords:
-    """A chunk's tsvector literal (:func:`chunk_tsvector`) and its length in tokens for BM25.
+    """A chunk's tsvector literal (:func:`chunk_tsvector`) and its length in tokens for BM25
+    (:func:`token_count`)."""
+    head, text = tokens(heading_text), tokens(body)
+    return tokens_tsvector(head, text), token_count(head, text)
 
-    The count is what ``rag.tsvector_token_count`` reads from the stored tsvector: the unigram
+
+def token_count(head: list[str], text: list[str]) -> int | None:
+    """What ``rag.tsvector_token_count`` reads from the chunk's stored tsvector: the unigram
     positions Postgres keeps. Counted here it costs nothing, while Postgres would unnest every
     tsvector it stores again. A chunk over a tsvector limit gets None: its clamped positions
     collapse in Postgres, which then counts them itself.
     """
-    head, text = tokens(heading_text), tokens(body)
     if not _fits(head, text):
-        return _capped_tsvector(head, text), None
+        return None
     count = len(head) + len(text)
     if count > _MAX_LEXEME_POSITIONS:  # only then can one lexeme have more than Postgres keeps
         repeats = Counter(head)
@@ -226,7 +230,7 @@ def chunk_keywords(heading_text: str, body: str) -> Keywords:
         count -= sum(
             n - _MAX_LEXEME_POSITIONS for n in repeats.values() if n > _MAX_LEXEME_POSITIONS
         )
-    return _small_tsvector(head, text), count
+    return count
 
 
 # Position labels ("12A") made once: a first build labels millions of positions.

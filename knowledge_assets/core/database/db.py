@@ -114,11 +114,14 @@ def configure(conn: psycopg.Connection, *, read_only: bool = False) -> None:
     pgvector's types once it exists."""
     if read_only:
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-    conn.execute("SELECT set_config('temp_buffers', %s, false)", (TEMP_BUFFERS,))
-    has_vector = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
+    row = conn.execute(
+        "SELECT set_config('temp_buffers', %s, false),"
+        " EXISTS (SELECT 1 FROM pg_type WHERE typname = 'vector')",
+        (TEMP_BUFFERS,),
+    ).fetchone()
     if not conn.autocommit:
         conn.commit()
-    if has_vector:
+    if row and row[1]:
         register_vector(conn)
 
 
