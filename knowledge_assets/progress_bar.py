@@ -1,5 +1,6 @@
 """A terminal progress bar (rich) for long first builds: one line per stage (files read, notes
-chunked, passages embedded) with count, rate and time left, fed by ``core.progress``."""
+chunked, passages embedded, vectors indexed) with count, rate and time left, fed by
+``core.progress``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ _LABELS = {
     "raw_docs": "files read",
     "chunks": "notes chunked",
     "embeddings": "passages embedded",
+    "vector index": "vectors indexed",
 }
 
 

@@ -20,7 +20,11 @@ def test_the_bar_shows_each_stage_with_its_count() -> None:
         notes.start(40)
         notes.advance(25)
         Progress("embeddings", "passages").start(0)  # nothing to embed: no line
+        vectors = Progress("vector index", "vectors")
+        vectors.start(500)
+        vectors.advance(120)
     text = out.getvalue()
     assert "files read" in text and "3/3" in text
     assert "notes chunked" in text and "25/40" in text
     assert "passages embedded" not in text
+    assert "vectors indexed" in text and "120/500" in text

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +25,9 @@ from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION, Keywords
 from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
 from knowledge_assets.core.database import db
+from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.progress import Progress
-
-# Opens a second connection to the store (e.g. PostgresResource.connect).
-Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
 
 @dataclass

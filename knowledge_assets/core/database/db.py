@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,11 @@ def dagster_storage_url(url: str) -> str:
     dbname = quote(str(info.pop("dbname", "")), safe="")
     query = urlencode({k: str(v) for k, v in info.items()})
     return f"postgresql+psycopg2://{auth}/{dbname}" + (f"?{query}" if query else "")
+
+
+# Opens another connection to the same store (e.g. ``PostgresResource.connect``), for work that
+# runs beside a connection's own: a second index build, or watching a long one.
+Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
 
 @contextmanager

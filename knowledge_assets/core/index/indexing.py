@@ -17,8 +17,10 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.database import db
+from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import embed_checks, index_store
+from knowledge_assets.core.index.build_progress import run_watched
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
 from knowledge_assets.core.index.embedding_text import default_template
 from knowledge_assets.core.index.index_build import (
@@ -44,6 +46,7 @@ def embed_missing(
     batch_size: int | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    watch: Connect | None = None,
 ) -> EmbedReport:
     """Embed every chunk (optionally of some documents) that has no vectors of this model under
     ``template`` (default: the model's measured default); with ``force``, every selected chunk
@@ -54,7 +57,8 @@ def embed_missing(
     of the model is reused, never sent again. While a model moves to a new template, search keeps
     reading the old one until every chunk has vectors under the new one. A bulk run of a model
     that search is not using drops the model's HNSW index while it writes and rebuilds it before
-    the model is marked complete (also when the run fails).
+    the model is marked complete (also when the run fails); ``watch`` opens a second connection
+    that follows that build, for progress lines (stage ``vector index``) beside ``progress``'s own.
     """
     started = time.perf_counter()
     template = template or default_template(embedder.model)
@@ -86,15 +90,16 @@ def embed_missing(
             conn.commit()  # each batch below commits on its own, not inside this read
     progress = progress or Progress("embeddings", "passages")
     progress.start(len(todo))
+    building = Progress("vector index", "vectors", log=progress.log, every=progress.every)
     try:
         embed_batches(conn, plan, todo, batch_size or embedder.batch_size, report, progress)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
             with contextlib.suppress(psycopg.Error):
-                _build_index(conn, embedder, report)
+                _build_index(conn, embedder, report, building, watch)
         raise
     if deferred:
-        _build_index(conn, embedder, report)
+        _build_index(conn, embedder, report, building, watch)
     _finish(conn, embedder.model, template, report, counted)
     report.seconds_total = time.perf_counter() - started
     return report
@@ -150,15 +155,24 @@ def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> 
     return True
 
 
-def _build_index(conn: psycopg.Connection, embedder: Embedder, report: EmbedReport) -> None:
+def _build_index(
+    conn: psycopg.Connection, embedder: Embedder, report: EmbedReport, progress: Progress,
+    watch: Connect | None,
+) -> None:  # fmt: skip
     """Build the model's index in one go, with memory and workers sized for it."""
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.rollback()  # a failed batch left its transaction aborted
     started = time.perf_counter()
     rows = index_store.count_vectors(conn, embedder.model)
-    with conn.transaction():
-        configure_build(conn, rows, embedder.dims)
-        ensure_model_index(conn, embedder.model, embedder.dims)
+    conn.commit()
+
+    def build(on: psycopg.Connection) -> None:
+        with on.transaction():
+            configure_build(on, rows, embedder.dims)
+            ensure_model_index(on, embedder.model, embedder.dims)
+
+    progress.start(rows)
+    run_watched(conn, build, progress, watch)
     report.seconds_index = time.perf_counter() - started
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import psycopg
 
+from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.embed_batches import EmbedReport
@@ -89,6 +90,7 @@ def embed_selection(
     template: str | None = None,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    watch: Connect | None = None,
 ) -> SubsetReport:
     """Embed what is missing for the selected notes (every note when the filter is empty) and,
     with ``force``, first embed their already-embedded texts again and overwrite those vectors.
@@ -110,7 +112,7 @@ def embed_selection(
     conn.commit()
     report = embed_missing(
         conn, embedder, template=template, document_ids=ids, batch_size=batch_size, force=force,
-        progress=progress,
+        progress=progress, watch=watch,
     )  # fmt: skip
     # With force every selected text was sent again: those that had vectors count as replaced.
     replaced = min(covered, report.embedded)

@@ -169,8 +169,9 @@ def _embed_partition(
         try:
             progress = Progress("embeddings", "passages", log=context.log.info)
             subset = embed_selection(
-                conn, model, selection, force=config.force, template=template, progress=progress
-            )
+                conn, model, selection, force=config.force, template=template, progress=progress,
+                watch=postgres.connect,
+            )  # fmt: skip
         except NothingSelected as exc:
             raise dg.Failure(str(exc)) from exc
         table = table_metadata(conn, "rag.embeddings", partition_filter=("model", model.model))

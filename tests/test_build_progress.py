@@ -1,0 +1,145 @@
+"""Progress of a long HNSW build: rows indexed so far, read from Postgres on a second connection
+while the build runs; a build that cannot be watched still runs, and its own failure surfaces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from knowledge_assets.core import progress as core_progress
+from knowledge_assets.core.database import db
+from knowledge_assets.core.index import indexing
+from knowledge_assets.core.index.build_progress import run_watched
+from knowledge_assets.core.index.index_build import model_index_name
+from knowledge_assets.core.progress import Progress, Update
+from tests.test_embed_checks import _Embedder, _sync, _texts
+
+ROWS = 120
+# Each row's index expression sleeps this long, so the build lasts ROWS * SLEEP seconds
+# whatever the machine's speed, and a poll every POLL seconds sees it part-way.
+SLEEP = 0.008
+POLL = 0.05
+
+
+def _slow_vectors(conn: psycopg.Connection) -> None:
+    conn.execute(
+        "CREATE FUNCTION slow_vector(v vector) RETURNS vector(3) LANGUAGE plpgsql IMMUTABLE"
+        f" AS $$ BEGIN PERFORM pg_sleep({SLEEP}); RETURN v; END $$"
+    )
+    conn.execute("CREATE TABLE vecs (v vector(3))")
+    conn.execute(
+        "INSERT INTO vecs SELECT ARRAY[random() + 0.1, random(), random()]::vector"
+        " FROM generate_series(1, %s)",
+        (ROWS,),
+    )
+    conn.commit()
+
+
+def _build(conn: psycopg.Connection) -> None:
+    with conn.transaction():
+        conn.execute(
+            "CREATE INDEX vecs_hnsw ON vecs USING hnsw ((slow_vector(v)::vector(3)) vector_cosine_ops)"
+        )
+
+
+def _recorded(stage: str) -> tuple[list[Update], AbstractContextManager[None]]:
+    seen: list[Update] = []
+
+    @contextmanager
+    def listening() -> Iterator[None]:
+        stop = core_progress.subscribe(lambda u: seen.append(u) if u.stage == stage else None)
+        try:
+            yield
+        finally:
+            stop()
+
+    return seen, listening()
+
+
+def test_a_running_build_reports_the_rows_it_has_indexed(db_url: str) -> None:
+    lines: list[str] = []
+    watched = Progress("vector index", "vectors", log=lines.append, every=0.2)
+    seen, listening = _recorded("vector index")
+    with db.connect(db_url) as conn, listening:
+        _slow_vectors(conn)
+        watched.start(ROWS)
+        run_watched(conn, _build, watched, lambda: db.connect(db_url), every=POLL)
+        built = conn.execute("SELECT to_regclass('vecs_hnsw') IS NOT NULL").fetchone()
+    done = [u.done for u in seen]
+    assert built == (True,)
+    assert done[0] == 0 and done[-1] == ROWS
+    assert done == sorted(done)
+    assert any(0 < d < ROWS for d in done), done  # seen part-way, not only at the ends
+    assert any("%)" in line and "(100%)" not in line for line in lines), lines
+    finished = [line for line in lines if "(100%)" in line]
+    assert len(finished) == 1 and finished[0].startswith(f"vector index: {ROWS}/{ROWS} vectors")
+
+
+def _unreachable() -> AbstractContextManager[psycopg.Connection]:
+    return db.connect("postgresql://ka@127.0.0.1:1/none?connect_timeout=2")
+
+
+def test_a_build_that_cannot_be_watched_still_runs_to_the_end(db_url: str) -> None:
+    watched = Progress("vector index", "vectors")
+    with db.connect(db_url) as conn:
+        _slow_vectors(conn)
+        watched.start(ROWS)
+        run_watched(conn, _build, watched, _unreachable, every=POLL)
+        built = conn.execute("SELECT to_regclass('vecs_hnsw') IS NOT NULL").fetchone()
+    assert built == (True,)
+    assert watched.done == ROWS
+
+
+def test_a_failed_build_raises_its_own_error_and_frees_its_watcher(db_url: str) -> None:
+    opened: list[psycopg.Connection] = []
+
+    @contextmanager
+    def watch() -> Iterator[psycopg.Connection]:
+        with db.connect(db_url) as other:
+            opened.append(other)
+            yield other
+
+    def broken(conn: psycopg.Connection) -> None:
+        conn.execute("SELECT pg_sleep(0.2)")  # long enough to be watched once
+        conn.execute("CREATE INDEX missing_hnsw ON no_such_table USING hnsw (v vector_l2_ops)")
+
+    with db.connect(db_url) as conn:
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            run_watched(conn, broken, Progress("vector index", "vectors"), watch, every=POLL)
+        conn.rollback()
+    assert len(opened) == 1 and opened[0].closed
+
+
+def test_a_bulk_embedding_pass_reports_its_index_build(
+    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "DEFER_INDEX_MIN", 1)  # this small pass is a bulk load
+    embedder = _Embedder()
+    watched: list[int] = []
+
+    @contextmanager
+    def watch() -> Iterator[psycopg.Connection]:
+        with db.connect(db_url) as other:
+            watched.append(other.info.backend_pid)
+            yield other
+
+    seen, listening = _recorded("vector index")
+    lines: list[str] = []
+    with db.connect(db_url) as conn, listening:
+        _sync(conn, vault)
+        texts = _texts(conn)
+        passages = Progress("embeddings", "passages", log=lines.append)
+        report = indexing.embed_missing(conn, embedder, progress=passages, watch=watch)
+        row = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL", (f"rag.{model_index_name(embedder.model)}",)
+        ).fetchone()
+    assert report.embedded == texts > 0 and report.seconds_index > 0
+    assert row == (True,)
+    assert len(watched) == 1
+    assert (seen[0].done, seen[0].total) == (0, texts)
+    assert (seen[-1].done, seen[-1].total) == (texts, texts)
+    assert "\n".join(lines).count(f"vector index: {texts:,}/{texts:,} vectors (100%)") == 1
