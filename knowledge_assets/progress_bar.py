@@ -1,6 +1,6 @@
 """A terminal progress bar (rich) for long first builds: one line per stage (files read, notes
-chunked, passages embedded, vectors indexed) with count, rate and time left, fed by
-``core.progress``."""
+chunked, passages embedded, and the keyword and vector index builds) with count, rate and time
+left, fed by ``core.progress``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ _LABELS = {
     "raw_docs": "files read",
     "chunks": "notes chunked",
     "embeddings": "passages embedded",
-    "vector index": "vectors indexed",
 }
 
 

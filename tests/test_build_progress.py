@@ -4,6 +4,7 @@ while the build runs; a build that cannot be watched still runs, and its own fai
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from knowledge_assets.core import progress as core_progress
 from knowledge_assets.core.database import db
 from knowledge_assets.core.index import indexing
-from knowledge_assets.core.index.build_progress import run_watched
+from knowledge_assets.core.index.build_progress import finish, follow, run_watched
 from knowledge_assets.core.index.index_build import model_index_name
 from knowledge_assets.core.progress import Progress, Update
 from tests.test_embed_checks import _Embedder, _sync, _texts
@@ -79,6 +80,42 @@ def test_a_running_build_reports_the_rows_it_has_indexed(db_url: str) -> None:
     assert len(finished) == 1 and finished[0].startswith(f"vector index: {ROWS}/{ROWS} vectors")
 
 
+def test_a_keyword_index_build_reports_the_share_of_the_table_it_has_scanned(db_url: str) -> None:
+    """A GIN build reports table pages, not rows: progress counts that share of its total."""
+    with db.connect(db_url) as conn:
+        conn.execute(
+            "CREATE FUNCTION slow_words(t text) RETURNS tsvector LANGUAGE plpgsql IMMUTABLE"
+            f" AS $$ BEGIN PERFORM pg_sleep({SLEEP}); RETURN to_tsvector('simple', t); END $$"
+        )
+        # Wide rows (a few to a page), so the scan moves through many pages.
+        conn.execute("CREATE TABLE notes (body text STORAGE PLAIN)")
+        conn.execute(
+            "INSERT INTO notes SELECT repeat('word' || i || ' ', 300) FROM generate_series(1, %s) i",
+            (ROWS,),
+        )
+        conn.commit()
+        watched = Progress("keyword index", "passages")
+        seen, listening = _recorded("keyword index")
+        pids: list[int] = []
+
+        def build() -> None:
+            with db.connect(db_url) as builder:
+                pids.append(builder.info.backend_pid)
+                builder.execute("CREATE INDEX notes_words ON notes USING gin (slow_words(body))")
+
+        with listening, ThreadPoolExecutor(max_workers=1) as pool:
+            watched.start(ROWS)
+            built = pool.submit(build)
+            follow(built, lambda: pids[0] if pids else None, watched, conn, POLL, pages=True)
+            built.result()
+            finish(watched)
+        pages = conn.execute("SELECT relpages FROM pg_class WHERE relname = 'notes'").fetchone()
+    done = [u.done for u in seen]
+    assert pages is not None and pages[0] >= 10
+    assert done[0] == 0 and done[-1] == ROWS and done == sorted(done)
+    assert any(0 < d < ROWS for d in done), done
+
+
 def _unreachable() -> AbstractContextManager[psycopg.Connection]:
     return db.connect("postgresql://ka@127.0.0.1:1/none?connect_timeout=2")
 
@@ -92,6 +129,29 @@ def test_a_build_that_cannot_be_watched_still_runs_to_the_end(db_url: str) -> No
         built = conn.execute("SELECT to_regclass('vecs_hnsw') IS NOT NULL").fetchone()
     assert built == (True,)
     assert watched.done == ROWS
+
+
+def test_an_interrupted_watch_cancels_the_build(db_url: str) -> None:
+    """Ctrl-C (or a terminated run) reaches the watching thread, not the build's: the build
+    must be cancelled, not left running to its end."""
+
+    def interrupt(update: Update) -> None:
+        if 0 < update.done < update.total:
+            raise KeyboardInterrupt
+
+    watched = Progress("vector index", "vectors")
+    stop = core_progress.subscribe(interrupt)
+    try:
+        with db.connect(db_url) as conn:
+            _slow_vectors(conn)
+            watched.start(ROWS)
+            with pytest.raises(KeyboardInterrupt):
+                run_watched(conn, _build, watched, lambda: db.connect(db_url), every=POLL)
+            conn.rollback()
+            built = conn.execute("SELECT to_regclass('vecs_hnsw') IS NOT NULL").fetchone()
+    finally:
+        stop()
+    assert built == (False,)  # left to run, the build would have committed its index
 
 
 def test_a_failed_build_raises_its_own_error_and_frees_its_watcher(db_url: str) -> None:

@@ -339,9 +339,17 @@ def test_a_bulk_load_builds_the_keyword_index_on_a_second_connection_while_it_re
             opened.append((before, chunk_writer.has_keyword_index(conn)))
 
     vault = _vault(tmp_path, 6)
-    report = _sync(db_url, vault, helper)
+    seen: list[Update] = []
+    stop = subscribe(lambda u: seen.append(u) if u.stage == "keyword index" else None)
+    try:
+        report = _sync(db_url, vault, helper)
+    finally:
+        stop()
     assert report.chunks_written == 18
     assert opened == [(False, True)]  # the helper's connection built the index
+    # ... while this one followed it, in passages (the chunks it indexes).
+    assert (seen[0].done, seen[0].total, seen[-1].done) == (0, 18, 18)
+    assert {u.unit for u in seen} == {"passages"}
     stale, lexemes = _stale(db_url)
     assert not stale and lexemes > 0
     _stats_match(db_url)

@@ -27,4 +27,4 @@ def test_the_bar_shows_each_stage_with_its_count() -> None:
     assert "files read" in text and "3/3" in text
     assert "notes chunked" in text and "25/40" in text
     assert "passages embedded" not in text
-    assert "vectors indexed" in text and "120/500" in text
+    assert "vector index" in text and "120/500" in text

@@ -27,6 +27,7 @@ from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
 from knowledge_assets.core.database import db
 from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.index import index_store
+from knowledge_assets.core.index.build_progress import finish, follow
 from knowledge_assets.core.progress import Progress
 
 
@@ -97,7 +98,7 @@ def refresh_chunks(
             chunk_writer.merge_keyword_pending(conn)
             chunk_writer.recount_keyword_stats(conn)
         raise
-    if any(_finish_keyword_index(conn, helper)):
+    if any(_finish_keyword_index(conn, helper, progress)):
         # A bulk load: until autovacuum runs, the planner would still see the tables as they
         # were before it, and plan searches as if they were nearly empty.
         db.vacuum_analyze(conn, "rag.chunks", "rag.latest_docs", "rag.keyword_lexemes")
@@ -107,13 +108,16 @@ def refresh_chunks(
     return report
 
 
-def _finish_keyword_index(conn: psycopg.Connection, helper: Connect | None) -> tuple[bool, bool]:
+def _finish_keyword_index(
+    conn: psycopg.Connection, helper: Connect | None, progress: Progress
+) -> tuple[bool, bool]:
     """Build the keyword index if it is missing (also one a killed run left dropped) and count
     stale keyword statistics again (also a killed run's debt); returns (built, recounted).
 
     With ``helper``, the index is built on a second connection while this one recounts: at
     194,330 chunks the two took 8.4 s and 4.3 s one after the other, each with a parallel
-    worker, and they read ``rag.chunks`` under locks that do not conflict.
+    worker, and they read ``rag.chunks`` under locks that do not conflict. Once the recount is
+    done, this connection follows the build for progress lines (stage ``keyword index``).
     """
     if helper is None:
         return chunk_writer.ensure_keyword_index(conn), chunk_writer.recount_keyword_stats(conn)
@@ -121,15 +125,21 @@ def _finish_keyword_index(conn: psycopg.Connection, helper: Connect | None) -> t
     conn.commit()  # the recount below and the build on ``helper`` each run on their own
     if present:
         return False, chunk_writer.recount_keyword_stats(conn)
+    builder: list[int] = []
 
     def build() -> None:
         with helper() as other:
+            builder.append(other.info.backend_pid)
             chunk_writer.build_keyword_index(other)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         built = pool.submit(build)
         recounted = chunk_writer.recount_keyword_stats(conn)
+        indexed = Progress("keyword index", "passages", log=progress.log, every=progress.every)
+        indexed.start(chunk_writer.chunk_count(conn))
+        follow(built, lambda: builder[0] if builder else None, indexed, conn, pages=True)
         built.result()
+        finish(indexed)
         return True, recounted
 
 

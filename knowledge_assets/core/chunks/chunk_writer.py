@@ -199,6 +199,13 @@ def build_keyword_index(conn: psycopg.Connection) -> None:
         conn.execute(_KEYWORD_INDEX_DDL)
 
 
+def chunk_count(conn: psycopg.Connection) -> int:
+    """How many chunks the keyword statistics count (all of them once they are not stale)."""
+    row = conn.execute("SELECT ndocs FROM rag.keyword_totals").fetchone()
+    conn.commit()
+    return int(row[0]) if row else 0
+
+
 def defer_keyword_stats(conn: psycopg.Connection) -> None:
     """Leave the keyword statistics of this transaction's chunk writes to
     :func:`recount_keyword_stats` (they are marked stale, in this transaction)."""
