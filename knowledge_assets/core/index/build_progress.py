@@ -57,7 +57,8 @@ def run_watched(
                 done.result()
             except BaseException:
                 if not done.done():
-                    conn.cancel_safe()
+                    with contextlib.suppress(psycopg.Error):  # the interruption is the news
+                        conn.cancel_safe()
                 raise
     finish(progress)
 
