@@ -1,5 +1,6 @@
-"""Progress of a long HNSW build: rows indexed so far, read from Postgres on a second connection
-while the build runs; a build that cannot be watched still runs, and its own failure surfaces."""
+"""Progress of long index builds, read from Postgres on another connection while they run: an
+HNSW build in rows inserted, a GIN build in the share of the table scanned. A build that cannot
+be watched still runs, its own failure surfaces, and an interrupted watch cancels it."""
 
 from __future__ import annotations
 
