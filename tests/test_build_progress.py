@@ -204,3 +204,61 @@ def test_a_bulk_embedding_pass_reports_its_index_build(
     assert (seen[0].done, seen[0].total) == (0, texts)
     assert (seen[-1].done, seen[-1].total) == (texts, texts)
     assert "\n".join(lines).count(f"vector index: {texts:,}/{texts:,} vectors (100%)") == 1
+
+
+def _index_exists(conn: psycopg.Connection, model: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{model_index_name(model)}",))
+    return row.fetchone() == (True,)
+
+
+def test_a_run_stopped_before_its_index_build_leaves_the_build_to_the_next_run(
+    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped at its index build (Ctrl-C, a run terminated from the UI), a bulk pass leaves the
+    model without its index. The next pass builds it at its end, sized and with progress,
+    though it has nothing left to embed."""
+    monkeypatch.setattr(indexing, "DEFER_INDEX_MIN", 1)
+
+    def stop_at_the_build(update: Update) -> None:
+        if update.stage == "vector index":
+            raise KeyboardInterrupt
+
+    embedder = _Embedder()
+    stop = core_progress.subscribe(stop_at_the_build)
+    try:
+        with db.connect(db_url) as conn:
+            _sync(conn, vault)
+            texts = _texts(conn)
+            with pytest.raises(KeyboardInterrupt):
+                indexing.embed_missing(conn, embedder)
+            conn.rollback()
+            assert not _index_exists(conn, embedder.model)
+    finally:
+        stop()
+    seen, listening = _recorded("vector index")
+    with db.connect(db_url) as conn, listening:
+        report = indexing.embed_missing(conn, embedder)
+        assert _index_exists(conn, embedder.model)
+    assert (report.embedded, report.reused, report.complete) == (0, texts, True)
+    assert (seen[-1].done, seen[-1].total) == (texts, texts)  # built by the sized path
+
+
+def test_a_complete_model_that_lost_its_index_gets_it_back(db_url: str, vault: Path) -> None:
+    """A model whose last pass was complete and whose texts did not change skips its pass, but
+    not when its index is gone (e.g. a forced pass of a model search does not use, stopped
+    during its build): the pass then rebuilds the index, sized and with progress, and embeds
+    nothing."""
+    embedder = _Embedder()
+    seen, listening = _recorded("vector index")
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        first = indexing.embed_missing(conn, embedder)
+        assert first.complete and first.embedded > 0
+        conn.execute(f"DROP INDEX rag.{model_index_name(embedder.model)}")
+        conn.commit()
+        sent, texts = len(embedder.sent), _texts(conn)
+        with listening:
+            again = indexing.embed_missing(conn, embedder)
+        assert _index_exists(conn, embedder.model)
+    assert (again.embedded, again.complete, len(embedder.sent)) == (0, True, sent)
+    assert (seen[-1].done, seen[-1].total) == (texts, texts)

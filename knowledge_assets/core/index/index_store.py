@@ -273,6 +273,12 @@ def is_active(conn: psycopg.Connection, model: str) -> bool:
     return bool(row and row[0])
 
 
+def has_index(conn: psycopg.Connection, name: str) -> bool:
+    """Whether the index ``rag.<name>`` exists."""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{name}",)).fetchone()
+    return bool(row and row[0])
+
+
 def drop_index(conn: psycopg.Connection, name: str) -> None:
     """Drop the index ``rag.<name>`` if it exists."""
     conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier("rag", name)))

@@ -64,7 +64,8 @@ def embed_missing(
     template = template or default_template(embedder.model)
     report = _prepare_model(conn, embedder, template)
     whole = document_ids is None and not force
-    if whole and (texts := embed_checks.still_complete(conn, embedder.model, template)) is not None:
+    texts = embed_checks.still_complete(conn, embedder.model, template) if whole else None
+    if texts is not None and index_store.has_index(conn, model_index_name(embedder.model)):
         return _nothing_changed(conn, report, texts, started)
     counted = embed_checks.count(conn, embedder.model, template) if whole else None
     if counted is not None:
@@ -148,10 +149,15 @@ def _load(embedder: Embedder) -> float:
 
 
 def _defer_index(conn: psycopg.Connection, model: str, todo: int, done: int) -> bool:
-    """Drop ``model``'s index for a bulk load unless search is using the model."""
+    """Whether this run builds ``model``'s index at its end, with memory sized for it and its
+    progress reported: when the index is missing (the model's first run, or a run stopped while
+    building it), or for a bulk load of a model search is not using, which drops it first."""
+    name = model_index_name(model)
+    if not index_store.has_index(conn, name):
+        return True
     if todo < max(DEFER_INDEX_MIN, done // 8) or index_store.is_active(conn, model):
         return False
-    index_store.drop_index(conn, model_index_name(model))
+    index_store.drop_index(conn, name)
     return True
 
 
@@ -187,7 +193,8 @@ def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) 
                 f"model {embedder.model} is registered with {stored_dims} dimensions but the "
                 f"embedder returns {embedder.dims}: register it under another name"
             )
-        ensure_model_index(conn, embedder.model, embedder.dims)
+    # The model's index is built at the end of the run when missing (_defer_index), not here:
+    # over the vectors a stopped run left, a build with the default memory would run for minutes.
     return EmbedReport(model=embedder.model, template=template)
 
 
