@@ -48,6 +48,11 @@ def _build(conn: psycopg.Connection) -> None:
         )
 
 
+def _index_exists(conn: psycopg.Connection, model: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{model_index_name(model)}",))
+    return row.fetchone() == (True,)
+
+
 def _recorded(stage: str) -> tuple[list[Update], AbstractContextManager[None]]:
     seen: list[Update] = []
 
@@ -175,11 +180,8 @@ def test_a_failed_build_raises_its_own_error_and_frees_its_watcher(db_url: str) 
     assert len(opened) == 1 and opened[0].closed
 
 
-def test_a_bulk_embedding_pass_reports_its_index_build(
-    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(indexing, "DEFER_INDEX_MIN", 1)  # this small pass is a bulk load
-    embedder = _Embedder()
+def test_a_first_embedding_pass_reports_its_index_build(db_url: str, vault: Path) -> None:
+    embedder = _Embedder()  # a first pass: the model's index is built at its end
     watched: list[int] = []
 
     @contextmanager
@@ -195,29 +197,21 @@ def test_a_bulk_embedding_pass_reports_its_index_build(
         texts = _texts(conn)
         passages = Progress("embeddings", "passages", log=lines.append)
         report = indexing.embed_missing(conn, embedder, progress=passages, watch=watch)
-        row = conn.execute(
-            "SELECT to_regclass(%s) IS NOT NULL", (f"rag.{model_index_name(embedder.model)}",)
-        ).fetchone()
+        built = _index_exists(conn, embedder.model)
     assert report.embedded == texts > 0 and report.seconds_index > 0
-    assert row == (True,)
+    assert built
     assert len(watched) == 1
     assert (seen[0].done, seen[0].total) == (0, texts)
     assert (seen[-1].done, seen[-1].total) == (texts, texts)
     assert "\n".join(lines).count(f"vector index: {texts:,}/{texts:,} vectors (100%)") == 1
 
 
-def _index_exists(conn: psycopg.Connection, model: str) -> bool:
-    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{model_index_name(model)}",))
-    return row.fetchone() == (True,)
-
-
 def test_a_run_stopped_before_its_index_build_leaves_the_build_to_the_next_run(
-    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch
+    db_url: str, vault: Path
 ) -> None:
-    """Stopped at its index build (Ctrl-C, a run terminated from the UI), a bulk pass leaves the
-    model without its index. The next pass builds it at its end, sized and with progress,
+    """Stopped at its index build (Ctrl-C, a run terminated from the UI), a first pass leaves
+    the model without its index. The next pass builds it at its end, sized and with progress,
     though it has nothing left to embed."""
-    monkeypatch.setattr(indexing, "DEFER_INDEX_MIN", 1)
 
     def stop_at_the_build(update: Update) -> None:
         if update.stage == "vector index":

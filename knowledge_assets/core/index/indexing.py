@@ -57,8 +57,10 @@ def embed_missing(
     of the model is reused, never sent again. While a model moves to a new template, search keeps
     reading the old one until every chunk has vectors under the new one. A bulk run of a model
     that search is not using drops the model's HNSW index while it writes and rebuilds it before
-    the model is marked complete (also when the run fails); ``watch`` opens a second connection
-    that follows that build, for progress lines (stage ``vector index``) beside ``progress``'s own.
+    the model is marked complete (also when the run fails); a missing index (the model's first
+    run, or a run stopped during that build) is built at the same point, even when nothing is
+    left to embed. ``watch`` opens a second connection that follows the build, for progress
+    lines (stage ``vector index``) beside ``progress``'s own.
     """
     started = time.perf_counter()
     template = template or default_template(embedder.model)
