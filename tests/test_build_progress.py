@@ -11,10 +11,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from knowledge_assets.core import progress as core_progress
 from knowledge_assets.core.database import db
-from knowledge_assets.core.index import indexing
+from knowledge_assets.core.index import index_store, indexing
 from knowledge_assets.core.index.build_progress import finish, follow, run_watched
 from knowledge_assets.core.index.index_build import model_index_name
 from knowledge_assets.core.progress import Progress, Update
@@ -27,11 +28,18 @@ SLEEP = 0.008
 POLL = 0.05
 
 
-def _slow_vectors(conn: psycopg.Connection) -> None:
+def _slow_function(conn: psycopg.Connection, head: str, result: str) -> None:
+    """The function ``head``: ``result`` after a pause of SLEEP seconds, for index expressions."""
     conn.execute(
-        "CREATE FUNCTION slow_vector(v vector) RETURNS vector(3) LANGUAGE plpgsql IMMUTABLE"
-        f" AS $$ BEGIN PERFORM pg_sleep({SLEEP}); RETURN v; END $$"
+        sql.SQL(
+            "CREATE FUNCTION " + head + " LANGUAGE plpgsql IMMUTABLE"
+            " AS $$ BEGIN PERFORM pg_sleep({}); RETURN " + result + "; END $$"
+        ).format(sql.Literal(SLEEP))
     )
+
+
+def _slow_vectors(conn: psycopg.Connection) -> None:
+    _slow_function(conn, "slow_vector(v vector) RETURNS vector(3)", "v")
     conn.execute("CREATE TABLE vecs (v vector(3))")
     conn.execute(
         "INSERT INTO vecs SELECT ARRAY[random() + 0.1, random(), random()]::vector"
@@ -49,8 +57,7 @@ def _build(conn: psycopg.Connection) -> None:
 
 
 def _index_exists(conn: psycopg.Connection, model: str) -> bool:
-    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{model_index_name(model)}",))
-    return row.fetchone() == (True,)
+    return index_store.has_index(conn, model_index_name(model))
 
 
 def _recorded(stage: str) -> tuple[list[Update], AbstractContextManager[None]]:
@@ -89,10 +96,7 @@ def test_a_running_build_reports_the_rows_it_has_indexed(db_url: str) -> None:
 def test_a_keyword_index_build_reports_the_share_of_the_table_it_has_scanned(db_url: str) -> None:
     """A GIN build reports table pages, not rows: progress counts that share of its total."""
     with db.connect(db_url) as conn:
-        conn.execute(
-            "CREATE FUNCTION slow_words(t text) RETURNS tsvector LANGUAGE plpgsql IMMUTABLE"
-            f" AS $$ BEGIN PERFORM pg_sleep({SLEEP}); RETURN to_tsvector('simple', t); END $$"
-        )
+        _slow_function(conn, "slow_words(t text) RETURNS tsvector", "to_tsvector('simple', t)")
         # Wide rows (a few to a page), so the scan moves through many pages.
         conn.execute("CREATE TABLE notes (body text STORAGE PLAIN)")
         conn.execute(
@@ -248,7 +252,7 @@ def test_a_complete_model_that_lost_its_index_gets_it_back(db_url: str, vault: P
         _sync(conn, vault)
         first = indexing.embed_missing(conn, embedder)
         assert first.complete and first.embedded > 0
-        conn.execute(f"DROP INDEX rag.{model_index_name(embedder.model)}")
+        index_store.drop_index(conn, model_index_name(embedder.model))
         conn.commit()
         sent, texts = len(embedder.sent), _texts(conn)
         with listening:

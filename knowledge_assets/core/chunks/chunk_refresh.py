@@ -136,7 +136,7 @@ def _finish_keyword_index(
         built = pool.submit(build)
         recounted = chunk_writer.recount_keyword_stats(conn)
         indexed = Progress("keyword index", "passages", log=progress.log, every=progress.every)
-        indexed.start(chunk_writer.chunk_count(conn))
+        indexed.start(index_store.count_chunks(conn))  # recounted just above
         follow(built, lambda: builder[0] if builder else None, indexed, conn, pages=True)
         built.result()
         finish(indexed)

@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from knowledge_assets.core.chunks.chunking import Chunk
 from knowledge_assets.core.chunks.tokenize import Keywords
 from knowledge_assets.core.index.index_build import build_workers, configure_index_build, gin_memory
-from knowledge_assets.core.index.index_store import chunk_id
+from knowledge_assets.core.index.index_store import chunk_id, has_index
 
 _STAGE = (
     "CREATE TEMP TABLE chunk_stage (id uuid, document_id uuid, chunk_index int,"
@@ -168,8 +168,7 @@ _KEYWORD_INDEX_DDL = sql.SQL(
 
 def has_keyword_index(conn: psycopg.Connection) -> bool:
     """Whether rag.chunks has its keyword index (a bulk load drops it while it writes)."""
-    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"rag.{KEYWORD_INDEX}",)).fetchone()
-    return bool(row and row[0])
+    return has_index(conn, KEYWORD_INDEX)
 
 
 def drop_keyword_index(conn: psycopg.Connection) -> None:
@@ -197,13 +196,6 @@ def build_keyword_index(conn: psycopg.Connection) -> None:
     with conn.transaction():
         configure_index_build(conn, gin_memory(), build_workers())
         conn.execute(_KEYWORD_INDEX_DDL)
-
-
-def chunk_count(conn: psycopg.Connection) -> int:
-    """How many chunks the keyword statistics count (all of them once they are not stale)."""
-    row = conn.execute("SELECT ndocs FROM rag.keyword_totals").fetchone()
-    conn.commit()
-    return int(row[0]) if row else 0
 
 
 def defer_keyword_stats(conn: psycopg.Connection) -> None:

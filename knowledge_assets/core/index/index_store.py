@@ -267,6 +267,13 @@ def count_vectors(conn: psycopg.Connection, model: str) -> int:
     return int(row[0]) if row else 0
 
 
+def count_chunks(conn: psycopg.Connection) -> int:
+    """How many chunks the store holds (from the BM25 totals row, so it costs nothing; exact
+    unless a bulk load's recount of the keyword statistics is still due)."""
+    row = conn.execute("SELECT ndocs FROM rag.keyword_totals").fetchone()
+    return int(row[0]) if row else 0
+
+
 def is_active(conn: psycopg.Connection, model: str) -> bool:
     """Whether search currently uses ``model``."""
     row = conn.execute("SELECT is_active FROM rag.models WHERE model = %s", (model,)).fetchone()

@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.index import index_store
 from knowledge_assets.core.search import keyword_sql, search_sql
 from knowledge_assets.core.search.fusion import HybridWeights, default_threshold, fuse
 from knowledge_assets.core.search.search_hits import SearchHit, make_hit
@@ -27,7 +28,7 @@ def _vector_rows(
     """Exact ranking for small (filtered) sets; the HNSW index, deepened as needed, otherwise."""
     kw: dict[str, Any] = {"filters": filters, "limit": limit, "min_similarity": min_similarity}
     cap = search_sql.EXACT_MAX_ROWS
-    small = search_sql.count_chunks(conn) <= cap or (
+    small = index_store.count_chunks(conn) <= cap or (
         filters is not None
         and not filters.is_empty()
         and search_sql.count_filtered(conn, filters, cap + 1) <= cap

@@ -298,9 +298,3 @@ def cosines(
         {"q": _vector_literal(vector), "ids": list(ids)},
     ).fetchall()
     return {r[0]: float(r[1]) for r in rows if r[1] is not None}
-
-
-def count_chunks(conn: psycopg.Connection) -> int:
-    """How many chunks the store holds (from the BM25 totals row, so it costs nothing)."""
-    row = conn.execute("SELECT ndocs FROM rag.keyword_totals").fetchone()
-    return int(row[0]) if row else 0
