@@ -43,6 +43,7 @@ from scale_search import jsquad_questions, search_latency
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg
+import replay_vectors
 
 from knowledge_assets.core.database import db
 from knowledge_assets.defs.index.assets import chunks, embeddings
@@ -96,6 +97,16 @@ def edit_one_section(path: Path) -> None:
     path.write_text(text[:pos] + "EDIT " + text[pos:], encoding="utf-8")
 
 
+# Every in-memory Dagster instance lives until the bench ends: one collected while a later size
+# runs closes its SQLite storage from another thread, which prints tracebacks into the output.
+_INSTANCES: list[dg.DagsterInstance] = []
+
+
+def _instance() -> dg.DagsterInstance:
+    _INSTANCES.append(dg.DagsterInstance.ephemeral())
+    return _INSTANCES[-1]
+
+
 def materialize(
     url: str, vault: Path, embedder: EmbedderResource | None = None,
     instance: dg.DagsterInstance | None = None,
@@ -112,7 +123,7 @@ def materialize(
     started = time.perf_counter()
     result = dg.materialize(
         [raw_docs, latest_docs, chunks, embeddings], resources=resources,
-        partition_key="usem3", instance=instance or dg.DagsterInstance.ephemeral(),
+        partition_key="usem3", instance=instance or _instance(),
         raise_on_error=True,
         run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
     )  # fmt: skip
@@ -125,22 +136,24 @@ def materialize(
     return seconds, meta
 
 
-def run_project(size: int, vault: Path, work: Path) -> tuple[dict[str, Any], str]:
+def run_project(
+    size: int, vault: Path, work: Path, embedder: EmbedderResource | None = None
+) -> tuple[dict[str, Any], str]:
     url = db.store_url(db.embedded_url(work / "pg"))
     files = sorted(vault.glob("*.md"))
     out: dict[str, Any] = {}
     # One in-memory Dagster instance for the four runs, as a deployment keeps one.
-    instance = dg.DagsterInstance.ephemeral()
-    out["full"], meta = materialize(url, vault, instance=instance)
+    instance = _instance()
+    out["full"], meta = materialize(url, vault, embedder, instance)
     print(f"  project full ingest {out['full']:.1f} s; load {os.getloadavg()}", flush=True)
     out["index_s"] = meta["embeddings"].get("index_build_seconds")
     out["chunks"] = meta["chunks"]["dagster/row_count"]
-    out["noop"], _ = materialize(url, vault, instance=instance)
+    out["noop"], _ = materialize(url, vault, embedder, instance)
     edit_one_section(files[0])
-    out["edit"], meta = materialize(url, vault, instance=instance)
+    out["edit"], meta = materialize(url, vault, embedder, instance)
     out["edit_embedded"] = meta["embeddings"]["embedded"]
     files[1].unlink()
-    out["delete"], meta = materialize(url, vault, instance=instance)
+    out["delete"], meta = materialize(url, vault, embedder, instance)
     print(f"  project no-op / edit / delete done; load {os.getloadavg()}", flush=True)
     with db.connect(url) as conn:
         size_row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
@@ -204,23 +217,35 @@ def main() -> None:
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--peer-timeout", type=float, default=3600, help="seconds per size")
+    parser.add_argument(
+        "--vectors", choices=["hash", "replay"], default="hash",
+        help="the project's vectors: the hash model's (as the peer's), or usem3's of the untagged"
+        " texts plus noise (bench/replay_vectors.py: a real model's index build; no search)",
+    )  # fmt: skip
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/scale.py --sizes {' '.join(map(str, args.sizes))}"
           f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}"
-          f" --peer-timeout {args.peer_timeout:.0f}")  # fmt: skip
+          f" --peer-timeout {args.peer_timeout:.0f} --vectors {args.vectors}")  # fmt: skip
     print(f"data: jsquad/vault (59 notes) replicated; load average at start {os.getloadavg()}")
     queries = jsquad_questions(args.queries)
+    embedder: EmbedderResource | None = None
+    if args.vectors == "replay":
+        print(replay_vectors.warm(build_vault, materialize, db), flush=True)
+        embedder = replay_vectors.ReplayEmbedderResource()
     for size in args.sizes:
         work = Path(tempfile.mkdtemp(prefix=f"ka-scale-{size}-"))
         try:
             vault = work / "vault"
             build_vault(vault, size)
-            ours, url = run_project(size, vault, work)
+            ours, url = run_project(size, vault, work, embedder)
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             print(f"\n{size:,} notes, {ours['chunks']:,} chunks; load {os.getloadavg()}")
             print(json.dumps({"project": ours}), flush=True)
-            if size == max(args.sizes):
+            if embedder is not None:  # search reads the hash model's query vectors
+                print(f"  replay: {replay_vectors.misses()} texts embedded by usem3 after the warm-up;"
+                      " search latency is measured with hash vectors only")  # fmt: skip
+            elif size == max(args.sizes):
                 search_twice(url, queries, size)
             print(f"  peak RSS: bench process {rss:.0f} MB, largest child {kids:.0f} MB")
             if not args.no_peer:
