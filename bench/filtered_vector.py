@@ -24,7 +24,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 
 import psycopg  # noqa: E402
 from scale import HashEmbedder  # noqa: E402
-from scale_search import WARM_UP, backend_cpu_ms, jsquad_questions  # noqa: E402
+from scale_search import WARM_UP, backend_cpu_ms, jsquad_questions, tenth_prefix  # noqa: E402
 
 from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.search import SearchFilters, search_sql  # noqa: E402
@@ -86,7 +86,7 @@ def main() -> None:
     with db.connect(db.embedded_url(args.store / "pg")) as conn:
         row = conn.execute("SELECT count(*) FROM rag.latest_docs").fetchone()
         notes = int(row[0]) if row else 0
-        prefix = "c" + "0" * (len(str(notes - 1)) - len(str(notes // 10 - 1)) + 1)
+        prefix = tenth_prefix(notes)
         tenth = SearchFilters(path_prefix=prefix)
         left = search_sql.count_filtered(conn, tenth, 10**9)
         print(f"data: {notes:,} notes; filter path {prefix}* leaves {left:,} chunks")

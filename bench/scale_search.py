@@ -69,10 +69,20 @@ def _line(label: str, ms: list[float], cpu: list[float] | None) -> str:
     return line
 
 
+def tenth_prefix(notes: int) -> str:
+    """The shortest path prefix of a replica vault's first notes (``c00042_...``, five
+    digits: bench/scale.py's build_vault) that keeps at most a tenth of ``notes``: c00* (c00000 ..
+    c00999) of 10,000, c000* of 1,000; at 50,000 notes c00* is a fiftieth, as no prefix keeps a
+    tenth exactly."""
+    zeros = 1
+    while 10 ** (5 - zeros) * 10 > notes and zeros < 5:
+        zeros += 1
+    return "c" + "0" * zeros
+
+
 def search_latency(url: str, queries: list[str], notes: int, embedder: Any) -> list[str]:
     """One line per configuration: p50 / p95 of ``search_ms`` and server CPU per query."""
-    # c00000 .. c00999 of 10,000 notes: a tenth (a hundredth of 100,000 and so on).
-    prefix = "c" + "0" * (len(str(notes - 1)) - len(str(notes // 10 - 1)) + 1)
+    prefix = tenth_prefix(notes)
     tenth = SearchFilters(path_prefix=prefix)
     cases = [("vector", None), ("keyword", None), ("keyword", tenth), ("hybrid", None),
              ("hybrid", tenth)]  # fmt: skip

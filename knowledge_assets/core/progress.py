@@ -96,6 +96,11 @@ class Progress:
         self.done += n
         self._emit(force=self.done >= self.total)
 
+    def stage_after(self, stage: str, unit: str) -> Progress:
+        """The progress of a stage that follows this one, reported to the same log at the same
+        pace (an index build that ends a step)."""
+        return Progress(stage, unit, log=self.log, every=self.every)
+
     def update(self) -> Update:
         return Update(self.stage, self.unit, self.done, self.total,
                       time.perf_counter() - self._started)  # fmt: skip

@@ -135,7 +135,7 @@ def _finish_keyword_index(
     with ThreadPoolExecutor(max_workers=1) as pool:
         built = pool.submit(build)
         recounted = chunk_writer.recount_keyword_stats(conn)
-        indexed = Progress("keyword index", "passages", log=progress.log, every=progress.every)
+        indexed = progress.stage_after("keyword index", "passages")
         indexed.start(index_store.count_chunks(conn))  # recounted just above
         follow(built, lambda: builder[0] if builder else None, indexed, conn, pages=True)
         built.result()

@@ -93,7 +93,7 @@ def embed_missing(
             conn.commit()  # each batch below commits on its own, not inside this read
     progress = progress or Progress("embeddings", "passages")
     progress.start(len(todo))
-    building = Progress("vector index", "vectors", log=progress.log, every=progress.every)
+    building = progress.stage_after("vector index", "vectors")
     try:
         embed_batches(conn, plan, todo, batch_size or embedder.batch_size, report, progress)
     except BaseException:
