@@ -32,9 +32,9 @@ def _slow_function(conn: psycopg.Connection, head: str, result: str) -> None:
     """The function ``head``: ``result`` after a pause of SLEEP seconds, for index expressions."""
     conn.execute(
         sql.SQL(
-            "CREATE FUNCTION " + head + " LANGUAGE plpgsql IMMUTABLE"
-            " AS $$ BEGIN PERFORM pg_sleep({}); RETURN " + result + "; END $$"
-        ).format(sql.Literal(SLEEP))
+            "CREATE FUNCTION {head} LANGUAGE plpgsql IMMUTABLE"
+            " AS $$ BEGIN PERFORM pg_sleep({sleep}); RETURN {result}; END $$"
+        ).format(head=sql.SQL(head), sleep=sql.Literal(SLEEP), result=sql.SQL(result))
     )
 
 
