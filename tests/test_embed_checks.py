@@ -199,14 +199,16 @@ def test_a_pass_still_running_keeps_the_changes_it_has_not_seen(db_url: str, vau
     assert left == (0,)  # every registration released
 
 
-@pytest.mark.parametrize("lookup_max", [0, 5000])
+@pytest.mark.parametrize(("lookup_max", "page_rows"), [(0, 4096), (0, 2), (5000, 4096)])
 def test_missing_texts_read_by_hash_or_by_one_pass_are_the_same(
-    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch, lookup_max: int
+    db_url: str, vault: Path, monkeypatch: pytest.MonkeyPatch, lookup_max: int, page_rows: int
 ) -> None:
-    """A few missing texts are read by hash, many by one pass over every chunk: same outcome."""
+    """A few missing texts are read by hash, many by one pass over every chunk, in one page or
+    in pages of one batch: same outcome."""
     from knowledge_assets.core.index import indexing
 
     monkeypatch.setattr(indexing, "MISSING_LOOKUP_MAX", lookup_max)
+    monkeypatch.setattr(indexing, "PAGE_ROWS", page_rows)
     embedder = _Embedder()
     with db.connect(db_url) as conn:
         _sync(conn, vault)
@@ -217,6 +219,40 @@ def test_missing_texts_read_by_hash_or_by_one_pass_are_the_same(
         ).fetchone()
     assert report.embedded == texts == report.total and inputs == (texts,)
     assert len(embedder.sent) == texts
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_text_shared_by_chunks_on_different_pages_is_embedded_once(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, force: bool
+) -> None:
+    """Under a template of the content alone, six chunks with other headings share one text;
+    read a batch per page, the text is still sent once, on a first pass and on one that sends
+    every text again."""
+    from knowledge_assets.core.index import indexing
+
+    monkeypatch.setattr(indexing, "MISSING_LOOKUP_MAX", 0)
+    monkeypatch.setattr(indexing, "PAGE_ROWS", 1)  # one batch (two chunks) per page
+    vault = tmp_path / "same"
+    vault.mkdir()
+    for i in range(6):
+        (vault / f"n{i}.md").write_text(f"# 見出し{i}\n\n## 節{i}\n\n同じ本文です。\n", "utf-8")
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        if force:
+            embed_missing(conn, embedder, template="content")
+            embedder.sent.clear()
+        report = embed_missing(conn, embedder, template="content", force=force)
+        chunks = conn.execute(
+            "SELECT count(DISTINCT text_hash), count(DISTINCT content) FROM rag.chunks"
+        ).fetchone()
+        inputs = conn.execute(
+            "SELECT count(DISTINCT chunk_hash), count(DISTINCT text_hash)"
+            " FROM rag.embedding_inputs WHERE template = 'content'"
+        ).fetchone()
+    assert chunks == (6, 1) and inputs == (6, 1)
+    assert embedder.sent == ["同じ本文です。"]
+    assert (report.total, report.reused, report.embedded) == (6, 0, 1)
 
 
 def test_a_pass_that_writes_many_vectors_leaves_the_vector_tables_vacuumed_and_analyzed(

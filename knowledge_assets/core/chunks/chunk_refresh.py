@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core import failures
-from knowledge_assets.core.chunks import chunk_writer
+from knowledge_assets.core.chunks import chunk_inputs, chunk_writer
 from knowledge_assets.core.chunks.chunk_writer import NoteChunks
 from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
@@ -76,7 +77,7 @@ def refresh_chunks(
     """
     sig = chunker_signature(max_tokens)
     report = ChunkReport()
-    pending = index_store.docs_to_chunk(conn, sig, force=force)
+    pending = chunk_inputs.docs_to_chunk(conn, sig, force=force)
     conn.commit()
     progress = progress or Progress("chunks", "notes")
     progress.start(len(pending))
@@ -160,7 +161,7 @@ def _bulk_load(conn: psycopg.Connection, pending: int) -> bool:
 
 
 def _write_batches(
-    conn: psycopg.Connection, batches: Sequence[Sequence[tuple[Any, ...]]], sig: str,
+    conn: psycopg.Connection, batches: Sequence[Sequence[uuid.UUID]], sig: str,
     max_tokens: int, estimate: Callable[[str], int], progress: Progress, report: ChunkReport,
     bulk: bool = False,
 ) -> None:  # fmt: skip
@@ -186,12 +187,13 @@ def _write_batches(
 
 
 def _prepare(
-    conn: psycopg.Connection, batch: Sequence[tuple[Any, ...]], sig: str, max_tokens: int,
+    conn: psycopg.Connection, batch: Sequence[uuid.UUID], sig: str, max_tokens: int,
     estimate: Callable[[str], int], tokenizer: Tokenizer, report: ChunkReport,
 ) -> tuple[list[NoteChunks], Callable[[], list[Keywords]]]:  # fmt: skip
-    """Chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
+    """Read and chunk a batch of notes and start tokenizing the texts that have no tokens yet."""
     notes = []
-    for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig in batch:
+    rows = chunk_inputs.chunk_inputs(conn, sig, batch)
+    for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig in rows:
         try:
             chunks = chunk_for(
                 path, frontmatter or {}, content, doc_type=doc_type,

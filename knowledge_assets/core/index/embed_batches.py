@@ -8,7 +8,7 @@ fatal, unless the provider looks down (several failures in a row, or nothing emb
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -21,7 +21,7 @@ from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.embedding_text import ChunkFields, parts, text_hash
 from knowledge_assets.core.progress import Progress
 
-__all__ = ["EmbedPlan", "EmbedReport", "embed_batches"]
+__all__ = ["EmbedPlan", "EmbedReport", "Row", "embed_batches"]
 
 
 @dataclass
@@ -48,16 +48,22 @@ class EmbedReport:
 MAX_FAILED_BATCHES_IN_A_ROW = 3
 
 
+# One chunk row to embed: (chunk hash, embedding text, parent heading, heading, content).
+Row = tuple[str, str, str, str, str]
+
+
 @dataclass
 class EmbedPlan:
-    """How one run turns chunks into texts to embed, and which texts it already has."""
+    """How one run turns chunks into texts to embed, and which texts it already has: with
+    ``replace``, those this run sent (every text is sent again, once); else those of the page
+    being embedded that the store has vectors of."""
 
     embedder: Embedder
     template: str
     stored: set[str]
     replace: bool = False
 
-    def texts(self, row: tuple[str, str, str, str, str]) -> list[tuple[int, str, str]]:
+    def texts(self, row: Row) -> list[tuple[int, str, str]]:
         """(part, text, text hash) of one chunk row from ``chunks_to_embed``."""
         _, embedding_text, parent, heading, content = row
         fields = ChunkFields.parse(embedding_text, parent, heading, content)
@@ -66,84 +72,110 @@ class EmbedPlan:
         return [(i, text, text_hash(text)) for i, text in enumerate(pieces)]
 
 
+# A chunk's hash and its (part, text, text hash) list.
+_Chunk = tuple[str, list[tuple[int, str, str]]]
+
+
 def embed_batches(
     conn: psycopg.Connection,
     plan: EmbedPlan,
-    todo: list[tuple[str, str, str, str, str]],
+    pages: Iterable[Sequence[Row]],
     size: int,
     report: EmbedReport,
     progress: Progress,
-) -> None:
-    """Embed and store ``todo`` batch by batch; a batch that fails is recorded, not fatal.
+) -> int:
+    """Embed and store ``pages`` of chunk rows, batch by batch; returns the rows read. A batch
+    that fails is recorded, not fatal.
 
     The run still fails when every batch failed, or several in a row did (the provider is down
-    or refuses the key: nothing would be gained by going on).
+    or refuses the key: nothing would be gained by going on). Each page is asked for, and
+    looked up in the store, once every batch before it is written: pages may read ``conn``.
     """
-    embedder = plan.embedder
-    failed: list[tuple[list[str], str]] = []
-    streak = 0
-    last: Exception | None = None
+    run = _Pass(conn, plan, report)
+    read = 0
     with ThreadPoolExecutor(max_workers=1) as writer:
-        # The model runs in this thread while the previous batch is written in the other
-        # one, so the database never makes the model wait.
-        pending: tuple[Future[None], list[str], int] | None = None
-        for start in range(0, len(todo), size):
-            rows = todo[start : start + size]
-            chunk_hashes = [row[0] for row in rows]
-            inputs: list[tuple[str, int, str]] = []
-            new: dict[str, str] = {}
-            for row in rows:
-                for part, text, digest in plan.texts(row):
-                    inputs.append((row[0], part, digest))
-                    if digest not in plan.stored:
-                        new.setdefault(digest, text)
-            t0 = time.perf_counter()
-            try:
-                vectors = embedder.embed(list(new.values()), "document") if new else []
-            except Exception as exc:
-                streak += 1
-                if streak >= MAX_FAILED_BATCHES_IN_A_ROW:
-                    raise
-                failed.append((chunk_hashes, failures.describe(exc)))
-                last = exc
-                continue
-            finally:
-                report.seconds_in_model += time.perf_counter() - t0
-            streak = 0
-            _settle(conn, pending, failed, report, plan)
-            plan.stored.update(new)
-            batch = (list(new), vectors, inputs)
-            pending = (writer.submit(_write_batch, conn, plan, *batch), chunk_hashes, len(new))
-            report.embedded += len(new)
-            report.batches += 1
-            progress.advance(len(rows))
-        _settle(conn, pending, failed, report, plan)
-    if failed and report.embedded == 0 and last is not None:
-        raise last  # nothing at all was embedded: the provider, not one batch, is the problem
-    _record_embed_failures(conn, embedder.model, failed, report)
+        for page in pages:
+            chunks = [(row[0], plan.texts(row)) for row in page]
+            _known(conn, plan, [digest for _, texts in chunks for _, _, digest in texts])
+            for start in range(0, len(chunks), size):
+                if run.embed(writer, chunks[start : start + size]):
+                    progress.advance(len(chunks[start : start + size]))
+            run.settle()
+            read += len(page)
+    if run.failed and report.embedded == 0 and run.last is not None:
+        raise run.last  # nothing at all was embedded: the provider, not one batch, is the problem
+    _record_embed_failures(conn, plan.embedder.model, run.failed, report)
+    return read
 
 
-def _settle(
-    conn: psycopg.Connection,
-    pending: tuple[Future[None], list[str], int] | None,
-    failed: list[tuple[list[str], str]],
-    report: EmbedReport,
-    plan: EmbedPlan,
-) -> None:
-    """Wait for the batch being written; a batch the store refused is recorded as failed."""
-    if pending is None:
+def _known(conn: psycopg.Connection, plan: EmbedPlan, digests: list[str]) -> None:
+    """Which texts of a page already have vectors: asked of the store per page, so memory
+    stays that of a page (texts this run embedded are stored by then)."""
+    if plan.replace:
         return
-    future, chunk_hashes, embedded = pending
-    try:
-        future.result()
-    except Exception as exc:
-        if failures.is_fatal(conn, exc):
-            raise
-        failed.append((chunk_hashes, failures.describe(exc)))
-        report.embedded -= embedded
-        report.batches -= 1
-        plan.stored.clear()  # the refused batch's texts are not stored: ask the store again
-        plan.stored.update(index_store.stored_hashes(conn, plan.embedder.model))
+    plan.stored = index_store.stored_hashes(conn, plan.embedder.model, among=digests)
+    conn.commit()  # each batch commits on its own, not inside this read
+
+
+class _Pass:
+    """One pass's batches: the model runs in the calling thread while the previous batch is
+    written in another, so the database never makes the model wait."""
+
+    def __init__(self, conn: psycopg.Connection, plan: EmbedPlan, report: EmbedReport) -> None:
+        self.conn, self.plan, self.report = conn, plan, report
+        self.failed: list[tuple[list[str], str]] = []
+        self.streak = 0
+        self.last: Exception | None = None
+        # The batch being written: its future, chunk hashes and the text hashes it embedded.
+        self.pending: tuple[Future[None], list[str], list[str]] | None = None
+
+    def embed(self, writer: ThreadPoolExecutor, chunks: list[_Chunk]) -> bool:
+        """Embed one batch and start writing it; False if the model failed on it."""
+        plan, report = self.plan, self.report
+        chunk_hashes = [chunk_hash for chunk_hash, _ in chunks]
+        inputs: list[tuple[str, int, str]] = []
+        new: dict[str, str] = {}
+        for chunk_hash, texts in chunks:
+            for part, text, digest in texts:
+                inputs.append((chunk_hash, part, digest))
+                if digest not in plan.stored:
+                    new.setdefault(digest, text)
+        t0 = time.perf_counter()
+        try:
+            vectors = plan.embedder.embed(list(new.values()), "document") if new else []
+        except Exception as exc:
+            self.streak += 1
+            if self.streak >= MAX_FAILED_BATCHES_IN_A_ROW:
+                raise
+            self.failed.append((chunk_hashes, failures.describe(exc)))
+            self.last = exc
+            return False
+        finally:
+            report.seconds_in_model += time.perf_counter() - t0
+        self.streak = 0
+        self.settle()
+        plan.stored.update(new)
+        future = writer.submit(_write_batch, self.conn, plan, list(new), vectors, inputs)
+        self.pending = (future, chunk_hashes, list(new))
+        report.embedded += len(new)
+        report.batches += 1
+        return True
+
+    def settle(self) -> None:
+        """Wait for the batch being written; a batch the store refused is recorded as failed,
+        and its texts count as not stored."""
+        if self.pending is None:
+            return
+        (future, chunk_hashes, embedded), self.pending = self.pending, None
+        try:
+            future.result()
+        except Exception as exc:
+            if failures.is_fatal(self.conn, exc):
+                raise
+            self.failed.append((chunk_hashes, failures.describe(exc)))
+            self.report.embedded -= len(embedded)
+            self.report.batches -= 1
+            self.plan.stored.difference_update(embedded)
 
 
 def _record_embed_failures(

@@ -19,22 +19,27 @@ STALE_PASS = "7 days"
 
 @dataclass(frozen=True)
 class Count:
-    """Distinct chunk texts, how many have vectors and the hashes of those without, as one
-    statement's snapshot saw them; ``passes`` are the ``rag.embedding_passes`` rows this pass
-    registered (one per count), released when it records its outcome."""
+    """Distinct chunk texts, how many have vectors and the hashes of those without (None when
+    there were too many to list), as one statement's snapshot saw them; ``passes`` are the
+    ``rag.embedding_passes`` rows this pass registered (one per count), released when it
+    records its outcome."""
 
     snapshot: str
     total: int
     done: int
-    missing: list[str]
+    missing: list[str] | None
     passes: tuple[int, ...] = ()
 
 
-def count(conn: psycopg.Connection, model: str, template: str, after: Count | None = None) -> Count:
+def count(
+    conn: psycopg.Connection, model: str, template: str, after: Count | None = None,
+    list_up_to: int = 0,
+) -> Count:  # fmt: skip
     """Count every distinct chunk text and those embedded with ``model`` under ``template``,
-    and list the others, with the snapshot the count was made in (one statement, one pass:
-    the join comes out in hash order, so grouping needs no sort, and the texts to embed need
-    no second pass over the chunks). ``after``: this pass's previous count, when it counts again.
+    and list the others if there are at most ``list_up_to``, with the snapshot the count was
+    made in (one statement, one pass: the join comes out in hash order, so grouping needs no
+    sort, and a few texts to embed need no second pass over the chunks). ``after``: this
+    pass's previous count, when it counts again.
 
     The pass is registered with its snapshot under the recorders' lock, so no other pass that
     records meanwhile drops a change record this one has not seen. Commits the caller's open
@@ -45,12 +50,13 @@ def count(conn: psycopg.Connection, model: str, template: str, after: Count | No
         _lock(conn)
         row = conn.execute(
             "SELECT pg_current_snapshot()::text, count(*), count(*) FILTER (WHERE g.embedded),"
-            " coalesce(array_agg(g.text_hash) FILTER (WHERE NOT g.embedded), '{}')"
+            " CASE WHEN count(*) FILTER (WHERE NOT g.embedded) <= %s THEN"
+            "  coalesce(array_agg(g.text_hash) FILTER (WHERE NOT g.embedded), '{}') END"
             " FROM (SELECT c.text_hash, bool_or(i.chunk_hash IS NOT NULL) AS embedded"
             "  FROM rag.chunks c LEFT JOIN rag.embedding_inputs i ON i.model = %s"
             "   AND i.template = %s AND i.chunk_hash = c.text_hash AND i.part = 0"
             "  GROUP BY c.text_hash) g",
-            (model, template),
+            (list_up_to, model, template),
         ).fetchone()
         assert row is not None  # an aggregate always returns its row
         registered = conn.execute(
@@ -60,7 +66,8 @@ def count(conn: psycopg.Connection, model: str, template: str, after: Count | No
         ).fetchone()
     assert registered is not None
     passes = (after.passes if after else ()) + (int(registered[0]),)
-    return Count(str(row[0]), int(row[1]), int(row[2]), list(row[3]), passes)
+    missing = None if row[3] is None else list(row[3])
+    return Count(str(row[0]), int(row[1]), int(row[2]), missing, passes)
 
 
 def _lock(conn: psycopg.Connection) -> None:

@@ -19,32 +19,6 @@ def chunk_id(document_id: uuid.UUID, index: int) -> uuid.UUID:
     return uuid.uuid5(_CHUNK_NAMESPACE, f"{document_id}:{index}")
 
 
-def docs_to_chunk(
-    conn: psycopg.Connection, sig: str, *, force: bool = False
-) -> list[tuple[Any, ...]]:
-    """Latest documents whose chunks are missing or were made from other content or settings.
-
-    Rows are (id, path, title, frontmatter, content, content_hash, doc_type, chunking options,
-    expected chunker signature): a declared source's chunking options extend ``sig``.
-
-    Only a note's first chunk is looked at: a note's chunks are written by one statement that
-    gives every position the note's hash and signature, so the first tells for all of them, and
-    one index probe per note reads about a tenth of the pages that checking every chunk did.
-    """
-    return conn.execute(
-        "SELECT d.id, d.file_path, d.title, d.frontmatter, d.content, d.content_hash,"
-        " d.doc_type, s.chunking, e.sig"
-        " FROM rag.latest_docs d LEFT JOIN meta.sources s ON s.source_table = d.source_table"
-        " CROSS JOIN LATERAL (SELECT %(sig)s || CASE WHEN s.chunking_sig > ''"
-        "   THEN ':' || s.chunking_sig ELSE '' END AS sig) e"
-        " WHERE %(force)s OR NOT EXISTS (SELECT 1 FROM rag.chunks c"
-        " WHERE c.document_id = d.id AND c.chunk_index = 0"
-        "  AND c.doc_hash = d.content_hash AND c.chunker_sig = e.sig)"
-        " ORDER BY d.file_path",
-        {"sig": sig, "force": force},
-    ).fetchall()
-
-
 def delete_orphan_embeddings(conn: psycopg.Connection) -> int:
     """Remove what no chunk uses any more: input rows of departed chunk texts, then vectors (of
     any model) that no input row points at. Returns the number of vectors removed.
@@ -124,15 +98,18 @@ _TEXT_ROWS = (
 def chunks_to_embed(
     conn: psycopg.Connection, model: str, template: str,
     document_ids: Sequence[uuid.UUID] | None = None, *, include_embedded: bool = False,
+    after: str = "", limit: int | None = None,
 ) -> list[tuple[str, str, str, str, str]]:  # fmt: skip
     """(chunk hash, embedding text, parent heading, heading, content) of every distinct chunk
-    text without vectors of ``model`` under ``template`` (every one with ``include_embedded``).
+    text without vectors of ``model`` under ``template`` (every one with ``include_embedded``),
+    in hash order: the first ``limit`` of those whose hash sorts after ``after``, for reading
+    them a page at a time.
 
     The conditions are left out rather than switched off by parameters: ``flag OR NOT EXISTS``
     cannot become an anti-join, and probing the inputs once per chunk took 2.1 s at 194,000
     chunks where the anti-join takes 0.3 s.
     """
-    where: list[sql.Composable] = [sql.SQL("true")]
+    where: list[sql.Composable] = [sql.SQL("c.text_hash > %(after)s")]
     if document_ids is not None:
         where.append(sql.SQL("c.document_id = ANY(%(ids)s::uuid[])"))
     if not include_embedded:
@@ -142,10 +119,10 @@ def chunks_to_embed(
                 " AND i.template = %(template)s AND i.chunk_hash = c.text_hash)"
             )
         )
-    query = sql.SQL(_TEXT_ROWS + " WHERE {} ORDER BY c.text_hash").format(
+    query = sql.SQL(_TEXT_ROWS + " WHERE {} ORDER BY c.text_hash LIMIT %(limit)s").format(
         sql.SQL(" AND ").join(where)
     )
-    params = {"model": model, "template": template,
+    params = {"model": model, "template": template, "after": after, "limit": limit,
               "ids": list(document_ids) if document_ids is not None else None}  # fmt: skip
     return conn.execute(query, params).fetchall()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -21,7 +21,7 @@ from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import embed_checks, index_store
 from knowledge_assets.core.index.build_progress import run_watched
-from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
+from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, Row, embed_batches
 from knowledge_assets.core.index.embedding_text import default_template
 from knowledge_assets.core.index.index_build import (
     configure_build,
@@ -69,38 +69,39 @@ def embed_missing(
     texts = embed_checks.still_complete(conn, embedder.model, template) if whole else None
     if texts is not None and index_store.has_index(conn, model_index_name(embedder.model)):
         return _nothing_changed(conn, report, texts, started)
-    counted = embed_checks.count(conn, embedder.model, template) if whole else None
+    counted = (
+        embed_checks.count(conn, embedder.model, template, list_up_to=MISSING_LOOKUP_MAX)
+        if whole
+        else None
+    )
     if counted is not None:
         total, done = counted.total, counted.done
-        todo = _missing(conn, embedder.model, template, counted.missing)
     else:
         total, done = index_store.count_texts(conn, embedder.model, document_ids, template)
-        todo = (
-            index_store.chunks_to_embed(
-                conn, embedder.model, template, document_ids, include_embedded=force
-            )
-            if force or total != done
-            else []
-        )
-    deferred = _defer_index(conn, embedder.model, len(todo), done)
+    missing = total if force else total - done
+    deferred = _defer_index(conn, embedder.model, missing, done)
     conn.commit()
-    report.total, report.reused = total, total - len(todo)
+    report.total = total
     plan = EmbedPlan(embedder, template, set(), replace=force)
-    if todo:
+    if missing:
         report.seconds_loading = _load(embedder)
-        if not force:
-            plan.stored = _stored_among(conn, plan, todo)
-            conn.commit()  # each batch below commits on its own, not inside this read
+    size = batch_size or embedder.batch_size
+    pages: Iterable[Sequence[Row]] = []
+    if counted is not None and counted.missing is not None:
+        pages = [index_store.chunks_with_texts(conn, counted.missing)] if missing else []
+    elif missing:
+        pages = _pages(conn, embedder.model, template, document_ids, force, size)
     progress = progress or Progress("embeddings", "passages")
-    progress.start(len(todo))
+    progress.start(missing)
     building = progress.stage_after("vector index", "vectors")
     try:
-        embed_batches(conn, plan, todo, batch_size or embedder.batch_size, report, progress)
+        read = embed_batches(conn, plan, pages, size, report, progress)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
             with contextlib.suppress(psycopg.Error):
                 _build_index(conn, embedder, report, building, watch)
         raise
+    report.reused = total - read
     if deferred:
         _build_index(conn, embedder, report, building, watch)
     _finish(conn, embedder.model, template, report, counted)
@@ -108,34 +109,33 @@ def embed_missing(
     return report
 
 
-# Up to this many texts missing, their chunks are read by hash; more (a first build), and one
-# anti-join over every chunk is cheaper.
+# Up to this many texts missing, the count lists them and their chunks are read by hash; more
+# (a first build), and the chunks are read by one anti-join over them, a page at a time.
 MISSING_LOOKUP_MAX = 5000
 
-
-def _missing(
-    conn: psycopg.Connection, model: str, template: str, hashes: list[str]
-) -> list[tuple[str, str, str, str, str]]:
-    if not hashes:
-        return []
-    if len(hashes) > MISSING_LOOKUP_MAX:
-        return index_store.chunks_to_embed(conn, model, template)
-    return index_store.chunks_with_texts(conn, hashes)
+# Chunk rows read at a time (rounded to whole batches): a first build of 50,000 notes has some
+# 970,000 texts to embed, and reading their rows at once held about 2 GB in the run's process.
+PAGE_ROWS = 4096
 
 
-# Up to this many chunks to embed, a run asks the store only about their own texts' hashes;
-# a larger one reads every hash of the model once.
-STORED_LOOKUP_MAX = 5000
-
-
-def _stored_among(
-    conn: psycopg.Connection, plan: EmbedPlan, todo: list[tuple[str, str, str, str, str]]
-) -> set[str]:
-    """Which texts of ``todo`` already have vectors of the model (shared with another chunk)."""
-    if len(todo) > STORED_LOOKUP_MAX:
-        return index_store.stored_hashes(conn, plan.embedder.model)
-    hashes = [digest for row in todo for _, _, digest in plan.texts(row)]
-    return index_store.stored_hashes(conn, plan.embedder.model, among=hashes)
+def _pages(
+    conn: psycopg.Connection, model: str, template: str, document_ids: Sequence[Any] | None,
+    force: bool, size: int,
+) -> Iterator[list[Row]]:  # fmt: skip
+    """The chunk rows to embed, a page at a time, in hash order (each page read after the
+    previous one is written: ``embed_batches`` asks for the next page only then)."""
+    page = max(1, PAGE_ROWS // size) * size
+    after = ""
+    while True:
+        rows = index_store.chunks_to_embed(
+            conn, model, template, document_ids, include_embedded=force, after=after, limit=page
+        )
+        conn.commit()  # each batch commits on its own, not inside this read
+        if rows:
+            yield rows
+        if len(rows) < page:
+            return
+        after = rows[-1][0]
 
 
 def _load(embedder: Embedder) -> float:

@@ -1,13 +1,14 @@
 """Sync a source into its raw table: fetch only what changed, parse, upsert, delete, record rejections.
 
-All writes of one sync happen in one transaction after every file was fetched, so a failure
-(an unreachable source, a wrong token) leaves the store exactly as it was.
+All writes of one sync happen in one transaction, so a failure (an unreachable source, a wrong
+token) leaves the store exactly as it was. Files are written a batch at a time as they are
+parsed, so a first sync of a large vault never holds every note's text at once.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import psycopg
@@ -66,30 +67,36 @@ def sync_source(
     base = None if full else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
     report = SyncReport(source=source.key, head=changes.head, base=base)
-    parsed = _fetch_and_parse(
-        source, changes, max_bytes, report, progress or Progress("raw_docs", "files")
-    )
-    accepted, rejected = _split_case_duplicates(set(stored), changes, parsed)
+    losers = _case_losers(set(stored), changes)
+    progress = progress or Progress("raw_docs", "files")
     with conn.transaction():
-        _write(conn, source, changes, accepted, rejected, report)
+        _remove(conn, table, changes, report)
+        for parsed in _fetch_and_parse(source, changes, max_bytes, report, progress):
+            _write_docs(conn, table, changes, *_split(parsed, losers), report)
+        _finish(conn, source, changes, report)
     return report
+
+
+# Files per parse task, at most: the tasks in flight bound what a sync holds in memory.
+MAX_PARSE_BATCH = 500
 
 
 def _fetch_and_parse(
     source: Source, changes: ChangeSet, max_bytes: int, report: SyncReport, progress: Progress
-) -> list[ParsedDoc | Rejection]:
+) -> Iterator[list[ParsedDoc | Rejection]]:
     """Read every file to fetch, in order, while worker processes parse what was read (a large
-    sync; a small one parses as it reads)."""
-    results: list[Callable[[], list[ParsedDoc | Rejection]]] = []
+    sync; a small one parses as it reads); yields the parsed files in order, a batch at a time,
+    once a few batches are waiting."""
     progress.start(len(changes.fetch))
     with parse_pool_for(len(changes.fetch), max_bytes) as pool:
-        size = batch_size(len(changes.fetch), pool.workers)
+        size = min(batch_size(len(changes.fetch), pool.workers), MAX_PARSE_BATCH)
+        ahead = 2 * pool.workers
+        results: deque[Callable[[], list[ParsedDoc | Rejection]]] = deque()
         files: list[tuple[str, bytes]] = []
         for path in changes.fetch:
             data = _read_one(source, path)
             if isinstance(data, Rejection):
-                results.append(pool.submit(files))
-                results.append(_ready([data]))
+                results += [pool.submit(files), _ready([data])]
                 files = []
             else:
                 files.append((path, data))
@@ -98,8 +105,11 @@ def _fetch_and_parse(
                     files = []
             report.fetched += 1
             progress.advance()
+            while len(results) > ahead:
+                yield results.popleft()()
         results.append(pool.submit(files))
-        return [item for wait in results for item in wait()]
+        while results:
+            yield results.popleft()()
 
 
 def _ready(items: list[ParsedDoc | Rejection]) -> Callable[[], list[ParsedDoc | Rejection]]:
@@ -123,10 +133,9 @@ def _read_one(source: Source, path: str) -> bytes | Rejection:
         return Rejection(path, f"cannot be read: {exc.strerror or type(exc).__name__}", retry=True)
 
 
-def _split_case_duplicates(
-    stored: set[str], changes: ChangeSet, parsed: list[ParsedDoc | Rejection]
-) -> tuple[list[ParsedDoc], list[Rejection]]:
-    """Paths equal but for case collide on case-insensitive file systems: keep one, reject the rest.
+def _case_losers(stored: set[str], changes: ChangeSet) -> dict[str, str]:
+    """Paths equal but for case collide on case-insensitive file systems: keep one, reject the
+    rest. Returns each rejected path's kept path.
 
     The path already stored wins; otherwise the first in sorted order, so the choice is stable.
     """
@@ -139,6 +148,13 @@ def _split_case_duplicates(
         if len(paths) > 1:
             keep = min(paths, key=lambda p: (p not in stored, p))
             losers.update({p: keep for p in paths if p != keep})
+    return losers
+
+
+def _split(
+    parsed: list[ParsedDoc | Rejection], losers: dict[str, str]
+) -> tuple[list[ParsedDoc], list[Rejection]]:
+    """Parsed files to write, and rejections (case duplicates among them)."""
     accepted: list[ParsedDoc] = []
     rejected: list[Rejection] = []
     for item in parsed:
@@ -171,21 +187,25 @@ def _record_unreadable_folders(
     store.record_rejections(conn, table, [(f, clean_text(r), "") for f, r in report.unreadable])
 
 
-def _write(
-    conn: psycopg.Connection,
-    source: Source,
-    changes: ChangeSet,
-    accepted: list[ParsedDoc],
-    rejected: list[Rejection],
-    report: SyncReport,
-) -> None:
-    table = source.table
+def _remove(conn: psycopg.Connection, table: str, changes: ChangeSet, report: SyncReport) -> None:
+    """Delete the notes gone from the source and move the renamed ones."""
     if changes.deleted:
         report.deleted = sorted(changes.deleted)
         store.delete_docs(conn, table, report.deleted)
     if changes.renamed:
         store.rename_docs(conn, table, changes.renamed)
         report.renamed = list(changes.renamed)
+
+
+def _write_docs(
+    conn: psycopg.Connection,
+    table: str,
+    changes: ChangeSet,
+    accepted: list[ParsedDoc],
+    rejected: list[Rejection],
+    report: SyncReport,
+) -> None:
+    """Write one batch of parsed files and record its rejections."""
     hashes = store.stored_hashes(conn, table, [d.path for d in accepted])
     for doc in accepted:
         if doc.path not in hashes:
@@ -200,7 +220,14 @@ def _write(
         [(r.path, clean_text(r.reason), "" if r.retry else changes.versions.get(r.path, ""))
          for r in rejected],
     )  # fmt: skip
-    report.rejected = [(r.path, r.reason) for r in rejected]
+    report.rejected += [(r.path, r.reason) for r in rejected]
+
+
+def _finish(
+    conn: psycopg.Connection, source: Source, changes: ChangeSet, report: SyncReport
+) -> None:
+    """Record unreadable folders, count what stayed unchanged and move the synced head."""
+    table = source.table
     _record_unreadable_folders(conn, table, changes, report)
     report.unchanged = store.raw_count(conn, table) - len(report.new) - len(report.changed)
     if report.wrote_anything or changes.base != changes.head:
