@@ -1,5 +1,6 @@
 """Per-step timings of the whole graph on a replica vault: a full ingest on a fresh store, or
-no-op / edit / delete runs on a kept one, each with the load average.
+no-op / edit / delete runs on a kept one, each with the load average, and per step the CPU
+of the bench and the server and the bench process's peak RSS (the steps run in it).
 
 The ``ROOT`` environment variable (default: this checkout) names the project tree whose code
 runs, so two versions can be timed back to back on the same machine state::
@@ -90,20 +91,32 @@ def server_pid(url: str) -> int:
     return int(st[1])
 
 
+def _rss_mb() -> float:
+    """This process's resident memory now, in MB."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 class CpuSampler:
-    """Samples (time, bench CPU s, server CPU s) every ``every`` seconds in a thread, so each
-    step's CPU-seconds and busy cores can be read off its start and end times."""
+    """Samples (time, bench CPU s, server CPU s, bench RSS MB) every ``every`` seconds in a
+    thread, so each step's CPU-seconds, busy cores and peak memory can be read off its start
+    and end times."""
 
     def __init__(self, url: str, every: float = 0.25) -> None:
         self.server = server_pid(url)
         self.every = every
-        self.samples: list[tuple[float, float, float]] = []
+        self.samples: list[tuple[float, float, float, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def sample(self) -> None:
         me = os.getpid()
-        self.samples.append((time.time(), _tree_cpu(me, self.server), _tree_cpu(self.server)))
+        self.samples.append(
+            (time.time(), _tree_cpu(me, self.server), _tree_cpu(self.server), _rss_mb())
+        )
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
@@ -120,12 +133,21 @@ class CpuSampler:
         time.sleep(0.3)  # closed backends are reaped by the postmaster
         self.sample()
 
+    def _bracket(self, start: float, end: float) -> list[tuple[float, float, float, float]]:
+        """The samples from the last at or before ``start`` to the first at or after ``end``."""
+        first = max((s[0] for s in self.samples if s[0] <= start), default=self.samples[0][0])
+        last = min((s[0] for s in self.samples if s[0] >= end), default=self.samples[-1][0])
+        return [s for s in self.samples if first <= s[0] <= last]
+
     def between(self, start: float, end: float) -> tuple[float, float]:
         """(bench, server) CPU seconds from the sample at or before ``start`` to the first
         at or after ``end``."""
-        before = max((s for s in self.samples if s[0] <= start), default=self.samples[0])
-        after = min((s for s in self.samples if s[0] >= end), default=self.samples[-1])
-        return after[1] - before[1], after[2] - before[2]
+        samples = self._bracket(start, end)
+        return samples[-1][1] - samples[0][1], samples[-1][2] - samples[0][2]
+
+    def peak_rss(self, start: float, end: float) -> float:
+        """The bench process's largest sampled RSS (MB) over the same samples."""
+        return max(s[3] for s in self._bracket(start, end))
 
 
 def step_cpu(instance: dg.DagsterInstance, run_id: str, sampler: CpuSampler) -> str:
@@ -142,7 +164,10 @@ def step_cpu(instance: dg.DagsterInstance, run_id: str, sampler: CpuSampler) -> 
             t0, t1 = starts[e.step_key], entry.timestamp
             bench, server = sampler.between(t0, t1)
             cores = (bench + server) / max(t1 - t0, 1e-9)
-            parts.append(f"{e.step_key} cpu {bench:.1f}+{server:.1f} s ({cores:.2f} cores)")
+            rss = sampler.peak_rss(t0, t1)
+            parts.append(
+                f"{e.step_key} cpu {bench:.1f}+{server:.1f} s ({cores:.2f} cores, RSS {rss:.0f} MB)"
+            )
     return "  ".join(parts)
 
 
