@@ -71,8 +71,9 @@ def refresh_chunks(
     when ``force``), then remove the vectors no chunk uses any more: only among the texts that
     left ``rag.chunks`` since the last refresh (with notes deleted from ``latest_docs`` too).
 
-    Notes go in batches: chunked here, tokenized by worker processes (while the previous batch
-    is written), written by one statement per batch, each batch committed on its own.
+    Notes go in batches: read and chunked here (a batch's texts only when it is chunked),
+    tokenized by worker processes (while the previous batch is written), written by one
+    statement per batch, each batch committed on its own.
     ``helper`` opens a second connection to the store, for work a bulk load finishes with.
     """
     sig = chunker_signature(max_tokens)

@@ -98,8 +98,9 @@ def embed_batches(
             chunks = [(row[0], plan.texts(row)) for row in page]
             _known(conn, plan, [digest for _, texts in chunks for _, _, digest in texts])
             for start in range(0, len(chunks), size):
-                if run.embed(writer, chunks[start : start + size]):
-                    progress.advance(len(chunks[start : start + size]))
+                batch = chunks[start : start + size]
+                if run.embed(writer, batch):
+                    progress.advance(len(batch))
             run.settle()
             read += len(page)
     if run.failed and report.embedded == 0 and run.last is not None:

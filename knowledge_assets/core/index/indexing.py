@@ -86,11 +86,7 @@ def embed_missing(
     if missing:
         report.seconds_loading = _load(embedder)
     size = batch_size or embedder.batch_size
-    pages: Iterable[Sequence[Row]] = []
-    if counted is not None and counted.missing is not None:
-        pages = [index_store.chunks_with_texts(conn, counted.missing)] if missing else []
-    elif missing:
-        pages = _pages(conn, embedder.model, template, document_ids, force, size)
+    pages = _to_embed(conn, plan, document_ids, counted, size) if missing else []
     progress = progress or Progress("embeddings", "passages")
     progress.start(missing)
     building = progress.stage_after("vector index", "vectors")
@@ -113,9 +109,22 @@ def embed_missing(
 # (a first build), and the chunks are read by one anti-join over them, a page at a time.
 MISSING_LOOKUP_MAX = 5000
 
-# Chunk rows read at a time (rounded to whole batches): a first build of 50,000 notes has some
-# 970,000 texts to embed, and reading their rows at once held about 2 GB in the run's process.
+# Chunk rows read at a time (rounded to whole batches): a first build of 10,000 notes has
+# 194,330 texts to embed, and reading their rows at once took the step's process from 522 MB
+# to 1,075 MB (bench/results/scale.txt).
 PAGE_ROWS = 4096
+
+
+def _to_embed(
+    conn: psycopg.Connection, plan: EmbedPlan, document_ids: Sequence[Any] | None,
+    counted: embed_checks.Count | None, size: int,
+) -> Iterable[Sequence[Row]]:  # fmt: skip
+    """The chunk rows to embed: those the count listed, read by hash in one page, or else
+    every chunk without vectors (every selected one when the plan replaces), page by page."""
+    if counted is not None and counted.missing is not None:
+        return [index_store.chunks_with_texts(conn, counted.missing)]
+    model = plan.embedder.model
+    return _pages(conn, model, plan.template, document_ids, plan.replace, size)
 
 
 def _pages(
