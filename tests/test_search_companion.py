@@ -86,7 +86,7 @@ def test_the_keyword_leg_runs_on_the_companion_in_its_own_thread(
         return run
 
     monkeypatch.setattr(keyword_sql, "keyword_bm25", recorded("keyword", keyword_sql.keyword_bm25))
-    monkeypatch.setattr(search_sql, "vector_exact", recorded("vector", search_sql.vector_exact))
+    monkeypatch.setattr(search_sql, "vector_nearest", recorded("vector", search_sql.vector_nearest))
     search(conn, QUERY, companion=companion)
     assert seen["keyword"][0] is companion and seen["vector"][0] is conn
     assert seen["vector"][1] == threading.get_ident() != seen["keyword"][1]

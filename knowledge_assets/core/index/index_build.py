@@ -95,9 +95,9 @@ def configure_index_build(conn: psycopg.Connection, memory: int, workers: int) -
     """Give this transaction's index builds ``memory`` bytes and ``workers`` parallel workers.
 
     Postgres plans no parallel build for a table whose heap is under
-    ``min_parallel_table_scan_size`` (8 MB). rag.embeddings' heap stays small however many
-    vectors it holds, because vectors of 512 and more dimensions are stored out of line (TOAST):
-    without lifting that floor, every HNSW build ran in one process.
+    ``min_parallel_table_scan_size`` (8 MB). Vectors written before sql/020 (and vectors of over
+    about 2,000 dimensions) are stored out of line (TOAST), so rag.embeddings' heap stayed small
+    however many it held: without lifting that floor, every HNSW build ran in one process.
     """
     conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{memory // 1024}kB",))
     conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))

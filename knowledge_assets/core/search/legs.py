@@ -25,29 +25,35 @@ def _vector_rows(
     conn: psycopg.Connection, model: ModelInfo, vector: list[float], *,
     filters: SearchFilters | None, limit: int, min_similarity: float | None,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """Exact ranking for small (filtered) sets; the HNSW index, deepened as needed, otherwise."""
+    """Exact ranking for small stores and few filtered chunks; the HNSW index, deepened as
+    needed, otherwise (``search_sql.EXACT_MAX_ROWS`` says which is which)."""
     kw: dict[str, Any] = {"filters": filters, "limit": limit, "min_similarity": min_similarity}
-    cap = search_sql.EXACT_MAX_ROWS
-    small = index_store.count_chunks(conn) <= cap or (
-        filters is not None
-        and not filters.is_empty()
-        and search_sql.count_filtered(conn, filters, cap + 1) <= cap
-    )
-    if small:
-        return search_sql.vector_exact(conn, model, vector, **kw)
+    total = index_store.count_chunks(conn)
+    small = total <= search_sql.EXACT_MAX_ROWS
     if filters is not None and not filters.is_empty():
-        rows, short = search_sql.vector_hnsw_filtered(conn, model, vector, **kw)
-        if not short:
-            return rows
+        few = _few(total)
+        if search_sql.count_filtered(conn, filters, few + 1) <= few:
+            return search_sql.vector_exact(conn, model, vector, **kw)
+        if not small:
+            rows, short = search_sql.vector_hnsw_filtered(conn, model, vector, **kw)
+            if not short:
+                return rows
+    exact = small
     k = max(2 * limit, 40)
     while True:
-        rows, got, farthest = search_sql.vector_hnsw(conn, model, vector, k=k, **kw)
+        rows, got, farthest = search_sql.vector_nearest(conn, model, vector, k=k, exact=exact, **kw)
         exhausted = got < k or (min_similarity is not None and 1 - farthest < min_similarity)
         if len(rows) >= limit or exhausted:
             return rows
-        if k >= search_sql.EF_SEARCH_MAX:  # the index cannot go deeper: rank exactly
+        if not exact and k >= search_sql.EF_SEARCH_MAX:  # the index cannot go deeper
             return search_sql.vector_exact(conn, model, vector, **kw)
-        k = min(4 * k, search_sql.EF_SEARCH_MAX)
+        k = 4 * k if exact else min(4 * k, search_sql.EF_SEARCH_MAX)
+
+
+def _few(total: int) -> int:
+    """Up to how many filtered chunks of a store of ``total`` are ranked one by one."""
+    share = int(total * search_sql.EXACT_MAX_SHARE)
+    return min(search_sql.EXACT_MAX_ROWS, max(search_sql.EXACT_FEW_ROWS, share))
 
 
 def _pairs(rows: list[dict[str, Any]]) -> list[tuple[Any, float]]:

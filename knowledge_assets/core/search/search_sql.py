@@ -23,9 +23,15 @@ from psycopg.rows import dict_row
 
 from knowledge_assets.core.index.index_build import SEARCH_DEPTH, vec_type
 
-# Filtered candidate sets up to this many chunks are ranked exactly (a few ms); larger ones go
-# through the HNSW index, deepening ef_search when post-filtering leaves too few rows.
+# A store of up to this many chunks is ranked exactly by a scan of the model's vectors (6-8 ms at
+# 5,152 chunks); a larger one through the HNSW index. The chunks a filter leaves are ranked one by
+# one (about 8 µs each) while they are at most EXACT_FEW_ROWS, or EXACT_MAX_SHARE of the store and
+# EXACT_MAX_ROWS; more go through the scan or an iterative index scan, which finds its rows quickly
+# when many pass: 8-18 ms for 2,075 of 19,428 chunks, against 34 ms one by one
+# (bench/results/vector_paths.txt).
 EXACT_MAX_ROWS = 5000
+EXACT_FEW_ROWS = 1000
+EXACT_MAX_SHARE = 0.05
 EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
 # How many index tuples an iterative filtered scan may visit before it gives up (pgvector's
 # default); a filter that rare falls back to deepening and then to exact ranking.
@@ -158,7 +164,9 @@ def vector_exact(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
     filters: SearchFilters | None, limit: int, min_similarity: float | None,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """Exact nearest chunks: ``embedding <=> q`` does not match the index expression."""
+    """Exact nearest chunks among those the filters leave, each chunk's vectors looked up by
+    index: for a few chunks of a larger store (``embedding <=> q`` does not match the HNSW
+    index expression)."""
     where, params = filter_clause(filters)
     # A chunk embedded in parts scores as its best part.
     query = sql.SQL(
@@ -198,20 +206,25 @@ def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool =
     )
 
 
-def vector_hnsw(
+def vector_nearest(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
     filters: SearchFilters | None, limit: int, min_similarity: float | None, k: int,
+    exact: bool = False,
 ) -> tuple[list[dict[str, Any]], int, float]:  # fmt: skip
-    """The ``k`` approximate nearest vectors through the model's HNSW index, then the filters.
+    """The ``k`` nearest vectors of the model, then their chunks that pass the filters: through
+    the model's HNSW index (approximate), or with ``exact`` by the full-precision distance to
+    every vector (which does not match the index expression, so it is a scan).
 
     Returns the hits and, for deepening, how many neighbours came back and the largest distance.
     """
     where, params = filter_clause(filters)
     vt = vec_type(model.dims)
+    dist = sql.SQL(
+        "e.embedding <=> %(q)s::vector" if exact else "(e.embedding::{vt}) <=> %(q)s::{vt}"
+    ).format(vt=vt)
     query = sql.SQL(
-        "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
-        "  FROM rag.embeddings e WHERE e.model = {model}"
-        "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s),"
+        "WITH nn AS (SELECT e.text_hash, {dist} AS dist"
+        "  FROM rag.embeddings e WHERE e.model = {model} ORDER BY {dist} LIMIT %(k)s),"
         # A chunk embedded in parts scores as its best part (DISTINCT ON keeps the nearest).
         " best AS (SELECT DISTINCT ON (c.id) {cols}, 1 - nn.dist AS score, nn.dist FROM nn"
         "  JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
@@ -225,14 +238,15 @@ def vector_hnsw(
         " (SELECT count(*) AS nn_count, coalesce(max(dist), 0) AS nn_max FROM nn) s"
         " LEFT JOIN hits ON true ORDER BY hits.score DESC, hits.chunk_id"
     ).format(
-        vt=vt,
+        dist=dist,
         model=sql.Literal(model.model),
         template=sql.Literal(model.template),
         cols=HIT_COLUMNS,
         where=where,
     )
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit, "k": k}
-    set_hnsw_scan(conn, ef_search=k)
+    if not exact:
+        set_hnsw_scan(conn, ef_search=k)
     rows = fetch_dicts(conn, query, params)
     nn_count, nn_max = (int(rows[0]["nn_count"]), float(rows[0]["nn_max"])) if rows else (0, 0.0)
     hits = [
