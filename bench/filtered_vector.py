@@ -14,9 +14,7 @@ Hash query vectors (as the store's): the figures are costs, not recall.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,28 +22,13 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 
 import psycopg  # noqa: E402
 from scale import HashEmbedder  # noqa: E402
-from scale_search import WARM_UP, backend_cpu_ms, jsquad_questions, tenth_prefix  # noqa: E402
+from scale_search import WARM_UP, jsquad_questions, tenth_prefix, time_each  # noqa: E402
 
 from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.search import SearchFilters, search_sql  # noqa: E402
 from knowledge_assets.core.search.search_sql import ModelInfo  # noqa: E402
 
 EF_SEARCH = (None, 10, 40, 80)  # None: what search sets (max(40, 2 * limit))
-
-
-def _timed(run: Callable[[list[float]], object], vectors: list[list[float]], pid: int) -> str:
-    """p50 wall ms and mean server CPU ms per query of ``run`` over ``vectors`` (after warm-up)."""
-    for v in vectors[:WARM_UP]:
-        run(v)
-    before = backend_cpu_ms([pid]) or [0.0]
-    took = []
-    for v in vectors[WARM_UP:]:
-        started = time.perf_counter()
-        run(v)
-        took.append((time.perf_counter() - started) * 1000)
-    after = backend_cpu_ms([pid]) or [0.0]
-    cpu = (after[0] - before[0]) / len(took)
-    return f"p50 {statistics.median(took):6.1f} ms  server CPU {cpu:6.1f} ms/query"
 
 
 def _rows(
@@ -94,14 +77,16 @@ def main() -> None:
         assert info is not None, "the store has no active model"
         pid = conn.info.backend_pid
         # Unrecorded: the first configuration timed otherwise pays for reading the index in.
-        _timed(_rows(conn, info, tenth, 50), vectors, pid)
+        time_each(_rows(conn, info, tenth, 50), vectors, pid)
         for limit in (10, 50):
             for ef in EF_SEARCH:
-                line = _timed(_rows(conn, info, tenth, limit, ef=ef), vectors, pid)
+                line = time_each(_rows(conn, info, tenth, limit, ef=ef), vectors, pid)
                 label = "as search sets it" if ef is None else f"ef_search asked {ef}"
                 print(f"  limit {limit:2d}  iterative HNSW scan, {label:20s} {line}", flush=True)
             # Exact ranking is slow: a few queries tell.
-            line = _timed(_rows(conn, info, tenth, limit, exact=True), vectors[: WARM_UP + 10], pid)
+            line = time_each(
+                _rows(conn, info, tenth, limit, exact=True), vectors[: WARM_UP + 10], pid
+            )
             print(
                 f"  limit {limit:2d}  exact ranking of the filtered chunks      {line}", flush=True
             )

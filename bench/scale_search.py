@@ -23,6 +23,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,25 @@ def backend_cpu_ms(pids: list[int]) -> list[float] | None:
             return None
         spent.append((int(fields[11]) + int(fields[12])) * TICK_MS)  # utime, stime
     return spent
+
+
+def time_each(run: Callable[[Any], object], inputs: list[Any], pid: int) -> str:
+    """p50 / p95 wall ms and mean server CPU ms (session ``pid``) of ``run`` over ``inputs``,
+    after the first ``WARM_UP`` of them."""
+    for item in inputs[:WARM_UP]:
+        run(item)
+    before = backend_cpu_ms([pid]) or [0.0]
+    took = []
+    for item in inputs[WARM_UP:]:
+        started = time.perf_counter()
+        run(item)
+        took.append((time.perf_counter() - started) * 1000)
+    after = backend_cpu_ms([pid]) or [0.0]
+    p95 = statistics.quantiles(took, n=100, method="inclusive")[94]
+    cpu = (after[0] - before[0]) / len(took)
+    return (
+        f"p50 {statistics.median(took):6.1f} ms  p95 {p95:6.1f} ms  server CPU {cpu:6.1f} ms/query"
+    )
 
 
 def _line(label: str, ms: list[float], cpu: list[float] | None) -> str:

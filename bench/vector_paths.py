@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +27,7 @@ ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
 sys.path[:0] = [ROOT, str(Path(__file__).resolve().parent)]
 
 from scale import HashEmbedder  # noqa: E402
-from scale_search import WARM_UP, backend_cpu_ms, jsquad_questions  # noqa: E402
+from scale_search import WARM_UP, jsquad_questions, time_each  # noqa: E402
 
 from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.search import SearchFilters, legs, search_sql  # noqa: E402
@@ -55,23 +52,6 @@ def _spy_paths() -> Counter[str]:
 
         setattr(search_sql, name, run)
     return taken
-
-
-def _timed(run: Callable[[list[float]], object], vectors: list[list[float]], pid: int) -> str:
-    for v in vectors[:WARM_UP]:
-        run(v)
-    before = backend_cpu_ms([pid]) or [0.0]
-    took = []
-    for v in vectors[WARM_UP:]:
-        started = time.perf_counter()
-        run(v)
-        took.append((time.perf_counter() - started) * 1000)
-    after = backend_cpu_ms([pid]) or [0.0]
-    p95 = sorted(took)[int(len(took) * 0.95)]
-    cpu = (after[0] - before[0]) / len(took)
-    return (
-        f"p50 {statistics.median(took):6.1f} ms  p95 {p95:6.1f} ms  server CPU {cpu:6.1f} ms/query"
-    )
 
 
 def main() -> None:
@@ -110,7 +90,7 @@ def main() -> None:
                     return legs._vector_rows(conn, info, v, filters=f, limit=n, min_similarity=None)
 
                 taken.clear()
-                line = _timed(run, vectors, pid)
+                line = time_each(run, vectors, pid)
                 paths = "+".join(f"{k}" for k in sorted(taken))
                 print(f"  {label:28s} limit {limit:2d}  {line}  path {paths}", flush=True)
 
