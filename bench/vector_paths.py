@@ -70,10 +70,11 @@ def main() -> None:
     with db.connect(db.embedded_url(args.store / "pg")) as conn:
         info = search_sql.get_model(conn)
         assert info is not None, "the store has no active model"
-        row = conn.execute("SELECT count(*), (SELECT count(*) FROM rag.chunks),"
-                           " pg_relation_size(reltoastrelid) FROM rag.latest_docs,"
-                           " pg_class WHERE oid = 'rag.embeddings'::regclass"
-                           " GROUP BY reltoastrelid").fetchone()  # fmt: skip
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM rag.latest_docs), (SELECT count(*) FROM rag.chunks),"
+            " (SELECT pg_relation_size(reltoastrelid) FROM pg_class"
+            "  WHERE oid = 'rag.embeddings'::regclass)"
+        ).fetchone()
         assert row is not None
         notes, chunks, toast = int(row[0]), int(row[1]), int(row[2])
         where = "out of line (TOAST)" if toast else "in their rows"
@@ -91,7 +92,7 @@ def main() -> None:
 
                 taken.clear()
                 line = time_each(run, vectors, pid)
-                paths = "+".join(f"{k}" for k in sorted(taken))
+                paths = "+".join(sorted(taken))
                 print(f"  {label:28s} limit {limit:2d}  {line}  path {paths}", flush=True)
 
 

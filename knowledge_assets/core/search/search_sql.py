@@ -23,11 +23,11 @@ from psycopg.rows import dict_row
 
 from knowledge_assets.core.index.index_build import SEARCH_DEPTH, vec_type
 
-# A store of up to this many chunks is ranked exactly by a scan of the model's vectors (6-8 ms at
+# A store of up to this many chunks is ranked exactly by a scan of the model's vectors (5-7 ms at
 # 5,152 chunks); a larger one through the HNSW index. The chunks a filter leaves are ranked one by
-# one (about 8 µs each) while they are at most EXACT_FEW_ROWS, or EXACT_MAX_SHARE of the store and
+# one (about 7 µs each) while they are at most EXACT_FEW_ROWS, or EXACT_MAX_SHARE of the store and
 # EXACT_MAX_ROWS; more go through the scan or an iterative index scan, which finds its rows quickly
-# when many pass: 8-18 ms for 2,075 of 19,428 chunks, against 34 ms one by one
+# when many pass: 8-20 ms for 2,075 of 19,428 chunks, against 37-38 ms one by one
 # (bench/results/vector_paths.txt).
 EXACT_MAX_ROWS = 5000
 EXACT_FEW_ROWS = 1000
