@@ -59,6 +59,11 @@ def backend_cpu_ms(pids: list[int]) -> list[float] | None:
     return spent
 
 
+def _percentiles(ms: list[float]) -> str:
+    p95 = statistics.quantiles(ms, n=100, method="inclusive")[94]
+    return f"p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms"
+
+
 def time_each(run: Callable[[Any], object], inputs: list[Any], pid: int) -> str:
     """p50 / p95 wall ms and mean server CPU ms (session ``pid``) of ``run`` over ``inputs``,
     after the first ``WARM_UP`` of them."""
@@ -71,16 +76,12 @@ def time_each(run: Callable[[Any], object], inputs: list[Any], pid: int) -> str:
         run(item)
         took.append((time.perf_counter() - started) * 1000)
     after = backend_cpu_ms([pid]) or [0.0]
-    p95 = statistics.quantiles(took, n=100, method="inclusive")[94]
     cpu = (after[0] - before[0]) / len(took)
-    return (
-        f"p50 {statistics.median(took):6.1f} ms  p95 {p95:6.1f} ms  server CPU {cpu:6.1f} ms/query"
-    )
+    return f"{_percentiles(took)}  server CPU {cpu:6.1f} ms/query"
 
 
 def _line(label: str, ms: list[float], cpu: list[float] | None) -> str:
-    p95 = statistics.quantiles(ms, n=100, method="inclusive")[94]
-    line = f"  {label:40s} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms"
+    line = f"  {label:40s} {_percentiles(ms)}"
     if cpu is not None:
         first, second = (x / len(ms) for x in cpu)
         line += f"  server CPU {first + second:5.1f} ms/query"

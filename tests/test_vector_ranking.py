@@ -35,6 +35,19 @@ def _ranking(rows: list[dict[str, Any]]) -> list[tuple[Any, float]]:
     return [(r["chunk_id"], round(float(r["score"]), 5)) for r in rows]
 
 
+def _spy(monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...]) -> list[str]:
+    calls: list[str] = []
+    for name in names:
+        original = getattr(search_sql, name)
+
+        def run(*args: Any, _name: str = name, _fn: Any = original, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _fn(*args, **kwargs)
+
+        monkeypatch.setattr(search_sql, name, run)
+    return calls
+
+
 @pytest.mark.parametrize("min_similarity", [None, 0.1])
 @pytest.mark.parametrize("limit", [3, 500])
 @pytest.mark.parametrize(
@@ -62,19 +75,6 @@ def test_a_small_store_ranked_by_scan_matches_chunk_by_chunk_ranking(
     assert _ranking(scanned) == _ranking(looked_up)
     if limit == 500:  # more than the store holds: every chunk that passes, once
         assert len({r["chunk_id"] for r in scanned}) == len(scanned)
-
-
-def _spy(monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...]) -> list[str]:
-    calls: list[str] = []
-    for name in names:
-        original = getattr(search_sql, name)
-
-        def run(*args: Any, _name: str = name, _fn: Any = original, **kwargs: Any) -> Any:
-            calls.append(_name)
-            return _fn(*args, **kwargs)
-
-        monkeypatch.setattr(search_sql, name, run)
-    return calls
 
 
 @pytest.mark.parametrize(
