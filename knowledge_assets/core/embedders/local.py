@@ -3,6 +3,7 @@ read once on first use, and a BLAS/engine thread count sized to this process's C
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Sequence
@@ -45,6 +46,27 @@ class LocalModel:
 
     def _build(self) -> Any:
         raise NotImplementedError
+
+    def single_threaded(self) -> LocalModel:
+        """An unloaded copy with one thread, for a worker process of its own
+        (:mod:`knowledge_assets.core.embedders.processes`)."""
+        clone = copy.copy(self)
+        clone.threads = 1
+        clone._model = None
+        clone._lock = threading.Lock()
+        return clone
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Sent to worker processes unloaded: each reads the weights itself, and a lock
+        # cannot be pickled.
+        state = self.__dict__.copy()
+        state["_model"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def _loaded_model(self) -> Any:
         with self._lock:  # two threads embedding at once must not read the weights twice

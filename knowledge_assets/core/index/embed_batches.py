@@ -1,14 +1,18 @@
 """One embedding pass's batches: texts sent to the model, vectors and inputs written.
 
 The model runs in the calling thread while the previous batch is written in another, so the
-database never makes the model wait. A batch that fails is recorded against its notes, not
-fatal, unless the provider looks down (several failures in a row, or nothing embedded at all).
+database never makes the model wait; an in-process model of a large pass runs in worker
+processes instead (:mod:`knowledge_assets.core.embedders.processes`), several batches at once,
+and the batches are still written one after the other in their order. A batch that fails is
+recorded against its notes, not fatal, unless the provider looks down (several failures in a
+row, or nothing embedded at all).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -17,6 +21,7 @@ import psycopg
 from knowledge_assets.core import failures
 from knowledge_assets.core.chunks.chunking import estimate_tokens
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedders.processes import ModelRunner
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.embedding_text import ChunkFields, parts, text_hash
 from knowledge_assets.core.progress import Progress
@@ -83,6 +88,7 @@ def embed_batches(
     size: int,
     report: EmbedReport,
     progress: Progress,
+    runner: ModelRunner | None = None,
 ) -> int:
     """Embed and store ``pages`` of chunk rows, batch by batch; returns the rows read. A batch
     that fails is recorded, not fatal.
@@ -90,17 +96,20 @@ def embed_batches(
     The run still fails when every batch failed, or several in a row did (the provider is down
     or refuses the key: nothing would be gained by going on). Each page is asked for, and
     looked up in the store, once every batch before it is written: pages may read ``conn``.
+    ``runner`` runs the model (default: in this process).
     """
-    run = _Pass(conn, plan, report)
+    run = _Pass(conn, plan, report, runner or ModelRunner(plan.embedder))
     read = 0
     with ThreadPoolExecutor(max_workers=1) as writer:
         for page in pages:
             chunks = [(row[0], plan.texts(row)) for row in page]
             _known(conn, plan, [digest for _, texts in chunks for _, _, digest in texts])
             for start in range(0, len(chunks), size):
-                batch = chunks[start : start + size]
-                if run.embed(writer, batch):
-                    progress.advance(len(batch))
+                run.submit(chunks[start : start + size])
+                while run.full():
+                    progress.advance(run.collect(writer))
+            while run.queued:
+                progress.advance(run.collect(writer))
             run.settle()
             read += len(page)
     if run.failed and report.embedded == 0 and run.last is not None:
@@ -118,49 +127,77 @@ def _known(conn: psycopg.Connection, plan: EmbedPlan, digests: list[str]) -> Non
     conn.commit()  # each batch commits on its own, not inside this read
 
 
-class _Pass:
-    """One pass's batches: the model runs in the calling thread while the previous batch is
-    written in another, so the database never makes the model wait."""
+@dataclass
+class _Batch:
+    """A submitted batch: its vectors to come, its chunk hashes, its input rows (chunk hash,
+    part, text hash) and the text hashes sent to the model, in the vectors' order."""
 
-    def __init__(self, conn: psycopg.Connection, plan: EmbedPlan, report: EmbedReport) -> None:
-        self.conn, self.plan, self.report = conn, plan, report
+    vectors: Callable[[], Sequence[Sequence[float]]]
+    chunk_hashes: list[str]
+    inputs: list[tuple[str, int, str]]
+    sent: list[str]
+
+
+class _Pass:
+    """One pass's batches: submitted to the model in order, collected in the same order, and
+    each written in another thread while the model runs on the next ones."""
+
+    def __init__(
+        self, conn: psycopg.Connection, plan: EmbedPlan, report: EmbedReport, runner: ModelRunner
+    ) -> None:
+        self.conn, self.plan, self.report, self.runner = conn, plan, report, runner
         self.failed: list[tuple[list[str], str]] = []
         self.streak = 0
         self.last: Exception | None = None
+        self.queued: deque[_Batch] = deque()
         # The batch being written: its future, chunk hashes and the text hashes it embedded.
         self.pending: tuple[Future[None], list[str], list[str]] | None = None
 
-    def embed(self, writer: ThreadPoolExecutor, chunks: list[_Chunk]) -> bool:
-        """Embed one batch and start writing it; False if the model failed on it."""
-        plan, report = self.plan, self.report
-        chunk_hashes = [chunk_hash for chunk_hash, _ in chunks]
+    def submit(self, chunks: list[_Chunk]) -> None:
+        """Send one batch's texts without a stored vector to the model."""
         inputs: list[tuple[str, int, str]] = []
         new: dict[str, str] = {}
         for chunk_hash, texts in chunks:
             for part, text, digest in texts:
                 inputs.append((chunk_hash, part, digest))
-                if digest not in plan.stored:
+                if digest not in self.plan.stored:
                     new.setdefault(digest, text)
+        vectors = self.runner.submit(list(new.values()))
+        self.queued.append(_Batch(vectors, [c for c, _ in chunks], inputs, list(new)))
+
+    def full(self) -> bool:
+        """Whether the oldest batch must be collected before another is submitted."""
+        return len(self.queued) >= self.runner.window
+
+    def collect(self, writer: ThreadPoolExecutor) -> int:
+        """Wait for the oldest batch's vectors and start writing them; returns its chunks, or
+        0 if the model failed on it."""
+        batch = self.queued.popleft()
         t0 = time.perf_counter()
         try:
-            vectors = plan.embedder.embed(list(new.values()), "document") if new else []
+            vectors = batch.vectors()
         except Exception as exc:
             self.streak += 1
             if self.streak >= MAX_FAILED_BATCHES_IN_A_ROW:
                 raise
-            self.failed.append((chunk_hashes, failures.describe(exc)))
+            self.failed.append((batch.chunk_hashes, failures.describe(exc)))
             self.last = exc
-            return False
+            return 0
         finally:
-            report.seconds_in_model += time.perf_counter() - t0
+            self.report.seconds_in_model += time.perf_counter() - t0
         self.streak = 0
         self.settle()
-        plan.stored.update(new)
-        future = writer.submit(_write_batch, self.conn, plan, list(new), vectors, inputs)
-        self.pending = (future, chunk_hashes, list(new))
-        report.embedded += len(new)
-        report.batches += 1
-        return True
+        # A text that an earlier batch in flight also sent is stored once, by the earlier one.
+        keep = [i for i, digest in enumerate(batch.sent) if digest not in self.plan.stored]
+        hashes = [batch.sent[i] for i in keep]
+        self.plan.stored.update(hashes)
+        future = writer.submit(
+            _write_batch, self.conn, self.plan, hashes, [vectors[i] for i in keep], batch.inputs
+        )
+        self.pending = (future, batch.chunk_hashes, hashes)
+        self.report.embedded += len(hashes)
+        self.report.batches += 1
+        return len(batch.chunk_hashes)
 
     def settle(self) -> None:
         """Wait for the batch being written; a batch the store refused is recorded as failed,

@@ -19,6 +19,7 @@ import psycopg
 from knowledge_assets.core.database import db
 from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedders.processes import ModelRunner, embed_workers
 from knowledge_assets.core.index import embed_checks, index_store
 from knowledge_assets.core.index.build_progress import run_watched
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, Row, embed_batches
@@ -83,7 +84,8 @@ def embed_missing(
     conn.commit()
     report.total = total
     plan = EmbedPlan(embedder, template, set(), replace=force)
-    if missing:
+    workers = embed_workers(embedder, missing)
+    if missing and workers == 1:  # worker processes load their own copies
         report.seconds_loading = _load(embedder)
     size = batch_size or embedder.batch_size
     pages = _to_embed(conn, plan, document_ids, counted, size) if missing else []
@@ -91,7 +93,8 @@ def embed_missing(
     progress.start(missing)
     building = progress.stage_after("vector index", "vectors")
     try:
-        read = embed_batches(conn, plan, pages, size, report, progress)
+        with ModelRunner(embedder, workers) as runner:
+            read = embed_batches(conn, plan, pages, size, report, progress, runner)
     except BaseException:
         if deferred:  # put the index back, but let the original error surface
             with contextlib.suppress(psycopg.Error):

