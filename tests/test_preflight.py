@@ -10,7 +10,12 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from knowledge_assets.core.preflight import embedder_problem, source_problem
+from knowledge_assets.core.preflight import (
+    embedder_problem,
+    environment_problems,
+    process_count_problems,
+    source_problem,
+)
 from knowledge_assets.defs.index.assets import chunks, embeddings
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
@@ -43,6 +48,26 @@ def test_source_problems(tmp_path: Path) -> None:
     assert "KA_SOURCE" in (source_problem("s3", tmp_path, "") or "")
     assert "KA_GITHUB_REPO" in (source_problem("github", tmp_path, "") or "")
     assert source_problem("local", tmp_path, "") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2", []),
+        ("", []),  # one per core
+        ("0", ["KA_EMBED_WORKERS='0': expected a number of processes, e.g. 2"]),
+        ("two", ["KA_EMBED_WORKERS='two': expected a number of processes, e.g. 2"]),
+        ("-1", ["KA_EMBED_WORKERS='-1': expected a number of processes, e.g. 2"]),
+    ],
+)
+def test_process_counts_are_checked_before_work(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: list[str]
+) -> None:
+    monkeypatch.setenv("KA_EMBED_WORKERS", value)
+    monkeypatch.delenv("KA_TOKENIZE_WORKERS", raising=False)
+    monkeypatch.setenv("KA_VAULT_PATH", str(EXAMPLE_VAULT))
+    assert process_count_problems() == expected
+    assert set(expected) <= set(environment_problems())
 
 
 @pytest.mark.parametrize(

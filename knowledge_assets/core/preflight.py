@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from knowledge_assets.core.settings import API_KEY_ENV, EmbedSettings, SourceSettings
+from knowledge_assets.core.workers import available_cores
 
 SOURCE_KINDS = ("local", "github")
 
@@ -73,7 +74,22 @@ def environment_problems() -> list[str]:
             base_url=embed.base_url,
         ),
     ]
-    return [p for p in problems if p]
+    return [p for p in [*problems, *process_count_problems()] if p]
+
+
+# Settings that give a number of worker processes (read when a large run starts them).
+PROCESS_COUNTS = ("KA_EMBED_WORKERS", "KA_TOKENIZE_WORKERS")
+
+
+def process_count_problems() -> list[str]:
+    """A line for each process-count setting that is not a whole number of at least 1."""
+    problems = []
+    for setting in PROCESS_COUNTS:
+        try:
+            available_cores(setting)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def check_environment() -> None:

@@ -26,7 +26,9 @@ def available_cores(setting: str | None = None) -> int:
     """Cores this process may use; the environment variable ``setting``, when set, overrides."""
     configured = os.environ.get(setting, "").strip() if setting else ""
     if configured:
-        return max(1, int(configured))
+        if not configured.isdigit() or int(configured) < 1:
+            raise ValueError(f"{setting}={configured!r}: expected a number of processes, e.g. 2")
+        return int(configured)
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux

@@ -47,6 +47,7 @@ class EmbedReport:
     complete: bool = False
     active: bool = False
     failed_texts: int = 0
+    processes: int = 1  # processes the model ran in (worker processes, or the run's own)
 
 
 # Batches that may fail one after another before the provider counts as down and the run stops.

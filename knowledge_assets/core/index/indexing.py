@@ -84,7 +84,7 @@ def embed_missing(
     conn.commit()
     report.total = total
     plan = EmbedPlan(embedder, template, set(), replace=force)
-    workers = embed_workers(embedder, missing)
+    workers = report.processes = embed_workers(embedder, missing)
     if missing and workers == 1:  # worker processes load their own copies
         report.seconds_loading = _load(embedder)
     size = batch_size or embedder.batch_size

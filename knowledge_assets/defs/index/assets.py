@@ -220,7 +220,8 @@ def _subset_metadata(subset: SubsetReport) -> dict[str, dg.MetadataValue]:
 
 
 def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
-    # Model time only: loading the model is timed on its own (model_load_seconds).
+    # Model time only: loading the model is timed on its own (model_load_seconds), except in
+    # worker processes, which load their own copies while the pass waits for its first batches.
     rate = report.embedded / report.seconds_in_model if report.seconds_in_model else 0.0
     if report.embedded:
         summary = f"{report.embedded:,} embedded, {report.reused:,} reused"
@@ -238,6 +239,7 @@ def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
         "batches": dg.MetadataValue.int(report.batches),
         "passages_per_second": dg.MetadataValue.float(round(rate, 1)),
         "model_load_seconds": dg.MetadataValue.float(round(report.seconds_loading, 2)),
+        "model_processes": dg.MetadataValue.int(report.processes),
         "seconds": dg.MetadataValue.float(round(report.seconds_total, 2)),
         "index_build_seconds": dg.MetadataValue.float(round(report.seconds_index, 2)),
         "complete": dg.MetadataValue.bool(report.complete),
