@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pytest
 from knowledge_assets.core import failures
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
-from knowledge_assets.core.embedders import make_embedder
+from knowledge_assets.core.embedders import make_embedder, processes
 from knowledge_assets.core.embedders.processes import ModelRunner, embed_workers
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
@@ -193,3 +197,37 @@ def test_a_batch_the_model_fails_on_in_a_worker_is_recorded_and_the_rest_lands(
     with db.connect(db_url) as conn:
         again = embed_missing(conn, DigestModel())
         assert again.complete and failures.listed(conn) == []
+
+
+_KILLED_RUN = """
+import os, signal, sys
+from knowledge_assets.core.embedders.processes import ModelRunner
+from tests.fakes.local_models import WhereModel
+runner = ModelRunner(WhereModel(), workers=2)
+waits = [runner.submit([f"text {i}"]) for i in range(4)]
+print(" ".join(str(int(w()[0][0])) for w in waits), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # killed: the pool is never closed
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "out"
+    # A file, not a pipe: workers left behind would hold a pipe open and the run would not end.
+    with out.open("w") as f:
+        code = subprocess.run([sys.executable, "-c", _KILLED_RUN], cwd=root, stdout=f, timeout=60)
+    assert code.returncode == -signal.SIGKILL
+    workers = {int(pid) for pid in out.read_text().split()}
+    assert workers and os.getpid() not in workers
+    deadline = time.monotonic() + 10 * processes.PARENT_CHECK_SECONDS
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)

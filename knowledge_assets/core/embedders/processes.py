@@ -17,6 +17,9 @@ and a model load (seconds, side by side), so a pass of fewer texts than the mode
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -30,6 +33,7 @@ from knowledge_assets.core.embedders.local import LocalModel
 from knowledge_assets.core.workers import available_cores
 
 SETTING = "KA_EMBED_WORKERS"
+PARENT_CHECK_SECONDS = 1.0
 
 # The worker process's own copy of the model (set by _start_worker).
 _model: LocalModel | None = None
@@ -45,11 +49,23 @@ def embed_workers(embedder: Embedder, texts: int) -> int:
     return available_cores(SETTING)
 
 
-def _start_worker(model: LocalModel) -> None:
+def _start_worker(model: LocalModel, parent: int) -> None:
     """Worker start: keep this process's copy of the model, read on its first batch (so a
-    model that cannot load fails that batch with its own error, as in the calling process)."""
+    model that cannot load fails that batch with its own error, as in the calling process).
+
+    ``parent`` is the run's pid, passed rather than read here: a worker that starts after its
+    run was killed already has another parent."""
     global _model
     _model = model
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker when the run that started it is gone (killed without closing its
+    pool), rather than wait forever for its next batch with a model in memory."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(0)
 
 
 def _embed(texts: list[str]) -> np.ndarray:
@@ -92,7 +108,7 @@ class ModelRunner:
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
-                initargs=(embedder.single_threaded(),),
+                initargs=(embedder.single_threaded(), os.getpid()),
             )
 
     def submit(self, texts: Sequence[str]) -> Callable[[], Sequence[Sequence[float]]]:
