@@ -21,6 +21,7 @@ from knowledge_assets.core import failures
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder, processes
+from knowledge_assets.core.embedders.base import EmbeddingError
 from knowledge_assets.core.embedders.processes import ModelRunner, embed_workers
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.embed_batches import EmbedPlan, EmbedReport, embed_batches
@@ -231,3 +232,13 @@ def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_a_killed_worker_fails_the_batches_with_a_line_that_says_what_to_do() -> None:
+    with ModelRunner(WhereModel(), workers=2) as runner:
+        pid = int(np.asarray(runner.submit(["text 1"])())[0][0])
+        os.kill(pid, signal.SIGKILL)
+        waits = [runner.submit([f"text {i}"]) for i in range(3)]  # some submitted to a broken pool
+        for wait in waits:
+            with pytest.raises(EmbeddingError, match="set KA_EMBED_WORKERS=1"):
+                wait()

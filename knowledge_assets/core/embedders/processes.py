@@ -117,7 +117,11 @@ class ModelRunner:
             return lambda: []
         if self._pool is None:
             return lambda: self.embedder.embed(batch, "document")
-        future = self._pool.submit(_embed, batch)
+        try:
+            future = self._pool.submit(_embed, batch)
+        except BrokenProcessPool as exc:  # a worker was killed: this batch fails as the last did
+            future = Future()
+            future.set_exception(exc)
         return lambda: _result(future)
 
     def close(self) -> None:
