@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,7 +40,23 @@ def batch_size(items: int, workers: int) -> int:
     return max(1, math.ceil(items / (max(1, workers) * 4)))
 
 
-class WorkerPool(Generic[T, R]):
+class Closing:
+    """A context manager that closes what it manages on the way out, however it leaves."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:  # fmt: skip
+        self.close()
+
+
+class WorkerPool(Closing, Generic[T, R]):
     """Runs ``fn`` (a module-level function from a batch to one result per item) on batches.
 
     ``submit(batch)`` returns a function that waits for and returns ``fn(batch)``: computed by a
@@ -73,12 +89,3 @@ class WorkerPool(Generic[T, R]):
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
-
-    def __enter__(self) -> WorkerPool[T, R]:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:  # fmt: skip
-        self.close()

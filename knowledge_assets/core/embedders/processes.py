@@ -23,14 +23,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from types import TracebackType
 from typing import cast
 
 import numpy as np
 
 from knowledge_assets.core.embedders.base import Embedder, EmbeddingError
 from knowledge_assets.core.embedders.local import LocalModel
-from knowledge_assets.core.workers import available_cores
+from knowledge_assets.core.workers import Closing, available_cores
 
 SETTING = "KA_EMBED_WORKERS"
 PARENT_CHECK_SECONDS = 1.0
@@ -90,7 +89,7 @@ def _result(future: Future[np.ndarray]) -> Sequence[Sequence[float]]:
     return cast(Sequence[Sequence[float]], vectors)
 
 
-class ModelRunner:
+class ModelRunner(Closing):
     """Embeds batches of document texts, in order: in the calling process, or in ``workers``
     processes with up to ``window`` batches in flight, so every worker has its next batch when
     it finishes one.
@@ -132,12 +131,3 @@ class ModelRunner:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-    def __enter__(self) -> ModelRunner:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:  # fmt: skip
-        self.close()
