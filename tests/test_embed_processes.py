@@ -138,13 +138,18 @@ def test_first_build_in_workers_stores_what_one_process_does(
 ) -> None:
     vault = _vault(tmp_path / "vault", notes=12, sections=4)
     here_url = _other_database(db_url, f"{Path(tmp_path).name[:20].lower()}_here")
-    reports, stored = [], []
+    reports, stored, logged = [], [], []
     for url, workers in ((db_url, "2"), (here_url, "1")):
         monkeypatch.setenv("KA_EMBED_WORKERS", workers)
         _sync(url, vault)
+        progress = Progress("embeddings", "passages", log=logged.append)
         with db.connect(url) as conn:
-            reports.append(embed_missing(conn, DigestModel()))
+            reports.append(embed_missing(conn, DigestModel(), progress=progress))
             stored.append(_stored(conn, DigestModel.model))
+    said = [line for line in logged if "processes" in line]
+    assert said == ["digest-local embeds in 2 processes, one thread each (KA_EMBED_WORKERS=1 keeps"
+                    " it in this run's process)"]  # fmt: skip
+    assert reports[0].processes == 2 and reports[1].processes == 1
     assert reports[0].complete and reports[0].embedded == reports[1].embedded >= 48
     assert reports[0].failed_texts == 0 and reports[0].batches == reports[1].batches
     assert stored[0] == stored[1] and len(stored[0]) == reports[0].embedded

@@ -19,6 +19,7 @@ import psycopg
 from knowledge_assets.core.database import db
 from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.embedders.processes import SETTING as WORKERS_SETTING
 from knowledge_assets.core.embedders.processes import ModelRunner, embed_workers
 from knowledge_assets.core.index import embed_checks, index_store
 from knowledge_assets.core.index.build_progress import run_watched
@@ -90,6 +91,11 @@ def embed_missing(
     size = batch_size or embedder.batch_size
     pages = _to_embed(conn, plan, document_ids, counted, size) if missing else []
     progress = progress or Progress("embeddings", "passages")
+    if workers > 1 and progress.log is not None:
+        progress.log(
+            f"{embedder.model} embeds in {workers} processes, one thread each"
+            f" ({WORKERS_SETTING}=1 keeps it in this run's process)"
+        )
     progress.start(missing)
     building = progress.stage_after("vector index", "vectors")
     try:
