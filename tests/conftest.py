@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
@@ -36,17 +37,26 @@ def _with_database(url: str, name: str) -> str:
     return psycopg.conninfo.make_conninfo(**info)
 
 
-@pytest.fixture
-def blank_db_url(server_url: str) -> Iterator[str]:
+@contextlib.contextmanager
+def new_database(server_url: str) -> Iterator[str]:
     """A freshly created, empty database (no migrations applied), dropped afterwards."""
     name = f"ka_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield _with_database(server_url, name)
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
+    try:
+        yield _with_database(server_url, name)
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture
+def blank_db_url(server_url: str) -> Iterator[str]:
+    """A freshly created, empty database (no migrations applied), dropped afterwards."""
+    with new_database(server_url) as url:
+        yield url
 
 
 @pytest.fixture

@@ -33,6 +33,8 @@ from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.local import LocalSource
 from tests.fakes.local_models import FAIL_MARK, DigestModel, WhereModel, digest_vector
 
+from .conftest import new_database
+
 
 class _Remote:
     """The Embedder shape of a remote model (not a LocalModel)."""
@@ -124,28 +126,20 @@ def _stored(conn: psycopg.Connection, model: str) -> dict[str, list[float]]:
     return {r[0]: r[1] for r in rows}
 
 
-def _other_database(url: str, name: str) -> str:
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
-    info = psycopg.conninfo.conninfo_to_dict(url)
-    other = psycopg.conninfo.make_conninfo(**(info | {"dbname": name}))
-    db.migrate(other)
-    return other
-
-
 def test_first_build_in_workers_stores_what_one_process_does(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vault = _vault(tmp_path / "vault", notes=12, sections=4)
-    here_url = _other_database(db_url, f"{Path(tmp_path).name[:20].lower()}_here")
     reports, stored, logged = [], [], []
-    for url, workers in ((db_url, "2"), (here_url, "1")):
+    for workers in ("2", "1"):
         monkeypatch.setenv("KA_EMBED_WORKERS", workers)
-        _sync(url, vault)
         progress = Progress("embeddings", "passages", log=logged.append)
-        with db.connect(url) as conn:
-            reports.append(embed_missing(conn, DigestModel(), progress=progress))
-            stored.append(_stored(conn, DigestModel.model))
+        with new_database(server_url) as url:
+            db.migrate(url)
+            _sync(url, vault)
+            with db.connect(url) as conn:
+                reports.append(embed_missing(conn, DigestModel(), progress=progress))
+                stored.append(_stored(conn, DigestModel.model))
     said = [line for line in logged if "processes" in line]
     assert said == ["digest-local embeds in 2 processes, one thread each (KA_EMBED_WORKERS=1 keeps"
                     " it in this run's process)"]  # fmt: skip
@@ -208,6 +202,7 @@ def test_a_batch_the_model_fails_on_in_a_worker_is_recorded_and_the_rest_lands(
 _KILLED_RUN = """
 import os, signal, sys
 from knowledge_assets.core.embedders.processes import ModelRunner
+from .conftest import new_database
 from tests.fakes.local_models import WhereModel
 runner = ModelRunner(WhereModel(), workers=2)
 waits = [runner.submit([f"text {i}"]) for i in range(4)]
