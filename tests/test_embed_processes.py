@@ -200,7 +200,7 @@ def test_a_batch_the_model_fails_on_in_a_worker_is_recorded_and_the_rest_lands(
 
 
 _KILLED_RUN = """
-import os, signal, sys
+import os, signal
 from knowledge_assets.core.embedders.processes import ModelRunner
 from tests.fakes.local_models import WhereModel
 runner = ModelRunner(WhereModel(), workers=2)
