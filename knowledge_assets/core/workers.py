@@ -6,6 +6,8 @@ main module in every worker, which for a Dagster run is the whole Dagster CLI, s
 worker; a fork starts at once, with what the caller already loaded (e.g. Sudachi's dictionary).
 Workers only compute on the values they are handed, never on the caller's connections or
 sources. With one worker the work runs in the calling process, where no start-up is paid.
+A pool whose workers must not inherit the caller's state (a model engine's threads, which do not
+survive a fork) spawns them instead and has each run a start function first.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from types import TracebackType
-from typing import Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,17 +63,26 @@ class WorkerPool(Closing, Generic[T, R]):
 
     ``submit(batch)`` returns a function that waits for and returns ``fn(batch)``: computed by a
     worker process when ``workers`` > 1, else when waited for. ``map(items)`` splits ``items``
-    into a few tasks per worker and returns their results in order.
+    into a few tasks per worker and returns their results in order. ``spawn``: fresh worker
+    processes, each running ``start(*start_args)`` before its first batch.
     """
 
-    def __init__(self, fn: Callable[[list[T]], list[R]], workers: int) -> None:
+    def __init__(
+        self, fn: Callable[[list[T]], list[R]], workers: int, *, spawn: bool = False,
+        start: Callable[..., None] | None = None, start_args: tuple[Any, ...] = (),
+    ) -> None:  # fmt: skip
         self.fn = fn
         self.workers = workers
         self._pool: ProcessPoolExecutor | None = None
         if workers > 1:
             methods = multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("fork" if "fork" in methods else None)
-            self._pool = ProcessPoolExecutor(workers, mp_context=context)
+            method = "spawn" if spawn else "fork" if "fork" in methods else None
+            self._pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context(method),
+                initializer=start,
+                initargs=start_args,
+            )
 
     def submit(self, batch: Sequence[T]) -> Callable[[], list[R]]:
         items = list(batch)

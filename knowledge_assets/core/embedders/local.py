@@ -55,10 +55,8 @@ class LocalModel:
     def single_threaded(self) -> LocalModel:
         """An unloaded copy with one thread, for a worker process of its own
         (:mod:`knowledge_assets.core.embedders.processes`)."""
-        clone = copy.copy(self)
+        clone = copy.copy(self)  # through __getstate__: unloaded, with a lock of its own
         clone.threads = 1
-        clone._model = None
-        clone._lock = threading.Lock()
         return clone
 
     def __getstate__(self) -> dict[str, Any]:

