@@ -3,6 +3,7 @@ storage variables. Each runs in a subprocess, as a user would type it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -49,6 +50,18 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
+def _step_processes(db_url: str) -> dict[str, set[int]]:
+    """The process ids each recorded run started its steps in, by run."""
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT run_id, event FROM event_logs WHERE dagster_event_type = 'STEP_START'"
+        ).fetchall()
+    pids: dict[str, set[int]] = {}
+    for run_id, event in rows:
+        pids.setdefault(run_id, set()).add(json.loads(event)["dagster_event"]["pid"])
+    return pids
+
+
 def _runs(db_url: str) -> list[tuple[str, str]]:
     """(job, status) of every run Dagster recorded in the store's database."""
     with psycopg.connect(db_url) as conn:
@@ -71,15 +84,18 @@ def test_dg_list_defs_and_launch_record_runs_in_the_store(
         stored = conn.execute("SELECT count(*) FROM raw.docs_local").fetchone()
     assert stored == (SAMPLE_FILES,)
     assert _runs(db_url) == [("__ASSET_JOB", "SUCCESS")]
+    # raw_docs and its check, both in the run's one process (not a process per step)
+    [pids] = _step_processes(db_url).values()
+    assert len(pids) == 1
 
     materialized = _run(
-        # In one process (the executor's own option): the point is the instance, not steps.
         ["dagster", "asset", "materialize", "-m", "knowledge_assets.definitions",
-         "--select", "raw_docs", "--config-json", '{"execution": {"config": {"in_process": {}}}}'],
+         "--select", "raw_docs"],
         user_env,
     )  # fmt: skip
     assert materialized.returncode == 0, materialized.stderr[-3000:]
     assert _runs(db_url) == [("__ASSET_JOB", "SUCCESS")] * 2
+    assert [len(p) for p in _step_processes(db_url).values()] == [1, 1]
     assert "Traceback" not in listed.stderr + launched.stderr + materialized.stderr
     assert "XDG_RUNTIME_DIR" not in listed.stderr + launched.stderr + materialized.stderr
 

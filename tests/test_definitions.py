@@ -22,6 +22,12 @@ def test_code_location_loads_with_assets_resources_and_jobs() -> None:
     assert loaded.resolve_job_def("raw_docs_job") is not None
 
 
+def test_every_job_runs_its_steps_in_one_process() -> None:
+    loaded = defs()
+    jobs = ["embeddings_job", "raw_docs_job", "__ASSET_JOB"]  # the last: the UI's Materialize
+    assert {loaded.resolve_job_def(j).executor_def.name for j in jobs} == {"in_process"}
+
+
 def test_lineage_is_raw_latest_chunks_embeddings() -> None:
     graph = defs().resolve_asset_graph()
     parents = {
