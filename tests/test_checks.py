@@ -10,6 +10,7 @@ from typing import Any
 
 import dagster as dg
 import numpy as np
+import psycopg
 import pytest
 
 from knowledge_assets.core.database import db
@@ -154,6 +155,23 @@ def test_vector_of_the_wrong_dimension_names_the_note(db_url: str, built: dict[s
     assert not result.passed
     [row] = rows(result, "files")
     assert row == {"file": GARDEN, "model": "openai:other", "vector dims": 512, "model dims": 1024}
+
+
+def test_a_vector_cannot_claim_another_size_than_its_own(
+    db_url: str, built: dict[str, Any]
+) -> None:
+    # The dimension check reads each row's dims, not its vector, so it relies on the store
+    # refusing a row whose dims differs from its vector's size.
+    sql(db_url, "INSERT INTO rag.models (model, provider, dims, max_tokens)"
+                " VALUES ('openai:other', 'openai', 1024, 8191)")  # fmt: skip
+    with pytest.raises(psycopg.errors.CheckViolation):
+        sql(
+            db_url,
+            "INSERT INTO rag.embeddings (model, text_hash, dims, embedding)"
+            " VALUES (%s, %s, %s, %s)",
+            ("openai:other", "feedface" * 8, 1024, np.ones(512, dtype=np.float32)),
+        )
+    assert run(vectors_match_model_dimension, built).passed
 
 
 def test_chunk_over_the_model_limit_warns_naming_the_file(

@@ -42,16 +42,16 @@ def wrong_dimension_vectors(conn: psycopg.Connection) -> list[tuple[str, str, in
     """(file path or text hash, model, vector dims, model dims) of vectors of the wrong size.
 
     A vector used by several chunks is listed once per file; one no chunk uses is named by its
-    text hash.
+    text hash. A row's ``dims`` is its vector's size (the table's CHECK), so the index on
+    (model, dims) finds the rows of another size without reading any vector.
     """
     return conn.execute(
-        "SELECT DISTINCT coalesce(d.file_path, 'text ' || e.text_hash), e.model,"
-        " vector_dims(e.embedding), m.dims FROM rag.embeddings e"
-        " JOIN rag.models m ON m.model = e.model"
+        "SELECT DISTINCT coalesce(d.file_path, 'text ' || e.text_hash), e.model, e.dims, m.dims"
+        " FROM rag.models m JOIN rag.embeddings e ON e.model = m.model"
+        "  AND (e.dims < m.dims OR e.dims > m.dims)"
         " LEFT JOIN rag.embedding_inputs i ON i.model = e.model AND i.text_hash = e.text_hash"
         " LEFT JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
         " LEFT JOIN rag.latest_docs d ON d.id = c.document_id"
-        " WHERE vector_dims(e.embedding) <> m.dims OR e.dims <> m.dims"
         " ORDER BY 1, 2"
     ).fetchall()
 
