@@ -1,7 +1,6 @@
 -- The check that every vector has its model's dimension (vectors_match_model_dimension) read
--- every row of rag.embeddings: 0.7-1.6 s at 10,000 notes, in every run of the job, because the
--- vectors are stored in the rows (020). Each row's dims already equals its vector's size (the
--- CHECK of 001), so the check compares dims with the model's, and this index answers that
--- from two short range scans per model. It is small: one model and one size repeat in every
--- entry, which B-tree deduplication stores once per page.
+-- every vector in rag.embeddings, in every run of the job: 0.7-1.6 s at 10,000 notes. Each row's
+-- dims already equals its vector's size (the CHECK of 001), so the check now compares dims with
+-- the model's, and this index answers that with two short range scans per model. It is small:
+-- one model and one size repeat in every entry, which B-tree deduplication stores once per page.
 CREATE INDEX IF NOT EXISTS embeddings_model_dims_idx ON rag.embeddings (model, dims);
