@@ -1,0 +1,146 @@
+"""A run launched from the webserver (as the UI's Materialize does) and terminated during its
+embedding pass: it is canceled within seconds, its embedding workers exit with it, and the next
+run completes, reusing every vector the canceled one stored."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from knowledge_assets.automation_state import location_name
+from tests.browser_support import DagsterDev
+
+LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename
+  ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
+TERMINATE = """mutation($id: String!) { terminateRun(runId: $id) { __typename } }"""
+STATUS = """query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"""
+LOGS = """query($id: ID!) { logsForRun(runId: $id) { ... on EventConnection {
+  events { ... on MessageEvent { message } } } } }"""
+DONE = ("SUCCESS", "FAILURE", "CANCELED")
+PROGRESS = re.compile(r"embeddings: [\d,]+/[\d,]+ passages")
+
+
+def _vault(root: Path, notes: int, sections: int) -> Path:
+    """Notes enough for a pass that takes the embedding workers (1,000 passages and more)."""
+    root.mkdir()
+    for n in range(notes):
+        body = "\n\n".join(
+            f"## 節{s}\n\nノート{n}の第{s}節。梅雨前線と台風の進路について、{n * sections + s}回目の記録。"
+            for s in range(sections)
+        )
+        (root / f"note{n:03d}.md").write_text(f"# ノート{n}\n\n{body}\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def dev(db_url: str, tmp_path: Path) -> Iterator[DagsterDev]:
+    vault = _vault(tmp_path / "vault", notes=300, sections=20)
+    server = DagsterDev(tmp_path, db_url, vault, {"KA_EMBED_WORKERS": "2"})
+    with server:
+        yield server
+
+
+def _launch(dev: DagsterDev) -> str:
+    params: dict[str, Any] = {
+        "selector": {"repositoryLocationName": location_name(),
+                     "repositoryName": "__repository__", "jobName": "embeddings_job"},
+        "runConfigData": {},
+        "executionMetadata": {"tags": [{"key": "dagster/partition", "value": "usem3"}]},
+    }  # fmt: skip
+    launched = dev.graphql(LAUNCH, {"p": params})["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    return str(launched["run"]["runId"])
+
+
+def _messages(dev: DagsterDev, run_id: str) -> list[str]:
+    events = dev.graphql(LOGS, {"id": run_id})["logsForRun"]["events"]
+    return [e["message"] for e in events if e.get("message")]
+
+
+def _wait_for(what: Any, seconds: float, every: float = 0.2) -> Any:
+    """``what()`` once it is truthy, polling for at most ``seconds``; None if it never was."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if value := what():
+            return value
+        time.sleep(every)
+    return None
+
+
+def _finished(dev: DagsterDev, run_id: str) -> str | None:
+    """The run's status once it has ended, else None."""
+    status = str(dev.graphql(STATUS, {"id": run_id})["runOrError"]["status"])
+    return status if status in DONE else None
+
+
+def _run_pid(db_url: str, run_id: str) -> int:
+    """The process the run's steps ran in (one for every step)."""
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT (event::jsonb -> 'dagster_event' ->> 'pid')::int FROM event_logs"
+            " WHERE run_id = %s AND dagster_event_type = 'STEP_START'",
+            (run_id,),
+        ).fetchall()
+    [(pid,)] = rows
+    return int(pid)
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    return {p for p in pids if _state(p) not in ("Z", "gone")}
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.slow
+def test_a_run_terminated_from_the_ui_stops_its_workers_and_the_next_run_reuses_its_vectors(
+    dev: DagsterDev, db_url: str
+) -> None:
+    first = _launch(dev)
+    # Stopped once the workers have stored some passages (a progress line), not all of them.
+    stored_some = _wait_for(lambda: any(PROGRESS.match(m) for m in _messages(dev, first)), 180)
+    assert stored_some, _messages(dev, first)[-5:]
+    assert any("embeds in 2 processes" in m for m in _messages(dev, first))
+    workers = _children(_run_pid(db_url, first))
+    assert workers  # the embedding workers, started by the run's own process
+    terminated = dev.graphql(TERMINATE, {"id": first})["terminateRun"]
+    assert terminated["__typename"] == "TerminateRunSuccess"
+    began = time.monotonic()
+    assert _wait_for(lambda: _finished(dev, first), 60) == "CANCELED"
+    assert time.monotonic() - began < 30
+    assert _wait_for(lambda: not _alive(workers), 15), _alive(workers)
+
+    second = _launch(dev)
+    status = _wait_for(lambda: _finished(dev, second), 300, every=1.0)
+    assert status == "SUCCESS", _messages(dev, second)[-5:]
+    counts = [re.search(r"(\d+) embedded, (\d+) reused", m) for m in _messages(dev, second)]
+    [(embedded, reused)] = [tuple(map(int, c.groups())) for c in counts if c]
+    with psycopg.connect(db_url) as conn:
+        stored = conn.execute(
+            "SELECT count(*) FROM rag.embeddings WHERE model = 'usem3'"
+        ).fetchone()
+    # what the canceled run stored was kept and not embedded again
+    assert reused > 0 and embedded > 0 and (embedded + reused,) == stored
