@@ -50,10 +50,10 @@ def wire_sources(defs: dg.Definitions) -> dg.Definitions:
 
 
 # Every run executes its steps one after the other in its own process. Dagster's default starts
-# a process per step, which imports Dagster and the project again each time: a no-op run of the
-# example vault (four assets, six checks) used 37 CPU-s that way and 4 in one process. Nothing is
-# lost: the assets form a chain, and the heavy steps spread their own work over the cores
-# (tokenizing and embedding workers, parallel index builds).
+# a process per step, which imports Dagster and the project again each time: at 1,000 notes a run
+# where nothing changed (4 assets, 7 checks) took 41-43 CPU-s that way and 4-5 in one process
+# (bench/job_runs.py). Nothing is lost: the assets form a chain, and the heavy steps spread their
+# own work over the cores (tokenizing and embedding workers, parallel index builds).
 RUN_EXECUTOR = dg.in_process_executor
 
 
