@@ -16,6 +16,19 @@ from knowledge_assets.resources import EmbedderResource, PostgresResource, Vault
 ALL = [raw_docs, latest_docs, chunks, embeddings]
 
 
+def sectioned_vault(root: Path, notes: int, sections: int) -> Path:
+    """A vault of ``notes`` Japanese notes of ``sections`` sections each, every section a text
+    of its own (one passage to embed per section): ``note00.md``, ``note01.md``, ..."""
+    root.mkdir()
+    for n in range(notes):
+        body = "\n\n".join(
+            f"## 節{s}\n\nノート{n}の第{s}節。梅雨と台風の話、{n * sections + s}回目。"
+            for s in range(sections)
+        )
+        (root / f"note{n:02d}.md").write_text(f"# ノート{n}\n\n{body}\n", encoding="utf-8")
+    return root
+
+
 def pipeline_resources(db_url: str, vault: Path) -> dict[str, Any]:
     """The resources the assets need: the store, the vault folder and the offline embedder."""
     return {

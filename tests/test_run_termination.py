@@ -15,6 +15,7 @@ import pytest
 
 from knowledge_assets.automation_state import location_name
 from tests.browser_support import DagsterDev
+from tests.pipeline_support import sectioned_vault
 
 LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename
   ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
@@ -26,21 +27,9 @@ DONE = ("SUCCESS", "FAILURE", "CANCELED")
 PROGRESS = re.compile(r"embeddings: [\d,]+/[\d,]+ passages")
 
 
-def _vault(root: Path, notes: int, sections: int) -> Path:
-    """Notes enough for a pass that takes the embedding workers (1,000 passages and more)."""
-    root.mkdir()
-    for n in range(notes):
-        body = "\n\n".join(
-            f"## 節{s}\n\nノート{n}の第{s}節。梅雨前線と台風の進路について、{n * sections + s}回目の記録。"
-            for s in range(sections)
-        )
-        (root / f"note{n:03d}.md").write_text(f"# ノート{n}\n\n{body}\n", encoding="utf-8")
-    return root
-
-
 @pytest.fixture
 def dev(db_url: str, tmp_path: Path) -> Iterator[DagsterDev]:
-    vault = _vault(tmp_path / "vault", notes=300, sections=20)
+    vault = sectioned_vault(tmp_path / "vault", notes=300, sections=20)
     server = DagsterDev(tmp_path, db_url, vault, {"KA_EMBED_WORKERS": "2"})
     with server:
         yield server
