@@ -3,7 +3,7 @@ every run of ``embeddings_job`` runs them after its assets (a sensor's run for o
 too). Median wall milliseconds over ``--rounds``, after one round that warms the cache.
 
 The ``ROOT`` environment variable (default: this checkout) names the project tree whose queries
-run, so two versions can be timed on the same store one after the other; the store is migrated
+run, so two versions can be timed on the same store one after the other; the store is brought
 to that version's schema first::
 
     .venv/bin/python bench/check_costs.py --store /tmp/ka-scale-10000-xxxx
@@ -54,8 +54,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     code = Path(ROOT).name if "ROOT" in os.environ else "this checkout"
-    url = db.store_url(db.embedded_url(args.store / "pg"))
-    db.migrate(url)
+    url = db.store_url(db.embedded_url(args.store / "pg"))  # migrated to ROOT's schema
     with db.connect(url) as conn:
         row = conn.execute("SELECT count(*), (SELECT count(*) FROM rag.chunks),"
                            " (SELECT count(*) FROM rag.embeddings) FROM rag.latest_docs").fetchone()  # fmt: skip

@@ -80,28 +80,21 @@ def _run_pid(db_url: str, run_id: str) -> int:
     return int(pid)
 
 
-def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (the state first), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
 
 
 def _alive(pids: set[int]) -> set[int]:
-    return {p for p in pids if _state(p) not in ("Z", "gone")}
+    return {p for p in pids if (fields := _stat(p)) and fields[0] != "Z"}
 
 
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
+def _children(pid: int) -> set[int]:
+    kids = {int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()}
+    return {k for k in _alive(kids) if (fields := _stat(k)) and int(fields[1]) == pid}
 
 
 @pytest.mark.slow
