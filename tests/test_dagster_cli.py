@@ -3,7 +3,6 @@ storage variables. Each runs in a subprocess, as a user would type it."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 from knowledge_assets.core.database.db import PROJECT_ROOT
 from tests.browser_support import DagsterDev
 from tests.conftest import EXAMPLE_VAULT
+from tests.process_support import step_processes
 
 BIN = Path(sys.executable).parent
 SAMPLE_FILES = 8  # Markdown files in examples/vault
@@ -50,18 +50,6 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
-def _step_processes(db_url: str) -> dict[str, set[int]]:
-    """The process ids each recorded run started its steps in, by run."""
-    with psycopg.connect(db_url) as conn:
-        rows = conn.execute(
-            "SELECT run_id, event FROM event_logs WHERE dagster_event_type = 'STEP_START'"
-        ).fetchall()
-    pids: dict[str, set[int]] = {}
-    for run_id, event in rows:
-        pids.setdefault(run_id, set()).add(json.loads(event)["dagster_event"]["pid"])
-    return pids
-
-
 def _runs(db_url: str) -> list[tuple[str, str]]:
     """(job, status) of every run Dagster recorded in the store's database."""
     with psycopg.connect(db_url) as conn:
@@ -85,7 +73,7 @@ def test_dg_list_defs_and_launch_record_runs_in_the_store(
     assert stored == (SAMPLE_FILES,)
     assert _runs(db_url) == [("__ASSET_JOB", "SUCCESS")]
     # raw_docs and its check, both in the run's one process (not a process per step)
-    [pids] = _step_processes(db_url).values()
+    [pids] = step_processes(db_url).values()
     assert len(pids) == 1
 
     materialized = _run(
@@ -95,7 +83,7 @@ def test_dg_list_defs_and_launch_record_runs_in_the_store(
     )  # fmt: skip
     assert materialized.returncode == 0, materialized.stderr[-3000:]
     assert _runs(db_url) == [("__ASSET_JOB", "SUCCESS")] * 2
-    assert [len(p) for p in _step_processes(db_url).values()] == [1, 1]
+    assert [len(p) for p in step_processes(db_url).values()] == [1, 1]
     assert "Traceback" not in listed.stderr + launched.stderr + materialized.stderr
     assert "XDG_RUNTIME_DIR" not in listed.stderr + launched.stderr + materialized.stderr
 

@@ -33,6 +33,7 @@ from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.local import LocalSource
 from tests.fakes.local_models import FAIL_MARK, DigestModel, WhereModel, digest_vector
 from tests.pipeline_support import sectioned_vault
+from tests.process_support import alive
 
 from .conftest import new_database
 
@@ -202,14 +203,6 @@ os.kill(os.getpid(), signal.SIGKILL)  # killed: the pool is never closed
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "out"
@@ -220,9 +213,9 @@ def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
     workers = {int(pid) for pid in out.read_text().split()}
     assert workers and os.getpid() not in workers
     deadline = time.monotonic() + 10 * processes.PARENT_CHECK_SECONDS
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while alive(workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(pid) for pid in workers)
+    assert not alive(workers)
 
 
 def test_a_killed_worker_fails_the_batches_with_a_line_that_says_what_to_do() -> None:

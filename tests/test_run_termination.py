@@ -16,6 +16,7 @@ import pytest
 from knowledge_assets.automation_state import location_name
 from tests.browser_support import DagsterDev
 from tests.pipeline_support import sectioned_vault
+from tests.process_support import alive, children, step_processes
 
 LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename
   ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
@@ -68,35 +69,6 @@ def _finished(dev: DagsterDev, run_id: str) -> str | None:
     return status if status in DONE else None
 
 
-def _run_pid(db_url: str, run_id: str) -> int:
-    """The process the run's steps ran in (one for every step)."""
-    with psycopg.connect(db_url) as conn:
-        rows = conn.execute(
-            "SELECT DISTINCT (event::jsonb -> 'dagster_event' ->> 'pid')::int FROM event_logs"
-            " WHERE run_id = %s AND dagster_event_type = 'STEP_START'",
-            (run_id,),
-        ).fetchall()
-    [(pid,)] = rows
-    return int(pid)
-
-
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/<pid>/stat after the command name (the state first), or None."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def _alive(pids: set[int]) -> set[int]:
-    return {p for p in pids if (fields := _stat(p)) and fields[0] != "Z"}
-
-
-def _children(pid: int) -> set[int]:
-    kids = {int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()}
-    return {k for k in _alive(kids) if (fields := _stat(k)) and int(fields[1]) == pid}
-
-
 @pytest.mark.slow
 def test_a_run_terminated_from_the_ui_stops_its_workers_and_the_next_run_reuses_its_vectors(
     dev: DagsterDev, db_url: str
@@ -106,14 +78,15 @@ def test_a_run_terminated_from_the_ui_stops_its_workers_and_the_next_run_reuses_
     stored_some = _wait_for(lambda: any(PROGRESS.match(m) for m in _messages(dev, first)), 180)
     assert stored_some, _messages(dev, first)[-5:]
     assert any("embeds in 2 processes" in m for m in _messages(dev, first))
-    workers = _children(_run_pid(db_url, first))
+    [run_process] = step_processes(db_url)[first]  # every step, one process
+    workers = children(run_process)
     assert workers  # the embedding workers, started by the run's own process
     terminated = dev.graphql(TERMINATE, {"id": first})["terminateRun"]
     assert terminated["__typename"] == "TerminateRunSuccess"
     began = time.monotonic()
     assert _wait_for(lambda: _finished(dev, first), 60) == "CANCELED"
     assert time.monotonic() - began < 30
-    assert _wait_for(lambda: not _alive(workers), 15), _alive(workers)
+    assert _wait_for(lambda: not alive(workers), 15), alive(workers)
 
     second = _launch(dev)
     status = _wait_for(lambda: _finished(dev, second), 300, every=1.0)

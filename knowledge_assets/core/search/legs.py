@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 import psycopg
@@ -19,6 +18,7 @@ from knowledge_assets.core.search import keyword_sql, search_sql
 from knowledge_assets.core.search.fusion import HybridWeights, default_threshold, fuse
 from knowledge_assets.core.search.search_hits import SearchHit, make_hit
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
+from knowledge_assets.core.workers import Closing
 
 
 def _vector_rows(
@@ -94,7 +94,7 @@ def hybrid_plan(
     return w, max(limit, w.candidates), w.candidates if w.rescores else 0
 
 
-class KeywordAhead:
+class KeywordAhead(Closing):
     """A hybrid search's keyword leg on the companion connection, in a thread of its own, started
     before the query is embedded: BM25 needs no vector, and the cosine similarity of its
     candidates (for re-scoring; it cannot know yet which ones the vector leg will miss) waits for
@@ -126,13 +126,8 @@ class KeywordAhead:
         """The BM25 candidates and the cosine similarity of the first ``rescore`` of them."""
         return self._rows.result()
 
-    def __enter__(self) -> KeywordAhead:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    def close(self) -> None:
+        """End the thread (the companion is free again), giving it no vector if it still waits."""
         self.give(None)
         self._pool.shutdown(wait=True)
 

@@ -1,0 +1,41 @@
+"""Processes seen from outside: which are alive, whose children they are, and which processes a
+Dagster run started its steps in (from the run's events in the store)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import psycopg
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (the state first), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def alive(pids: Iterable[int]) -> set[int]:
+    """Those of ``pids`` still running (a zombie waiting to be reaped is not)."""
+    return {p for p in pids if (fields := _stat(p)) and fields[0] != "Z"}
+
+
+def children(pid: int) -> set[int]:
+    """The live processes whose parent is ``pid``."""
+    every = alive(int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit())
+    return {p for p in every if (fields := _stat(p)) and int(fields[1]) == pid}
+
+
+def step_processes(db_url: str) -> dict[str, set[int]]:
+    """The process ids each recorded run started its steps in, by run id."""
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT run_id, event FROM event_logs WHERE dagster_event_type = 'STEP_START'"
+        ).fetchall()
+    pids: dict[str, set[int]] = {}
+    for run_id, event in rows:
+        pids.setdefault(run_id, set()).add(json.loads(event)["dagster_event"]["pid"])
+    return pids
