@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,21 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 JSQUAD = SHARED / "eval" / "jsquad"
 SURVIVAL = SHARED / "eval" / "survival-ts" / "docs"
 EXAMPLE_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
+
+_CACHE_DIR = "KA_TEST_CACHE_DIR"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Model caches of this session go to a folder of their own (every process the tests start
+    inherits it), not to the user's cache."""
+    if "KA_CACHE_DIR" not in os.environ:
+        os.environ["KA_CACHE_DIR"] = os.environ[_CACHE_DIR] = tempfile.mkdtemp(prefix="ka-cache-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if folder := os.environ.pop(_CACHE_DIR, None):
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop("KA_CACHE_DIR", None)
 
 
 @pytest.fixture(scope="session")
