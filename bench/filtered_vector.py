@@ -1,7 +1,8 @@
 """What a filtered vector search costs, and what the alternatives would: the iterative HNSW scan
 search uses (``search_sql.vector_hnsw_filtered``) with its candidate list at several
 ``hnsw.ef_search`` values, against exact ranking of every chunk the filter leaves
-(``search_sql.vector_exact``). The filter keeps a tenth of the notes, as bench/scale_search.py's
+(``search_sql.vector_exact``) and against what search does where pgvector has no iterative scans
+(0.7): plain index scans, deepened until enough rows pass, then exact ranking. The filter keeps a tenth of the notes, as bench/scale_search.py's
 filtered queries do; ``limit`` 10 is a vector search, 50 a hybrid search's vector leg.
 
 On a kept bench/scale_steps.py or bench/scale.py store::
@@ -25,7 +26,7 @@ from scale import HashEmbedder  # noqa: E402
 from scale_search import WARM_UP, jsquad_questions, tenth_prefix, time_each  # noqa: E402
 
 from knowledge_assets.core.database import db  # noqa: E402
-from knowledge_assets.core.search import SearchFilters, search_sql  # noqa: E402
+from knowledge_assets.core.search import SearchFilters, hnsw_scan, legs, search_sql  # noqa: E402
 from knowledge_assets.core.search.search_sql import ModelInfo  # noqa: E402
 
 EF_SEARCH = (None, 10, 40, 80)  # None: what search sets (max(40, 2 * limit))
@@ -44,8 +45,8 @@ def _rows(
     def through_index(v: list[float]) -> object:
         set_scan = search_sql.set_hnsw_scan
 
-        def scan(c: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> None:
-            set_scan(c, ef_search=ef if ef and iterative else ef_search, iterative=iterative)
+        def scan(c: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> bool:
+            return set_scan(c, ef_search=ef if ef and iterative else ef_search, iterative=iterative)
 
         search_sql.set_hnsw_scan = scan  # type: ignore[assignment]
         try:
@@ -56,6 +57,22 @@ def _rows(
             search_sql.set_hnsw_scan = set_scan
 
     return through_index
+
+
+def _without_iterative_scans(
+    conn: psycopg.Connection, info: ModelInfo, tenth: SearchFilters, limit: int
+) -> Callable[[list[float]], object]:
+    """Search's filtered vector rows as on pgvector 0.7 (this server's version taken as older)."""
+
+    def deepened(v: list[float]) -> object:
+        since = hnsw_scan.ITERATIVE_SCAN_PGVECTOR
+        hnsw_scan.ITERATIVE_SCAN_PGVECTOR = (99, 0)
+        try:
+            return legs._vector_rows(conn, info, v, filters=tenth, limit=limit, min_similarity=None)
+        finally:
+            hnsw_scan.ITERATIVE_SCAN_PGVECTOR = since
+
+    return deepened
 
 
 def main() -> None:
@@ -83,6 +100,8 @@ def main() -> None:
                 line = time_each(_rows(conn, info, tenth, limit, ef=ef), vectors, pid)
                 label = "as search sets it" if ef is None else f"ef_search asked {ef}"
                 print(f"  limit {limit:2d}  iterative HNSW scan, {label:20s} {line}", flush=True)
+            line = time_each(_without_iterative_scans(conn, info, tenth, limit), vectors, pid)
+            print(f"  limit {limit:2d}  without iterative scans (pgvector 0.7)  {line}", flush=True)
             # Exact ranking is slow: a few queries tell.
             line = time_each(
                 _rows(conn, info, tenth, limit, exact=True), vectors[: WARM_UP + 10], pid

@@ -8,15 +8,18 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core.database import db, embedded
+from knowledge_assets.core.database import db, embedded, pgvector_check
 
 
-def _old_store(pgdata: Path) -> None:
+def _old_store(pgdata: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pgserver  # the server earlier versions shipped (dev extra)
 
     server = pgserver.get_server(pgdata, cleanup_mode="stop")
     url = server.get_uri()
-    db.migrate(url)
+    # Earlier versions made their stores on its pgvector 0.6.2; this one refuses it.
+    with monkeypatch.context() as earlier:
+        earlier.setattr(pgvector_check, "MIN_VERSION", (0, 6))
+        db.migrate(url)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO rag.models (model, provider, dims, max_tokens) VALUES ('m', 'p', 3, 10)"
@@ -33,9 +36,11 @@ def _old_store(pgdata: Path) -> None:
 
 
 @pytest.mark.slow
-def test_old_store_is_upgraded_with_its_rows(tmp_path: Path) -> None:
+def test_old_store_is_upgraded_with_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pgdata = tmp_path / "pg"
-    _old_store(pgdata)
+    _old_store(pgdata, monkeypatch)
     assert embedded.data_major(pgdata) == 16
 
     url = db.embedded_url(pgdata)

@@ -9,7 +9,7 @@ import pytest
 from knowledge_assets.core.database import db
 from knowledge_assets.core.index import index_build
 from knowledge_assets.core.progress import Update
-from knowledge_assets.core.search.search_sql import EF_SEARCH_MAX, set_hnsw_scan
+from knowledge_assets.core.search.hnsw_scan import EF_SEARCH_MAX, set_hnsw_scan
 
 
 @pytest.mark.parametrize(

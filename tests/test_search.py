@@ -25,6 +25,7 @@ from knowledge_assets.core.search import (
     NoActiveModel,
     SearchFilters,
     default_threshold,
+    hnsw_scan,
     query_embedder,
     search,
     search_sql,
@@ -360,15 +361,23 @@ def test_search_serves_only_the_active_model(
         assert any(r.path.endswith("/embeddings") for r in fake.ok_requests())
 
 
+@pytest.mark.parametrize("iterative", [True, False], ids=["pgvector-0.8", "pgvector-0.7"])
 @pytest.mark.parametrize(
     "filters",
     [SearchFilters(path_prefix="日記/"), SearchFilters(tags=("運動", "garden"))],
 )
 def test_filtered_vector_search_through_the_index_equals_exact_ranking(
-    conn: psycopg.Connection, filters: SearchFilters, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    conn: psycopg.Connection, filters: SearchFilters, iterative: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
     """Above the exact-ranking size a filtered search walks the HNSW index iteratively, with the
-    filter inside the scan; on this small store it must find exactly what exact ranking finds."""
+    filter inside the scan; on this small store it must find exactly what exact ranking finds.
+    A pgvector without iterative scans (taken to start above this server's version) deepens
+    the plain index scan instead, and finds the same."""
+    if iterative and not hnsw_scan.has_iterative_scans(conn):
+        pytest.skip("this server's pgvector has no iterative index scans")
+    if not iterative:
+        monkeypatch.setattr(hnsw_scan, "ITERATIVE_SCAN_PGVECTOR", (99, 0))
     query = "走った 雪 tomatoes"
     exact = search(conn, query, mode="vector", filters=filters, limit=2, threshold=-1.0).hits
     monkeypatch.setattr(search_sql, "EXACT_MAX_ROWS", 0)
@@ -388,9 +397,31 @@ def test_filtered_vector_search_through_the_index_equals_exact_ranking(
 def test_a_vector_query_after_a_filtered_one_does_not_inherit_its_iterative_scan(
     conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if not hnsw_scan.has_iterative_scans(conn):
+        pytest.skip("this server's pgvector has no iterative index scans")
     monkeypatch.setattr(search_sql, "EXACT_MAX_ROWS", 0)  # both searches walk the index
     filters = SearchFilters(path_prefix="日記/")
     search(conn, "雪", mode="vector", filters=filters, limit=1, threshold=-1.0)
     assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("relaxed_order",)
     search(conn, "雪", mode="vector", threshold=-1.0)
     assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("off",)
+
+
+def test_without_iterative_scans_no_search_sets_them(
+    conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pgvector before 0.8 reserves the ``hnsw.`` prefix, so setting ``hnsw.iterative_scan``,
+    even to off, is an error there: below ``ITERATIVE_SCAN_PGVECTOR`` no search sets it. Seen
+    on this server by taking its version for an older one: a value set beforehand survives."""
+    if not hnsw_scan.has_iterative_scans(conn):
+        pytest.skip("this server's pgvector has no iterative index scans to set")
+    conn.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', false)")
+    monkeypatch.setattr(hnsw_scan, "ITERATIVE_SCAN_PGVECTOR", (99, 0))
+    assert not hnsw_scan.has_iterative_scans(conn)
+    monkeypatch.setattr(search_sql, "EXACT_MAX_ROWS", 0)  # through the index
+    filtered = search(
+        conn, "雪", mode="vector", filters=SearchFilters(path_prefix="日記/"), threshold=-1.0
+    )
+    search(conn, "雪", mode="hybrid", threshold=-1.0)
+    assert filtered.hits
+    assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("strict_order",)

@@ -1,9 +1,10 @@
 """Connections to the knowledge store and the schema migration runner.
 
 ``DATABASE_URL`` points at any Postgres >= 15 with pgvector >= 0.7 (``halfvec``; 0.8 adds the
-iterative index scans filtered searches use). When it is unset, an embedded PostgreSQL 18 +
-pgvector 0.8 (see ``embedded``) is started in a data directory of the project's own, so a fresh
-machine needs nothing but pip. Several processes can share that data directory.
+iterative index scans filtered searches use; ``pgvector_check`` refuses older ones). When it is
+unset, an embedded PostgreSQL 18 + pgvector 0.8 (see ``embedded``) is started in a data
+directory of the project's own, so a fresh machine needs nothing but pip. Several processes can
+share that data directory.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
+from knowledge_assets.core.database import pgvector_check
+
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SQL_DIR = PROJECT_ROOT / "sql"
 DEFAULT_DATA_DIR = PROJECT_ROOT / ".data"
@@ -32,7 +35,8 @@ _migrated: set[str] = set()
 
 
 class MigrationError(RuntimeError):
-    """An applied migration was edited, or the migration files are inconsistent."""
+    """An applied migration was edited, the migration files are inconsistent, or the database's
+    pgvector cannot hold the store (:mod:`pgvector_check`)."""
 
 
 def data_dir() -> Path:
@@ -178,6 +182,7 @@ def load_migrations(sql_dir: Path = SQL_DIR) -> tuple[list[Migration], list[Migr
 
 def migrate(url: str, sql_dir: Path = SQL_DIR) -> list[str]:
     """Apply new migrations, refuse edited ones, re-run repeatable files; return what was applied.
+    A database whose pgvector is missing or too old is refused before anything is applied.
 
     An advisory lock serialises concurrent callers (a sensor and a run starting together).
     """
@@ -185,6 +190,8 @@ def migrate(url: str, sql_dir: Path = SQL_DIR) -> list[str]:
     applied: list[str] = []
     with connect(url, autocommit=True) as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge_assets.migrate'))")
+        if (reason := pgvector_check.check(conn)) is not None:
+            raise MigrationError(reason)
         conn.execute("CREATE SCHEMA IF NOT EXISTS meta")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS meta.migrations (name text PRIMARY KEY,"

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.index import index_store
-from knowledge_assets.core.search import keyword_sql, search_sql
+from knowledge_assets.core.search import hnsw_scan, keyword_sql, search_sql
 from knowledge_assets.core.search.fusion import HybridWeights, default_threshold, fuse
 from knowledge_assets.core.search.search_hits import SearchHit, make_hit
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
@@ -45,9 +45,9 @@ def _vector_rows(
         exhausted = got < k or (min_similarity is not None and 1 - farthest < min_similarity)
         if len(rows) >= limit or exhausted:
             return rows
-        if not exact and k >= search_sql.EF_SEARCH_MAX:  # the index cannot go deeper
+        if not exact and k >= hnsw_scan.EF_SEARCH_MAX:  # the index cannot go deeper
             return search_sql.vector_exact(conn, model, vector, **kw)
-        k = 4 * k if exact else min(4 * k, search_sql.EF_SEARCH_MAX)
+        k = 4 * k if exact else min(4 * k, hnsw_scan.EF_SEARCH_MAX)
 
 
 def _few(total: int) -> int:

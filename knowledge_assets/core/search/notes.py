@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.ingest.conventions import Conventions
-from knowledge_assets.core.search import NoActiveModel, notes_sql, search_sql
+from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
 
 __all__ = ["SimilarNote", "UnknownNote", "get_doc", "list_tags", "similar"]
 
@@ -50,9 +50,9 @@ def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list
     k = max(8 * limit, 40)
     while True:
         rows, got = notes_sql.similar_notes(conn, info, vector, exclude=family, limit=limit, k=k)
-        if len(rows) >= limit or got < k or k >= search_sql.EF_SEARCH_MAX:
+        if len(rows) >= limit or got < k or k >= hnsw_scan.EF_SEARCH_MAX:
             break
-        k = min(4 * k, search_sql.EF_SEARCH_MAX)
+        k = min(4 * k, hnsw_scan.EF_SEARCH_MAX)
     return [
         SimilarNote(
             file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),

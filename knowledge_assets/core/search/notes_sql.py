@@ -13,7 +13,8 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.index.index_build import vec_type
-from knowledge_assets.core.search.search_sql import ModelInfo, fetch_dicts, set_hnsw_scan
+from knowledge_assets.core.search.hnsw_scan import set_hnsw_scan
+from knowledge_assets.core.search.search_sql import ModelInfo, fetch_dicts
 
 
 def note_vector(

@@ -10,7 +10,6 @@ plan is not.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +20,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from knowledge_assets.core.index.index_build import SEARCH_DEPTH, vec_type
+from knowledge_assets.core.index.index_build import vec_type
+from knowledge_assets.core.search.hnsw_scan import set_hnsw_scan
 
 # A store of up to this many chunks is ranked exactly by a scan of the model's vectors (5-7 ms at
 # 5,152 chunks); a larger one through the HNSW index. The chunks a filter leaves are ranked one by
@@ -32,10 +32,6 @@ from knowledge_assets.core.index.index_build import SEARCH_DEPTH, vec_type
 EXACT_MAX_ROWS = 5000
 EXACT_FEW_ROWS = 1000
 EXACT_MAX_SHARE = 0.05
-EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
-# How many index tuples an iterative filtered scan may visit before it gives up (pgvector's
-# default); a filter that rare falls back to deepening and then to exact ranking.
-ITERATIVE_MAX_TUPLES = 20000
 HIT_COLUMNS = sql.SQL(
     "c.id AS chunk_id, d.file_path, d.title, c.heading, c.parent_heading, c.heading_path,"
     " c.content, d.tags, d.content_type, d.doc_type, d.top_heading, c.heading_parts,"
@@ -189,23 +185,6 @@ def vector_exact(
     return fetch_dicts(conn, query, params)
 
 
-def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> None:
-    """The HNSW settings of the session's next vector query, all in one round trip: a
-    candidate list ``SEARCH_DEPTH`` times ``ef_search`` (the rows the query wants), as the
-    index's build parameters assume.
-
-    Every query through the index sets all of them, so none inherits another's: an iterative
-    scan left on would make a plain nearest-neighbour query walk on past its ``ef_search``.
-    """
-    depth = min(math.ceil(ef_search * SEARCH_DEPTH), EF_SEARCH_MAX)
-    conn.execute(
-        "SELECT set_config('hnsw.ef_search', %s, false),"
-        " set_config('hnsw.iterative_scan', %s, false),"
-        " set_config('hnsw.max_scan_tuples', %s, false)",
-        (str(depth), "relaxed_order" if iterative else "off", str(ITERATIVE_MAX_TUPLES)),
-    )
-
-
 def vector_nearest(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
     filters: SearchFilters | None, limit: int, min_similarity: float | None, k: int,
@@ -265,7 +244,8 @@ def vector_hnsw_filtered(
     graph until ``limit`` rows pass the filters or ``ITERATIVE_MAX_TUPLES`` were visited, instead
     of returning ``ef_search`` neighbours that the filters then thin out. ``relaxed_order`` may
     return neighbours slightly out of order, so the outer query sorts again. Returns the hits and
-    whether the scan may have stopped early (fewer hits than ``limit``).
+    whether the scan may have stopped early (fewer hits than ``limit``); with an older pgvector,
+    no hits and True without a query.
     """
     where, params = filter_clause(filters)
     vt = vec_type(model.dims)
@@ -287,7 +267,8 @@ def vector_hnsw_filtered(
         cols=HIT_COLUMNS, where=where,
     )  # fmt: skip
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
-    set_hnsw_scan(conn, ef_search=max(40, 2 * limit), iterative=True)
+    if not set_hnsw_scan(conn, ef_search=max(40, 2 * limit), iterative=True):
+        return [], True  # no iterative scans in this pgvector: the caller deepens instead
     rows = fetch_dicts(conn, query, params)
     return rows, len(rows) < limit
 

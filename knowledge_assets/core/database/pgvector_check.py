@@ -1,0 +1,70 @@
+"""Whether a database's pgvector can hold the store, checked before any migration runs.
+
+The store needs pgvector 0.7 or later: vectors are indexed as ``halfvec``. A server without
+pgvector, or with an older one, would otherwise fail half-way through the migrations with a
+message about a missing type; this says which version is there and what to run instead. The
+embedded server always has a recent one, so only a ``DATABASE_URL`` server can fail here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+
+MIN_VERSION = (0, 7)
+INSTALL = "https://github.com/pgvector/pgvector#installation"
+
+
+def parse(version: str | None) -> tuple[int, int] | None:
+    """``"0.8.1"`` → ``(0, 8)``; None for no version or one without major and minor numbers."""
+    found = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def _old(version: str | None) -> bool:
+    parsed = parse(version)
+    return parsed is None or parsed < MIN_VERSION
+
+
+def problem(installed: str | None, offered: str | None) -> str | None:
+    """What is wrong and what to do, in one line, or None when the store can be created.
+
+    ``installed``: the ``vector`` extension's version in this database (None: not created yet);
+    ``offered``: the newest version the server can create or update to (None: not installed).
+    """
+    need = f"pgvector {'.'.join(map(str, MIN_VERSION))} or later"
+    if installed is None and offered is None:
+        return (
+            f"this Postgres server has no pgvector; the store needs {need}: install it on the "
+            f"server ({INSTALL}), or unset DATABASE_URL to use the embedded store"
+        )
+    if installed is None:
+        if not _old(offered):
+            return None
+        return (
+            f"this Postgres server offers pgvector {offered}; the store needs {need} (halfvec): "
+            f"install a newer one on the server ({INSTALL}), or unset DATABASE_URL"
+        )
+    if not _old(installed):
+        return None
+    if not _old(offered):
+        return (
+            f"this database has pgvector {installed} and the server offers {offered}: run "
+            "ALTER EXTENSION vector UPDATE; in it as its owner, then run again"
+        )
+    return (
+        f"this database has pgvector {installed}; the store needs {need} (halfvec): install a "
+        f"newer one on the server ({INSTALL}), run ALTER EXTENSION vector UPDATE; in this "
+        "database, then run again"
+    )
+
+
+def check(conn: psycopg.Connection) -> str | None:
+    """:func:`problem` for the database ``conn`` is connected to."""
+    row = conn.execute(
+        "SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
+        " (SELECT default_version FROM pg_available_extensions WHERE name = 'vector')"
+    ).fetchone()
+    installed, offered = (row[0], row[1]) if row else (None, None)
+    return problem(installed, offered)
