@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from collections.abc import Iterator, Mapping
@@ -149,11 +150,18 @@ class LocalSource:
         except OSError as exc:
             raise UnreadableFile(f"cannot be read: {_why(exc)}") from exc
         except RuntimeError as exc:  # Path.resolve on a symlink loop (Python < 3.13)
-            raise UnreadableFile("cannot be read: symlink loop") from exc
+            raise UnreadableFile(f"cannot be read: {_LOOP}") from exc
+
+
+_LOOP = "symlink loop"
 
 
 def _why(exc: OSError) -> str:
-    """An OSError's reason without the path (the path is reported beside it)."""
+    """An OSError's reason without the path (the path is reported beside it). A symlink loop
+    reads the same on every Python: 3.13 raises ELOOP ("Too many levels of symbolic links")
+    where earlier versions raised RuntimeError."""
+    if exc.errno == errno.ELOOP:
+        return _LOOP
     return exc.strerror or type(exc).__name__
 
 
