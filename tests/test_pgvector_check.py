@@ -3,8 +3,13 @@ line that names the version found and what to run."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+
 import psycopg
 import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from knowledge_assets.core.database import db, pgvector_check
 
@@ -18,11 +23,19 @@ def test_versions_compare_by_number(text: str | None, parsed: tuple[int, int] | 
 
 
 @pytest.mark.parametrize(
-    ("installed", "offered"),
-    [(None, "0.7.0"), (None, "0.8.5"), ("0.7.4", "0.7.4"), ("0.8.5", "0.8.5"), ("0.10.1", None)],
+    ("installed", "offered", "creator"),
+    [
+        (None, "0.7.0", None),
+        (None, "0.8.5", None),
+        ("0.7.4", "0.7.4", None),
+        ("0.8.5", "0.8.5", "notes_user@notes"),  # created: who may create it no longer matters
+        ("0.10.1", None, None),
+    ],
 )
-def test_pgvector_from_0_7_holds_the_store(installed: str | None, offered: str | None) -> None:
-    assert pgvector_check.problem(installed, offered) is None
+def test_pgvector_from_0_7_holds_the_store(
+    installed: str | None, offered: str | None, creator: str | None
+) -> None:
+    assert pgvector_check.problem(installed, offered, creator=creator) is None
 
 
 @pytest.mark.parametrize(
@@ -41,6 +54,14 @@ def test_an_older_or_missing_pgvector_gets_one_line_with_the_fix(
     reason = pgvector_check.problem(installed, offered)
     assert reason is not None and "\n" not in reason
     assert all(part in reason for part in says), reason
+
+
+def test_a_role_that_may_not_create_pgvector_is_told_who_must() -> None:
+    reason = pgvector_check.problem(None, "0.8.0", creator="notes_user@notes")
+    assert reason is not None and "\n" not in reason
+    for part in ("role notes_user may not create it", "superuser", "CREATE EXTENSION vector;"):
+        assert part in reason, reason
+    assert reason.endswith("in notes, then run again")
 
 
 def _migrations_table(url: str) -> object:
@@ -76,3 +97,36 @@ def test_a_store_whose_pgvector_is_too_old_is_refused_before_new_migrations(
 def test_the_test_servers_pgvector_holds_the_store(blank_db_url: str) -> None:
     with psycopg.connect(blank_db_url) as conn:
         assert pgvector_check.check(conn) is None
+
+
+@pytest.fixture
+def owner_url(server_url: str) -> Iterator[str]:
+    """A blank database owned by a role that is not a superuser, as that role; both dropped
+    afterwards."""
+    role = f"ka_owner_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} OWNER {}").format(*map(sql.Identifier, (role, role)))
+        )
+    try:
+        url = make_conninfo(server_url, user=role, dbname=role)
+        try:
+            psycopg.connect(url).close()
+        except psycopg.OperationalError as exc:  # a server that asks new roles for a password
+            pytest.skip(f"cannot connect as a new role: {exc}")
+        yield url
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(role))
+            )
+            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+def test_an_owner_who_may_not_create_pgvector_is_refused_with_who_must(owner_url: str) -> None:
+    """The database's owner, not a superuser: Postgres would refuse CREATE EXTENSION half-way;
+    the check names the role and the database first, and nothing is created."""
+    with pytest.raises(db.MigrationError, match=r"role ka_owner_\w+ may not create it.*superuser"):
+        db.migrate(owner_url)
+    assert _migrations_table(owner_url) is None

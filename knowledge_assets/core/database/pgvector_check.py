@@ -27,11 +27,15 @@ def _old(version: str | None) -> bool:
     return parsed is None or parsed < MIN_VERSION
 
 
-def problem(installed: str | None, offered: str | None) -> str | None:
+def problem(
+    installed: str | None, offered: str | None, *, creator: str | None = None
+) -> str | None:
     """What is wrong and what to do, in one line, or None when the store can be created.
 
     ``installed``: the ``vector`` extension's version in this database (None: not created yet);
-    ``offered``: the newest version the server can create or update to (None: not installed).
+    ``offered``: the newest version the server can create or update to (None: not installed);
+    ``creator``: ``role@database`` when that role may not create the extension there (pgvector
+    is not a trusted extension: it takes a superuser), else None.
     """
     need = f"pgvector {'.'.join(map(str, MIN_VERSION))} or later"
     if installed is None and offered is None:
@@ -40,11 +44,18 @@ def problem(installed: str | None, offered: str | None) -> str | None:
             f"server ({INSTALL}), or unset DATABASE_URL to use the embedded store"
         )
     if installed is None:
-        if not _old(offered):
+        if _old(offered):
+            return (
+                f"this Postgres server offers pgvector {offered}; the store needs {need} "
+                f"(halfvec): install a newer one on the server ({INSTALL}), or unset DATABASE_URL"
+            )
+        if creator is None:
             return None
+        role, _, database = creator.partition("@")
         return (
-            f"this Postgres server offers pgvector {offered}; the store needs {need} (halfvec): "
-            f"install a newer one on the server ({INSTALL}), or unset DATABASE_URL"
+            f"pgvector {offered} is on the server but not created in database {database}, and "
+            f"role {role} may not create it: have a superuser run CREATE EXTENSION vector; in "
+            f"{database}, then run again"
         )
     if not _old(installed):
         return None
@@ -61,10 +72,22 @@ def problem(installed: str | None, offered: str | None) -> str | None:
 
 
 def check(conn: psycopg.Connection) -> str | None:
-    """:func:`problem` for the database ``conn`` is connected to."""
+    """:func:`problem` for the database ``conn`` is connected to, as its role."""
     row = conn.execute(
-        "SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
-        " (SELECT default_version FROM pg_available_extensions WHERE name = 'vector')"
+        "SELECT e.extversion, a.default_version,"
+        # Whether this role may create the offered version here (superuser, or a trusted
+        # extension and the CREATE privilege on the database).
+        " (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)"
+        "  OR coalesce((SELECT (NOT v.superuser OR v.trusted)"
+        "   FROM pg_available_extension_versions v"
+        "   WHERE v.name = 'vector' AND v.version = a.default_version), false)"
+        "  AND has_database_privilege(current_database(), 'CREATE'),"
+        " current_user || '@' || current_database()"
+        " FROM (SELECT 1) one"
+        " LEFT JOIN pg_extension e ON e.extname = 'vector'"
+        " LEFT JOIN pg_available_extensions a ON a.name = 'vector'"
     ).fetchone()
-    installed, offered = (row[0], row[1]) if row else (None, None)
-    return problem(installed, offered)
+    if row is None:  # the query always returns its one row
+        return None
+    installed, offered, may_create, creator = row
+    return problem(installed, offered, creator=None if may_create else creator)
