@@ -1,8 +1,9 @@
 """What a filtered vector search costs, and what the alternatives would: the iterative HNSW scan
 search uses (``search_sql.vector_hnsw_filtered``) with its candidate list at several
 ``hnsw.ef_search`` values, against exact ranking of every chunk the filter leaves
-(``search_sql.vector_exact``) and against what search does where pgvector has no iterative scans
-(0.7): plain index scans, deepened until enough rows pass, then exact ranking. The filter keeps a tenth of the notes, as bench/scale_search.py's
+(``search_sql.vector_exact``), and against what search does where pgvector has no iterative
+scans (0.7): plain index scans deepened until enough rows pass, exact ranking if even 1,000
+neighbours are not enough. The filter keeps a tenth of the notes, as bench/scale_search.py's
 filtered queries do; ``limit`` 10 is a vector search, 50 a hybrid search's vector leg.
 
 On a kept bench/scale_steps.py or bench/scale.py store::

@@ -1,9 +1,11 @@
 """Whether a database's pgvector can hold the store, checked before any migration runs.
 
-The store needs pgvector 0.7 or later: vectors are indexed as ``halfvec``. A server without
-pgvector, or with an older one, would otherwise fail half-way through the migrations with a
-message about a missing type; this says which version is there and what to run instead. The
-embedded server always has a recent one, so only a ``DATABASE_URL`` server can fail here.
+The store needs pgvector 0.7 or later: vectors are indexed and searched as ``halfvec``. A server
+with an older one takes the migrations and fails later, at the first vector index or search
+(no such type); a server without pgvector, or a role that may not create it (it takes a
+superuser), fails inside the first migration. This says first, in one line, which version is
+there and what to run instead. The embedded server always has a recent one and its role is a
+superuser, so only a ``DATABASE_URL`` server can fail here.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ ITERATIVE_MAX_TUPLES = 20000
 ITERATIVE_SCAN_PGVECTOR = (0, 8)
 # Whether the database's pgvector has iterative scans (a catalog read of one row).
 _ITERATIVE_SUPPORTED = (
-    "(SELECT (regexp_match(extversion, '^(\\d+)\\.(\\d+)'))[1:2]::int[] >= %(since)s::int[]"
+    "(SELECT (regexp_match(extversion, '^(\\d+)\\.(\\d+)'))::int[] >= %(since)s::int[]"
     " FROM pg_extension WHERE extname = 'vector')"
 )
 

@@ -241,11 +241,11 @@ def vector_hnsw_filtered(
     """Nearest chunks passing ``filters``, filtered inside the HNSW index scan.
 
     With pgvector >= 0.8 the scan is iterative (``hnsw.iterative_scan``): it keeps walking the
-    graph until ``limit`` rows pass the filters or ``ITERATIVE_MAX_TUPLES`` were visited, instead
-    of returning ``ef_search`` neighbours that the filters then thin out. ``relaxed_order`` may
-    return neighbours slightly out of order, so the outer query sorts again. Returns the hits and
-    whether the scan may have stopped early (fewer hits than ``limit``); with an older pgvector,
-    no hits and True without a query.
+    graph until ``limit`` rows pass the filters or ``hnsw_scan.ITERATIVE_MAX_TUPLES`` were
+    visited, instead of returning ``ef_search`` neighbours that the filters then thin out.
+    ``relaxed_order`` may return neighbours slightly out of order, so the outer query sorts
+    again. Returns the hits and whether the scan may have stopped early (fewer hits than
+    ``limit``); with an older pgvector, no hits and True without a query.
     """
     where, params = filter_clause(filters)
     vt = vec_type(model.dims)

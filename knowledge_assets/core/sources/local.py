@@ -20,6 +20,7 @@ from knowledge_assets.core.sources.base import (
 # The version token of a file that is listed but cannot be stat-ed (a symlink loop, a broken
 # link): never equal to a stored token, so the file is tried, and rejected with its reason.
 UNREADABLE = "unreadable"
+_LOOP = "symlink loop"
 
 
 class LocalSource:
@@ -151,9 +152,6 @@ class LocalSource:
             raise UnreadableFile(f"cannot be read: {_why(exc)}") from exc
         except RuntimeError as exc:  # Path.resolve on a symlink loop (Python < 3.13)
             raise UnreadableFile(f"cannot be read: {_LOOP}") from exc
-
-
-_LOOP = "symlink loop"
 
 
 def _why(exc: OSError) -> str:
