@@ -28,12 +28,12 @@ def test_versions_compare_by_number(text: str | None, parsed: tuple[int, int] | 
         (None, "0.7.0", None),
         (None, "0.8.5", None),
         ("0.7.4", "0.7.4", None),
-        ("0.8.5", "0.8.5", "notes_user@notes"),  # created: who may create it no longer matters
+        ("0.8.5", "0.8.5", ("notes_user", "notes")),  # created: who may create it no longer matters
         ("0.10.1", None, None),
     ],
 )
 def test_pgvector_from_0_7_holds_the_store(
-    installed: str | None, offered: str | None, creator: str | None
+    installed: str | None, offered: str | None, creator: tuple[str, str] | None
 ) -> None:
     assert pgvector_check.problem(installed, offered, creator=creator) is None
 
@@ -57,9 +57,9 @@ def test_an_older_or_missing_pgvector_gets_one_line_with_the_fix(
 
 
 def test_a_role_that_may_not_create_pgvector_is_told_who_must() -> None:
-    reason = pgvector_check.problem(None, "0.8.0", creator="notes_user@notes")
+    reason = pgvector_check.problem(None, "0.8.0", creator=("ops@example", "notes"))
     assert reason is not None and "\n" not in reason
-    for part in ("role notes_user may not create it", "superuser", "CREATE EXTENSION vector;"):
+    for part in ("role ops@example may not create it", "superuser", "CREATE EXTENSION vector;"):
         assert part in reason, reason
     assert reason.endswith("in notes, then run again")
 

@@ -30,13 +30,13 @@ def _old(version: str | None) -> bool:
 
 
 def problem(
-    installed: str | None, offered: str | None, *, creator: str | None = None
+    installed: str | None, offered: str | None, *, creator: tuple[str, str] | None = None
 ) -> str | None:
     """What is wrong and what to do, in one line, or None when the store can be created.
 
     ``installed``: the ``vector`` extension's version in this database (None: not created yet);
     ``offered``: the newest version the server can create or update to (None: not installed);
-    ``creator``: ``role@database`` when that role may not create the extension there (pgvector
+    ``creator``: (role, database) when that role may not create the extension there (pgvector
     is not a trusted extension: it takes a superuser), else None.
     """
     need = f"pgvector {'.'.join(map(str, MIN_VERSION))} or later"
@@ -53,7 +53,7 @@ def problem(
             )
         if creator is None:
             return None
-        role, _, database = creator.partition("@")
+        role, database = creator
         return (
             f"pgvector {offered} is on the server but not created in database {database}, and "
             f"role {role} may not create it: have a superuser run CREATE EXTENSION vector; in "
@@ -84,12 +84,12 @@ def check(conn: psycopg.Connection) -> str | None:
         "   FROM pg_available_extension_versions v"
         "   WHERE v.name = 'vector' AND v.version = a.default_version), false)"
         "  AND has_database_privilege(current_database(), 'CREATE'),"
-        " current_user || '@' || current_database()"
+        " current_user, current_database()"
         " FROM (SELECT 1) one"
         " LEFT JOIN pg_extension e ON e.extname = 'vector'"
         " LEFT JOIN pg_available_extensions a ON a.name = 'vector'"
     ).fetchone()
     if row is None:  # the query always returns its one row
         return None
-    installed, offered, may_create, creator = row
-    return problem(installed, offered, creator=None if may_create else creator)
+    installed, offered, may_create, role, database = row
+    return problem(installed, offered, creator=None if may_create else (role, database))
