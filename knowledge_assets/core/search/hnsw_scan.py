@@ -26,6 +26,13 @@ _ITERATIVE_SUPPORTED = (
     "(SELECT (regexp_match(extversion, '^(\\d+)\\.(\\d+)'))::int[] >= %(since)s::int[]"
     " FROM pg_extension WHERE extname = 'vector')"
 )
+# The scan settings; the iterative ones only where the database has them.
+_SET_SCAN = (
+    "SELECT set_config('hnsw.ef_search', %(depth)s, false),"
+    " CASE WHEN " + _ITERATIVE_SUPPORTED + " THEN"
+    "  set_config('hnsw.iterative_scan', %(scan)s, false)"
+    "  || set_config('hnsw.max_scan_tuples', %(tuples)s, false) END"
+)
 
 
 def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> bool:
@@ -39,10 +46,7 @@ def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool =
     """
     depth = min(math.ceil(ef_search * SEARCH_DEPTH), EF_SEARCH_MAX)
     row = conn.execute(
-        "SELECT set_config('hnsw.ef_search', %(depth)s, false),"
-        f" CASE WHEN {_ITERATIVE_SUPPORTED} THEN"
-        "  set_config('hnsw.iterative_scan', %(scan)s, false)"
-        "  || set_config('hnsw.max_scan_tuples', %(tuples)s, false) END",
+        _SET_SCAN,
         {
             "depth": str(depth),
             "scan": "relaxed_order" if iterative else "off",
@@ -56,6 +60,7 @@ def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool =
 def has_iterative_scans(conn: psycopg.Connection) -> bool:
     """Whether the database's pgvector has iterative index scans."""
     row = conn.execute(
-        f"SELECT coalesce({_ITERATIVE_SUPPORTED}, false)", {"since": list(ITERATIVE_SCAN_PGVECTOR)}
+        "SELECT coalesce(" + _ITERATIVE_SUPPORTED + ", false)",
+        {"since": list(ITERATIVE_SCAN_PGVECTOR)},
     ).fetchone()
     return bool(row and row[0])
