@@ -28,7 +28,8 @@ def docs_to_chunk(conn: psycopg.Connection, sig: str, *, force: bool = False) ->
 
     Only a note's first chunk is looked at: a note's chunks are written by one statement that
     gives every position the note's hash and signature, so the first tells for all of them. An
-    index holds the first chunks' hash and signature (``sql/022``): no chunk row is read.
+    index holds the first chunks' hash and signature (``sql/022``), so chunk rows are read only
+    on pages written since the table was last vacuumed.
     """
     query = sql.SQL(
         "SELECT d.id {docs} WHERE %(force)s OR NOT EXISTS (SELECT 1 FROM rag.chunks c"

@@ -131,9 +131,9 @@ def _saturation(tf: str, dl: sql.Composable) -> sql.Composable:
 
 
 def _presence(n: int, dl: sql.Composable) -> sql.Composable:
-    """Which query terms each candidate holds, from the GIN index alone.
+    """Which of the query's words each candidate holds, from the GIN index alone.
 
-    One index scan per term, ANDed with the candidate query: a candidate's tsvector (often a few
+    One index scan per word, ANDed with the candidate query: a candidate's tsvector (often a few
     KB, stored out of line) is never read, so pre-ranking thousands of candidates stays cheap.
     The scans leave the filters out (each would join rag.latest_docs again, for the same
     candidates); the pre-ranking applies them once, by the note each row names.
