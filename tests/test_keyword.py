@@ -201,3 +201,20 @@ def test_filtered_keyword_search_ranks_as_the_unfiltered_one_restricted(
     assert len(every) == 120 and 0 < len(wanted) < 120
     assert filtered == wanted
     assert top == wanted[:5]
+
+
+def test_a_compound_is_found_among_more_candidates_than_are_re_scored(
+    db_url: str, tmp_path: Path
+) -> None:
+    # 東京大学 is two words (東京, 大学) to the tokenizer. Many short notes hold both words apart;
+    # one longer note holds the compound. Pre-ranked by the words alone, every note ties but for
+    # its length, and the longer one would not reach the exact re-scoring of the best 100.
+    apart = {
+        f"apart{i:03d}.md": f"# 記録{i}\n\n## 旅\n\n東京の友人と京都の大学へ行った。\n"
+        for i in range(120)
+    }
+    phrase = {"phrase.md": "# 記録\n\n## 学校\n\n東京大学の見学に行った。" + FILLER * 3 + "\n"}
+    load(db_url, tmp_path, apart | phrase)
+    with db.connect(db_url) as conn:
+        hits = search(conn, "東京大学", mode="keyword").hits
+    assert hits[0].file_path == "phrase.md"

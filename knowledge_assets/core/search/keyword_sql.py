@@ -131,9 +131,9 @@ def _saturation(tf: str, dl: sql.Composable) -> sql.Composable:
 
 
 def _presence(n: int, dl: sql.Composable) -> sql.Composable:
-    """Which of the query's words each candidate holds, from the GIN index alone.
+    """Which query terms each candidate holds, from the GIN index alone.
 
-    One index scan per word, ANDed with the candidate query: a candidate's tsvector (often a few
+    One index scan per term, ANDed with the candidate query: a candidate's tsvector (often a few
     KB, stored out of line) is never read, so pre-ranking thousands of candidates stays cheap.
     The scans leave the filters out (each would join rag.latest_docs again, for the same
     candidates); the pre-ranking applies them once, by the note each row names.
@@ -177,8 +177,8 @@ def keyword_bm25(
     # only when a filter needs its columns.
     join = sql.SQL("" if filters is None or filters.is_empty() else
                    " JOIN rag.latest_docs d ON d.id = p.document_id")  # fmt: skip
-    # Pre-rank: BM25 of the words with every term frequency taken as 1 (no tsvector is read);
-    # exact BM25 then re-scores the best of them from their term positions.
+    # Pre-rank: BM25 with every term frequency taken as 1 (no tsvector is read); exact BM25 then
+    # re-scores the best of them from their term positions.
     query_sql = sql.SQL(
         "WITH p AS MATERIALIZED ({presence}),"
         " pre AS (SELECT p.id, p.dl, sum(p.w) * {binary} AS pre FROM p{join} WHERE {where}"
@@ -192,8 +192,7 @@ def keyword_bm25(
         " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
         " ORDER BY s.score DESC, c.id"
     ).format(
-        cols=HIT_COLUMNS, presence=_presence(len(unigrams), _doc_length(s, "c")), join=join,
-        where=where,
+        cols=HIT_COLUMNS, presence=_presence(len(idf), _doc_length(s, "c")), join=join, where=where,
         tf=sql.SQL(_TF), binary=_saturation("1.0", sql.SQL("p.dl")),
         sat=_saturation("x.tf", sql.SQL("pre.dl")),
     )  # fmt: skip
@@ -202,10 +201,6 @@ def keyword_bm25(
         "idf": list(idf.values()), "tsq": _tsquery(_generating_terms(unigrams, budget)),
         "limit": limit, "pre": max(PRERANK_MIN, PRERANK_FACTOR * limit),
     }  # fmt: skip
-    # The pre-ranking counts the query's words; its word pairs count in the exact scores only.
-    # Each pair was a presence scan of its own (7 of 16 for a question of 9 words) that hardly
-    # changed which candidates came first: on jsquad the same R@1/5/10 and MRR@10, at 10,000
-    # notes about a sixth less server CPU per keyword search (bench/results/scale.txt).
-    params |= {f"t{i}": _tsquery([lx]) for i, (lx, _) in enumerate(unigrams)}
-    params |= {f"i{i}": idf[lx] for i, (lx, _) in enumerate(unigrams)}
+    params |= {f"t{i}": _tsquery([lx]) for i, lx in enumerate(idf)}
+    params |= {f"i{i}": v for i, v in enumerate(idf.values())}
     return fetch_dicts(conn, query_sql, params)  # without parallel workers (keyword_terms)
