@@ -131,7 +131,8 @@ def _saturation(tf: str, dl: sql.Composable) -> sql.Composable:
 
 
 def _presence(n: int, dl: sql.Composable) -> sql.Composable:
-    """Which query terms each candidate holds, from the GIN index alone.
+    """Which of the query's terms (``_presence_terms``) each candidate holds, from the GIN index
+    alone.
 
     One index scan per term, ANDed with the candidate query: a candidate's tsvector (often a few
     KB, stored out of line) is never read, so pre-ranking thousands of candidates stays cheap.
@@ -158,6 +159,21 @@ _TF = (
 )
 
 
+def _presence_terms(idf: dict[str, float], words: set[str]) -> list[tuple[str, float]]:
+    """The pre-ranking's scans as (tsquery, weight): one per word with its IDF, and one for any of
+    the word pairs, weighted as the rarest pair.
+
+    The pairs tell a compound (東京大学, two words to the tokenizer) from its words apart, but a
+    scan each was 7 of 16 for a question of 9 words. One scan for all of them gave the same hits
+    on jsquad, and 15.1 against 17.5 ms of server CPU per search at 10,000 notes
+    (bench/results/scale.txt)."""
+    present = [(_tsquery([lx]), w) for lx, w in idf.items() if lx in words]
+    pairs = [lx for lx in idf if lx not in words]
+    if pairs:
+        present.append((_tsquery(pairs), max(idf[lx] for lx in pairs)))
+    return present
+
+
 def keyword_bm25(
     conn: psycopg.Connection, query: str, *, filters: SearchFilters | None, limit: int,
     settings: KeywordSettings | None = None, budget: int = KEYWORD_BUDGET,
@@ -172,6 +188,7 @@ def keyword_bm25(
         return []
     weight = {lx: (1.0 if lx in set(words) else s.bigram_weight) for lx, _ in terms}
     idf = {lx: weight[lx] * math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
+    present = _presence_terms(idf, set(words))
     where, params = filter_clause(filters)
     # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
     # only when a filter needs its columns.
@@ -192,7 +209,8 @@ def keyword_bm25(
         " JOIN rag.chunks c ON c.id = s.id JOIN rag.latest_docs d ON d.id = c.document_id"
         " ORDER BY s.score DESC, c.id"
     ).format(
-        cols=HIT_COLUMNS, presence=_presence(len(idf), _doc_length(s, "c")), join=join, where=where,
+        cols=HIT_COLUMNS, presence=_presence(len(present), _doc_length(s, "c")), join=join,
+        where=where,
         tf=sql.SQL(_TF), binary=_saturation("1.0", sql.SQL("p.dl")),
         sat=_saturation("x.tf", sql.SQL("pre.dl")),
     )  # fmt: skip
@@ -201,6 +219,6 @@ def keyword_bm25(
         "idf": list(idf.values()), "tsq": _tsquery(_generating_terms(unigrams, budget)),
         "limit": limit, "pre": max(PRERANK_MIN, PRERANK_FACTOR * limit),
     }  # fmt: skip
-    params |= {f"t{i}": _tsquery([lx]) for i, lx in enumerate(idf)}
-    params |= {f"i{i}": v for i, v in enumerate(idf.values())}
+    params |= {f"t{i}": tsq for i, (tsq, _) in enumerate(present)}
+    params |= {f"i{i}": w for i, (_, w) in enumerate(present)}
     return fetch_dicts(conn, query_sql, params)  # without parallel workers (keyword_terms)
