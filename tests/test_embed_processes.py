@@ -222,7 +222,13 @@ def test_a_killed_worker_fails_the_batches_with_a_line_that_says_what_to_do() ->
     with ModelRunner(WhereModel(), workers=2) as runner:
         pid = int(np.asarray(runner.submit(["text 1"])())[0][0])
         os.kill(pid, signal.SIGKILL)
-        waits = [runner.submit([f"text {i}"]) for i in range(3)]  # some submitted to a broken pool
+        # The pool notices the death on its own thread and marks itself broken before reaping the
+        # process; until then the other worker may still take a batch and embed it.
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists(), "the pool never reaped its killed worker"
+        waits = [runner.submit([f"text {i}"]) for i in range(3)]
         for wait in waits:
             with pytest.raises(EmbeddingError, match="set KA_EMBED_WORKERS=1"):
                 wait()
