@@ -163,21 +163,23 @@ def _load() -> str:
     return "(" + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + ")"
 
 
+def _all_questions() -> list[str]:
+    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(x)["question"] for x in lines]
+
+
 def jsquad_questions(count: int) -> list[str]:
     """``count`` questions spread over the jsquad set, plus the warm-up ones."""
-    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
-    picked = [json.loads(x)["question"] for x in lines[:: max(1, len(lines) // count)]]
-    return picked[: count + WARM_UP]
+    every = _all_questions()
+    return every[:: max(1, len(every) // count)][: count + WARM_UP]
 
 
 def other_questions(count: int, timed: list[str]) -> list[str]:
     """``count`` jsquad questions that are not among ``timed``: they warm a freshly started server
     the way the queries before them warm a server that has been answering for a while, without
     putting the timed queries' own pages in its buffers."""
-    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
     skip = set(timed)
-    picked = [q for q in (json.loads(x)["question"] for x in lines[7::11]) if q not in skip]
-    return picked[:count]
+    return [q for q in _all_questions()[7::11] if q not in skip][:count]
 
 
 def main() -> None:

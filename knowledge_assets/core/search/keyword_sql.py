@@ -183,12 +183,13 @@ def keyword_bm25(
     s = settings or default_settings(query)
     words, pairs = query_lexemes(query)
     terms, ndocs, avgdl = keyword_terms(conn, words + (pairs if s.bigram_weight else []), s)
-    unigrams = [t for t in terms if t[0] in set(words)]
+    word_set = set(words)
+    unigrams = [t for t in terms if t[0] in word_set]
     if not unigrams or not ndocs:
         return []
-    weight = {lx: (1.0 if lx in set(words) else s.bigram_weight) for lx, _ in terms}
+    weight = {lx: (1.0 if lx in word_set else s.bigram_weight) for lx, _ in terms}
     idf = {lx: weight[lx] * math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
-    present = _presence_terms(idf, set(words))
+    present = _presence_terms(idf, word_set)
     where, params = filter_clause(filters)
     # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
     # only when a filter needs its columns.
