@@ -1,8 +1,9 @@
 """CPU seconds of keyword tokenization over every jsquad chunk: Sudachi's tokens alone (and, of
-those, Sudachi's own analysis without the per-morpheme filtering), the tsvector literal as built for any chunk (byte-capped, clamped: ``_capped_tsvector``) and as built
-for a chunk below every tsvector limit (``chunk_tsvector``'s fast path), checking both give the
-same literal for every chunk. Process CPU time, best of ``--repeat`` runs, so other load on the
-machine shifts the figures less than wall time would.
+those, Sudachi's own analysis without the per-morpheme filtering), the tsvector literal as built
+for any chunk (byte-capped, clamped: ``_capped_tsvector``) and as built for a chunk below every
+tsvector limit (``chunk_tsvector``'s fast path), checking both give the same literal for every
+chunk. Process CPU time, best of ``--repeat`` runs, so other load on the machine shifts the
+figures less than wall time would.
 
     .venv/bin/python bench/tokenize_speed.py [--copies 3] [--repeat 3]
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import time
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -21,10 +21,9 @@ from common import JSQUAD
 from knowledge_assets.core.chunks.chunk_writer import token_source
 from knowledge_assets.core.chunks.strategies import chunk_for
 from knowledge_assets.core.chunks.tokenize import (
-    _CONTROL,
     _capped_tsvector,
-    _pieces,
     _tokenizer,
+    analysed_pieces,
     chunk_tsvector,
     tokens,
     tokens_tsvector,
@@ -50,7 +49,7 @@ def analysis_only(pairs: list[tuple[str, str]]) -> int:
     tok, _ = _tokenizer()
     count = 0
     for text in (t for pair in pairs for t in pair):
-        for piece in _pieces(_CONTROL.sub(" ", unicodedata.normalize("NFKC", text))):
+        for piece in analysed_pieces(text):
             count += len(tok.tokenize(piece))
     return count
 

@@ -95,14 +95,19 @@ def _flush(buf: list[str]) -> Iterator[str]:
         buf.clear()
 
 
+def analysed_pieces(text: str) -> Iterator[str]:
+    """What Sudachi analyses of ``text``: NFKC-folded, control characters blanked, cut into
+    pieces it accepts."""
+    return _pieces(_CONTROL.sub(" ", unicodedata.normalize("NFKC", text)))
+
+
 def tokens(text: str) -> list[str]:
     """The keyword tokens of ``text``, in order: normalized, lowercased, function words removed."""
     if not text or not text.strip():
         return []
-    text = _CONTROL.sub(" ", unicodedata.normalize("NFKC", text))
     tok, drop = _tokenizer()
     out: list[str] = []
-    for piece in _pieces(text):
+    for piece in analysed_pieces(text):
         for m in tok.tokenize(piece):
             if drop(m):
                 continue
