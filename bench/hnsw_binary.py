@@ -82,6 +82,7 @@ def recall(
 def model_rows(
     conn: psycopg.Connection, model: str, cache: Path, rows: int, queries: int, depths: list[int]
 ) -> None:
+    """Load ``model``'s vectors into a fresh table and print one row per index of INDEXES."""
     base, q = vectors(model, cache, rows, queries)
     truth = np.argsort(-(q @ base.T), axis=1)[:, :10]
     conn.execute("DROP TABLE IF EXISTS vecs")
@@ -95,7 +96,8 @@ def model_rows(
         cpu = build(conn, expression, ef, dims)
         cells = []
         for depth in depths:
-            r, ms = recall(conn, order, label.startswith("bit"), depth, dims, q, truth)
+            rerank = "<~>" in order  # Hamming candidates get an exact re-rank
+            r, ms = recall(conn, order, rerank, depth, dims, q, truth)
             cells.append(f"{r:.4f}, {ms:.1f}")
         print(f"| {label} | {cpu:.2f} | " + " | ".join(cells)
               + f" | {os.getloadavg()[0]:.1f} |", flush=True)  # fmt: skip
