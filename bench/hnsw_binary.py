@@ -5,10 +5,11 @@ instead of the vector itself; a search then takes ``depth`` candidates from that
 orders them by the exact cosine distance. The build compares 64-byte bit strings instead of
 512 half floats, so it is cheaper; the question is recall. Per model, in one fresh database:
 
-- the halfvec cosine index as ``core/index/index_build.py`` builds it (m 16, ef_construction 40),
-  searched at ``hnsw.ef_search = depth``, top 10;
-- the bit Hamming index at ef_construction 40 and 64, searched at ``hnsw.ef_search = depth``,
-  ``depth`` candidates re-ranked by exact cosine, top 10.
+- the halfvec cosine index as ``core/index/index_build.py`` builds it (its ``HNSW_M`` and
+  ``HNSW_EF_CONSTRUCTION``: m 16, ef_construction 40), searched at ``hnsw.ef_search = depth``,
+  top 10;
+- the bit Hamming index, same m, at ef_construction 40 and 64, searched at
+  ``hnsw.ef_search = depth``, ``depth`` candidates re-ranked by exact cosine, top 10.
 
 Each index is built in one process (no parallel workers, ``maintenance_work_mem`` 1GB); build
 CPU is the server backend's CPU seconds. Recall@10 is against exact float32 cosine over every
@@ -31,52 +32,41 @@ from pathlib import Path
 import numpy as np
 import psycopg
 from common import fresh_database
-from hnsw_params import backend_cpu, load, vectors
+from hnsw_params import build_index, load, recall_at_10, vectors
 from psycopg import sql
 
-# (label, index expression and operator class, ef_construction, ordering for the candidates)
+from knowledge_assets.core.index.index_build import HNSW_EF_CONSTRUCTION, HNSW_M
+
+_HALFVEC = sql.SQL("(v::halfvec({d})) halfvec_cosine_ops")
+_HALFVEC_ORDER = sql.SQL("v::halfvec({d}) <=> %s::halfvec({d})")
+_BIT = sql.SQL("(binary_quantize(v)::bit({d})) bit_hamming_ops")
+_BIT_ORDER = sql.SQL("binary_quantize(v)::bit({d}) <~> binary_quantize(%s::vector)")
+# (label, index expression and operator class, ef_construction, candidate order, re-ranked)
 INDEXES = [
-    ("halfvec m16 ef40", "(v::halfvec({d})) halfvec_cosine_ops", 40, "v::halfvec({d}) <=> %s::halfvec({d})"),
-    ("bit m16 ef40", "(binary_quantize(v)::bit({d})) bit_hamming_ops", 40,
-     "binary_quantize(v)::bit({d}) <~> binary_quantize(%s::vector)"),
-    ("bit m16 ef64", "(binary_quantize(v)::bit({d})) bit_hamming_ops", 64,
-     "binary_quantize(v)::bit({d}) <~> binary_quantize(%s::vector)"),
+    (f"halfvec m{HNSW_M} ef{HNSW_EF_CONSTRUCTION}", _HALFVEC, HNSW_EF_CONSTRUCTION, _HALFVEC_ORDER,
+     False),
+    (f"bit m{HNSW_M} ef40", _BIT, 40, _BIT_ORDER, True),
+    (f"bit m{HNSW_M} ef64", _BIT, 64, _BIT_ORDER, True),
 ]  # fmt: skip
 
 
-def build(conn: psycopg.Connection, expression: str, ef: int, dims: int) -> float:
-    """Build the index; returns the backend's CPU seconds."""
-    conn.execute("DROP INDEX IF EXISTS vecs_ann")
-    conn.execute("SET maintenance_work_mem = '1GB'")
-    conn.execute("SET max_parallel_maintenance_workers = 0")
-    pid = conn.info.backend_pid
-    cpu = backend_cpu(pid)
-    conn.execute(
-        sql.SQL("CREATE INDEX vecs_ann ON vecs USING hnsw ({}) WITH (m = 16, ef_construction = {})")
-        .format(sql.SQL(expression.format(d=dims)), ef)
-    )  # fmt: skip
-    conn.commit()
-    return backend_cpu(pid) - cpu
-
-
 def recall(
-    conn: psycopg.Connection, order: str, rerank: bool, depth: int, dims: int, q: np.ndarray,
+    conn: psycopg.Connection, order: sql.Composable, rerank: bool, depth: int, q: np.ndarray,
     truth: np.ndarray,
 ) -> tuple[float, float]:  # fmt: skip
-    """(recall@10, mean ms per query) at ``hnsw.ef_search = depth``."""
+    """(recall@10, mean ms per query) at ``hnsw.ef_search = depth``; with ``rerank``, ``depth``
+    candidates in ``order`` re-ranked by exact cosine."""
     conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(depth))
-    ordering = sql.SQL(order.format(d=dims))  # the module's own constants and an int
-    near = sql.SQL("SELECT id, v FROM vecs ORDER BY {} LIMIT %s").format(ordering)
-    query = (
-        sql.SQL("SELECT id FROM ({}) c ORDER BY v <=> %s::vector LIMIT 10").format(near)
-        if rerank
-        else sql.SQL("SELECT id FROM vecs ORDER BY {} LIMIT 10").format(ordering)
+    if rerank:
+        near = sql.SQL("SELECT id, v FROM vecs ORDER BY {} LIMIT %s").format(order)
+        query = sql.SQL("SELECT id FROM ({}) c ORDER BY v <=> %s::vector LIMIT 10").format(near)
+    else:
+        query = sql.SQL("SELECT id FROM vecs ORDER BY {} LIMIT 10").format(order)
+    start = time.perf_counter()
+    found = recall_at_10(
+        conn, query, (lambda v: (v, depth, v)) if rerank else (lambda v: (v,)), q, truth
     )
-    hits, start = 0, time.perf_counter()
-    for vec, want in zip(q, truth.tolist(), strict=True):
-        args = (vec, depth, vec) if rerank else (vec,)
-        hits += len({r[0] for r in conn.execute(query, args).fetchall()} & set(want))
-    return hits / (10 * len(q)), (time.perf_counter() - start) * 1000 / len(q)
+    return found, (time.perf_counter() - start) * 1000 / len(q)
 
 
 def model_rows(
@@ -92,12 +82,11 @@ def model_rows(
           f" mean document vector length {np.linalg.norm(base.mean(axis=0)):.3f}")  # fmt: skip
     print("| index | build CPU s | " + " | ".join(f"depth {d}: recall@10, ms" for d in depths)
           + " | load |")  # fmt: skip
-    for label, expression, ef, order in INDEXES:
-        cpu = build(conn, expression, ef, dims)
+    for label, using, ef, order, rerank in INDEXES:
+        cpu, _ = build_index(conn, using.format(d=dims), HNSW_M, ef, "1GB")
         cells = []
         for depth in depths:
-            rerank = "<~>" in order  # Hamming candidates get an exact re-rank
-            r, ms = recall(conn, order, rerank, depth, dims, q, truth)
+            r, ms = recall(conn, order.format(d=dims), rerank, depth, q, truth)
             cells.append(f"{r:.4f}, {ms:.1f}")
         print(f"| {label} | {cpu:.2f} | " + " | ".join(cells)
               + f" | {os.getloadavg()[0]:.1f} |", flush=True)  # fmt: skip

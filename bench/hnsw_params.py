@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -64,10 +66,11 @@ def load(conn: psycopg.Connection, base: np.ndarray) -> None:
     conn.commit()
 
 
-def variant(
-    conn: psycopg.Connection, m: int, ef: int, memory: str, dims: int, q: np.ndarray,
-    truth: np.ndarray, ef_searches: list[int],
-) -> list[str]:  # fmt: skip
+def build_index(
+    conn: psycopg.Connection, using: sql.Composable, m: int, ef: int, memory: str
+) -> tuple[float, float]:
+    """Build ``vecs_hnsw`` over ``using`` (expression and operator class) in one process, no
+    parallel workers; returns (the backend's CPU seconds, wall seconds)."""
     conn.execute("DROP INDEX IF EXISTS vecs_hnsw")
     conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (memory,))
     conn.execute("SET max_parallel_maintenance_workers = 0")
@@ -75,21 +78,39 @@ def variant(
     cpu, wall = backend_cpu(pid), time.perf_counter()
     conn.execute(
         sql.SQL(
-            "CREATE INDEX vecs_hnsw ON vecs USING hnsw ((v::halfvec({d})) halfvec_cosine_ops)"
+            "CREATE INDEX vecs_hnsw ON vecs USING hnsw ({using})"
             " WITH (m = {m}, ef_construction = {ef})"
-        ).format(d=dims, m=m, ef=ef)
+        ).format(using=using, m=m, ef=ef)
     )
     cpu, wall = backend_cpu(pid) - cpu, time.perf_counter() - wall
     conn.commit()
+    return cpu, wall
+
+
+def recall_at_10(
+    conn: psycopg.Connection, query: sql.Composable, args: Callable[[np.ndarray], tuple[Any, ...]],
+    q: np.ndarray, truth: np.ndarray,
+) -> float:  # fmt: skip
+    """Recall@10 of ``query`` (run with ``args(query vector)``) against the exact top 10."""
+    hits = sum(
+        len({r[0] for r in conn.execute(query, args(vec)).fetchall()} & set(want))
+        for vec, want in zip(q, truth.tolist(), strict=True)
+    )
+    return hits / (10 * len(q))
+
+
+def variant(
+    conn: psycopg.Connection, m: int, ef: int, memory: str, dims: int, q: np.ndarray,
+    truth: np.ndarray, ef_searches: list[int],
+) -> list[str]:  # fmt: skip
+    using = sql.SQL("(v::halfvec({d})) halfvec_cosine_ops").format(d=dims)
+    cpu, wall = build_index(conn, using, m, ef, memory)
     ann = sql.SQL("SELECT id FROM vecs ORDER BY v::halfvec({d}) <=> %s::halfvec({d}) LIMIT 10")
     recalls = []
     for ef_search in ef_searches:
         conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(ef_search))
-        hits = [
-            len({r[0] for r in conn.execute(ann.format(d=dims), (vec,)).fetchall()} & set(want))
-            for vec, want in zip(q, truth.tolist(), strict=True)
-        ]
-        recalls.append(f"{sum(hits) / (10 * len(q)):.4f}")
+        recall = recall_at_10(conn, ann.format(d=dims), lambda vec: (vec,), q, truth)
+        recalls.append(f"{recall:.4f}")
     return [
         str(m),
         str(ef),
