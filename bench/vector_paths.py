@@ -27,7 +27,7 @@ ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
 sys.path[:0] = [ROOT, str(Path(__file__).resolve().parent)]
 
 from scale import HashEmbedder  # noqa: E402
-from scale_search import WARM_UP, jsquad_questions, time_each  # noqa: E402
+from scale_search import jsquad_questions, time_each  # noqa: E402
 
 from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.search import SearchFilters, legs, search_sql  # noqa: E402
@@ -65,7 +65,7 @@ def main() -> None:
     print(f"command: .venv/bin/python bench/vector_paths.py --store {args.store.name}"
           f" --queries {args.queries}" + (f" --exact-max {args.exact_max}" if args.exact_max
           is not None else "") + f"; code: {CODE}; load {os.getloadavg()}")  # fmt: skip
-    vectors = HashEmbedder().embed(jsquad_questions(WARM_UP + args.queries), "query")
+    vectors = HashEmbedder().embed(jsquad_questions(args.queries), "query")
     taken = _spy_paths()
     with db.connect(db.embedded_url(args.store / "pg")) as conn:
         info = search_sql.get_model(conn)
