@@ -169,8 +169,8 @@ def _all_questions() -> list[str]:
 
 
 def jsquad_questions(count: int) -> list[str]:
-    """``count`` questions spread over the jsquad set, plus the warm-up ones (before, the spread
-    was that of ``count`` alone, so only ``count - WARM_UP`` of them were timed)."""
+    """``count + WARM_UP`` questions spread over the jsquad set: the timings drop the first
+    ``WARM_UP``, so ``count`` are timed."""
     every = _all_questions()
     return every[:: max(1, len(every) // (count + WARM_UP))][: count + WARM_UP]
 
