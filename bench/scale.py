@@ -94,8 +94,8 @@ class HashEmbedderResource(EmbedderResource):
 # A section heading below the title: each gets a ``copy N.`` line (jsquad's notes have ``##`` ones
 # only, the only ones the peer's copy tags).
 SECTION = re.compile(r"^#{2,6} .*$", re.M)
-# A note's front matter and its title line, if any: text after them and before the first ``##``
-# section is the note's introduction.
+# A note's front matter and its title line, if any: text after them and before the first section
+# heading is the note's introduction.
 _LEAD = re.compile(r"\A(?:---\n.*?\n---[ \t]*\n)?(?:\s*# [^\n]*\n)?", re.S)
 
 
@@ -114,7 +114,7 @@ def build_vault(dst: Path, size: int, source: Path | None = None) -> list[Path]:
     out = []
     for i in range(size):
         f = files[i % len(files)]
-        text = SECTION.sub(rf"\g<0>\n\ncopy {i}.", f.read_text("utf-8"))
+        text = SECTION.sub(rf"\g<0>\n\ncopy {i}.", _read(f))
         out.append(dst / f"c{i:05d}_{f.name}")
         out[-1].write_text(_tag_introduction(text, i), encoding="utf-8")
     return out
@@ -123,11 +123,16 @@ def build_vault(dst: Path, size: int, source: Path | None = None) -> list[Path]:
 def _source_notes(source: Path) -> list[Path]:
     """The source's notes by path, the first one with a ``##`` section moved to the front."""
     files = sorted(source.rglob("*.md"))
-    with_section = [f for f in files if re.search(r"^## ", f.read_text("utf-8"), re.M)]
+    with_section = [f for f in files if re.search(r"^## ", _read(f), re.M)]
     if not with_section:
         raise SystemExit(f"{source}: no note has a ## section to edit")
     files.remove(with_section[0])
     return [with_section[0], *files]
+
+
+def _read(note: Path) -> str:
+    """A source note's text; bytes that are not UTF-8 become U+FFFD in both sides' copies."""
+    return note.read_text("utf-8", errors="replace")
 
 
 def _tag_introduction(text: str, i: int) -> str:
@@ -356,9 +361,11 @@ def report(size: int, ours: dict[str, Any], peer: dict[str, Any]) -> None:
         )
     print(f"| | HNSW build (inside full) | {ours['index_s']} s | none built | |")
     full = peer.get("full_ingest", {})
-    theirs = f"{full['texts_embedded']:,} of {full['chunks']:,}" if "chunks" in full else "n/a"
+    embedded = (
+        f"{full['texts_embedded']:,} of {full['chunks']:,} chunks" if "chunks" in full else "n/a"
+    )
     print(f"| | texts embedded (full) | {ours['full_embedded']:,} of {ours['chunks']:,} chunks"
-          f" | {theirs} chunks | |")  # fmt: skip
+          f" | {embedded} | |")  # fmt: skip
     print(f"| | database | {ours['db_mb']} MB | {peer.get('summary', {}).get('db_size_mb')} MB | |")
 
 
