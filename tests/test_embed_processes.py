@@ -221,14 +221,18 @@ def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
 def test_a_killed_worker_fails_the_batches_with_a_line_that_says_what_to_do() -> None:
     with ModelRunner(WhereModel(), workers=2) as runner:
         pid = int(np.asarray(runner.submit(["text 1"])())[0][0])
+        assert runner._pool is not None and runner._pool._pool is not None
+        executor = runner._pool._pool
+        workers = [p.pid for p in executor._processes.values()]
         os.kill(pid, signal.SIGKILL)
-        # The pool notices the death on its own thread and marks itself broken before reaping the
-        # process; until then the other worker may still take a batch and embed it.
+        # The pool notices the death on its own thread and marks itself broken (the executor
+        # says so nowhere else); until then the other worker may still take a batch and embed it.
         deadline = time.monotonic() + 10
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        while not executor._broken and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not Path(f"/proc/{pid}").exists(), "the pool never reaped its killed worker"
+        assert executor._broken, "the pool never noticed its killed worker"
         waits = [runner.submit([f"text {i}"]) for i in range(3)]
         for wait in waits:
             with pytest.raises(EmbeddingError, match="set KA_EMBED_WORKERS=1"):
                 wait()
+    assert not [p for p in workers if Path(f"/proc/{p}").exists()], "a worker was left behind"

@@ -12,9 +12,11 @@ survive a fork) spawns them instead and has each run a start function first.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from types import TracebackType
@@ -22,6 +24,10 @@ from typing import Any, Generic, Self, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+# How long closing a pool waits for its workers to stop before it kills them. Idle workers stop
+# at once; this bounds a close on the way out of an error, with batches still running.
+CLOSE_GRACE_SECONDS = 10.0
 
 
 def available_cores(setting: str | None = None) -> int:
@@ -110,5 +116,25 @@ class WorkerPool(Closing, Generic[T, R]):
         return lambda: [result for wait in waits for result in wait()]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+        """Stop the workers; batches not started are dropped. Workers that have not stopped
+        after ``CLOSE_GRACE_SECONDS`` are killed.
+
+        A pool broken by a killed worker stops the others with SIGTERM and then waits for each
+        of them, with no time limit. A worker once outlived its SIGTERM in the test suite, and
+        closing the pool waited until the test's time limit; in a run that wait would never
+        end. Killing the worker ends it."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # Private: the executor gives no other way to reach its worker processes.
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        closing = threading.Thread(
+            target=pool.shutdown, kwargs={"cancel_futures": True}, daemon=True
+        )
+        closing.start()
+        closing.join(CLOSE_GRACE_SECONDS)
+        if closing.is_alive():
+            for process in workers:
+                with contextlib.suppress(OSError, ValueError):  # already gone or closed
+                    process.kill()
+            closing.join(CLOSE_GRACE_SECONDS)
