@@ -94,6 +94,8 @@ class HashEmbedderResource(EmbedderResource):
 # A section heading below the title: each gets a ``copy N.`` line (jsquad's notes have ``##`` ones
 # only, the only ones the peer's copy tags).
 SECTION = re.compile(r"^#{2,6} .*$", re.M)
+# A ``##`` heading and the blank lines after it: where the edit goes (the peer's pattern).
+EDITABLE = re.compile(r"^## .*\n+", re.M)
 # A note's front matter and its title line, if any: text after them and before the first section
 # heading is the note's introduction.
 _LEAD = re.compile(r"\A(?:---\n.*?\n---[ \t]*\n)?(?:\s*# [^\n]*\n)?", re.S)
@@ -109,30 +111,27 @@ def build_vault(dst: Path, size: int, source: Path | None = None) -> list[Path]:
     line too, so does a note's text before its first section (an introduction, or a note without
     sections), and the first note with a ``##`` section comes first, as both sides edit the
     first note's middle ``##`` section."""
-    files = _source_notes(source or JSQUAD / "vault")
+    notes = _source_notes(source or JSQUAD / "vault")
     dst.mkdir(parents=True)
     out = []
     for i in range(size):
-        f = files[i % len(files)]
-        text = SECTION.sub(rf"\g<0>\n\ncopy {i}.", _read(f))
-        out.append(dst / f"c{i:05d}_{f.name}")
-        out[-1].write_text(_tag_introduction(text, i), encoding="utf-8")
+        name, text = notes[i % len(notes)]
+        out.append(dst / f"c{i:05d}_{name}")
+        tagged = SECTION.sub(rf"\g<0>\n\ncopy {i}.", text)
+        out[-1].write_text(_tag_introduction(tagged, i), encoding="utf-8")
     return out
 
 
-def _source_notes(source: Path) -> list[Path]:
-    """The source's notes by path, the first one with a ``##`` section moved to the front."""
-    files = sorted(source.rglob("*.md"))
-    with_section = [f for f in files if re.search(r"^## ", _read(f), re.M)]
-    if not with_section:
+def _source_notes(source: Path) -> list[tuple[str, str]]:
+    """The source's notes (file name, text) by path, each read once, the first one with a
+    ``##`` section to edit moved to the front. Bytes that are not UTF-8 become U+FFFD in both
+    sides' copies."""
+    notes = [(f.name, f.read_text("utf-8", errors="replace")) for f in sorted(source.rglob("*.md"))]
+    first = next((n for n in notes if EDITABLE.search(n[1])), None)
+    if first is None:
         raise SystemExit(f"{source}: no note has a ## section to edit")
-    files.remove(with_section[0])
-    return [with_section[0], *files]
-
-
-def _read(note: Path) -> str:
-    """A source note's text; bytes that are not UTF-8 become U+FFFD in both sides' copies."""
-    return note.read_text("utf-8", errors="replace")
+    notes.remove(first)
+    return [first, *notes]
 
 
 def _tag_introduction(text: str, i: int) -> str:
@@ -147,7 +146,7 @@ def _tag_introduction(text: str, i: int) -> str:
 def edit_one_section(path: Path) -> None:
     """The peer's edit: ``EDIT `` at the start of the middle ``##`` section body."""
     text = path.read_text(encoding="utf-8")
-    starts = [m.end() for m in re.finditer(r"^## .*\n+", text, re.M)]
+    starts = [m.end() for m in EDITABLE.finditer(text)]
     pos = starts[len(starts) // 2]
     path.write_text(text[:pos] + "EDIT " + text[pos:], encoding="utf-8")
 
