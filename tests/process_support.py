@@ -1,13 +1,28 @@
-"""Processes seen from outside: which are alive, whose children they are, and which processes a
-Dagster run started its steps in (from the run's events in the store)."""
+"""Processes seen from outside: which are alive, which are not yet reaped, whose children they
+are, and which processes a Dagster run started its steps in (from the run's events in the store);
+and waiting, bounded, for a condition."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
+
+T = TypeVar("T")
+
+
+def wait_for(what: Callable[[], T], seconds: float, every: float = 0.2) -> T | None:
+    """``what()`` once it is truthy, polling for at most ``seconds``; None if it never was."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if value := what():
+            return value
+        time.sleep(every)
+    return None
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -21,6 +36,12 @@ def _stat(pid: int) -> list[str] | None:
 def alive(pids: Iterable[int]) -> set[int]:
     """Those of ``pids`` still running (a zombie waiting to be reaped is not)."""
     return {p for p in pids if (fields := _stat(p)) and fields[0] != "Z"}
+
+
+def unreaped(pids: Iterable[int]) -> set[int]:
+    """Those of ``pids`` that still have a process entry: running, or a zombie whose parent has
+    not reaped it yet."""
+    return {p for p in pids if _stat(p) is not None}
 
 
 def children(pid: int) -> set[int]:

@@ -16,7 +16,7 @@ import pytest
 from knowledge_assets.automation_state import location_name
 from tests.browser_support import DagsterDev
 from tests.pipeline_support import sectioned_vault
-from tests.process_support import alive, children, step_processes
+from tests.process_support import alive, children, step_processes, wait_for
 
 LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename
   ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
@@ -53,16 +53,6 @@ def _messages(dev: DagsterDev, run_id: str) -> list[str]:
     return [e["message"] for e in events if e.get("message")]
 
 
-def _wait_for(what: Any, seconds: float, every: float = 0.2) -> Any:
-    """``what()`` once it is truthy, polling for at most ``seconds``; None if it never was."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if value := what():
-            return value
-        time.sleep(every)
-    return None
-
-
 def _finished(dev: DagsterDev, run_id: str) -> str | None:
     """The run's status once it has ended, else None."""
     status = str(dev.graphql(STATUS, {"id": run_id})["runOrError"]["status"])
@@ -75,7 +65,7 @@ def test_a_run_terminated_from_the_ui_stops_its_workers_and_the_next_run_reuses_
 ) -> None:
     first = _launch(dev)
     # Stopped once the workers have stored some passages (a progress line), not all of them.
-    stored_some = _wait_for(lambda: any(PROGRESS.match(m) for m in _messages(dev, first)), 180)
+    stored_some = wait_for(lambda: any(PROGRESS.match(m) for m in _messages(dev, first)), 180)
     assert stored_some, _messages(dev, first)[-5:]
     assert any("embeds in 2 processes" in m for m in _messages(dev, first))
     [run_process] = step_processes(db_url)[first]  # every step, one process
@@ -84,12 +74,12 @@ def test_a_run_terminated_from_the_ui_stops_its_workers_and_the_next_run_reuses_
     terminated = dev.graphql(TERMINATE, {"id": first})["terminateRun"]
     assert terminated["__typename"] == "TerminateRunSuccess"
     began = time.monotonic()
-    assert _wait_for(lambda: _finished(dev, first), 60) == "CANCELED"
+    assert wait_for(lambda: _finished(dev, first), 60) == "CANCELED"
     assert time.monotonic() - began < 30
-    assert _wait_for(lambda: not alive(workers), 15), alive(workers)
+    assert wait_for(lambda: not alive(workers), 15), alive(workers)
 
     second = _launch(dev)
-    status = _wait_for(lambda: _finished(dev, second), 300, every=1.0)
+    status = wait_for(lambda: _finished(dev, second), 300, every=1.0)
     assert status == "SUCCESS", _messages(dev, second)[-5:]
     counts = [re.search(r"(\d+) embedded, (\d+) reused", m) for m in _messages(dev, second)]
     [(embedded, reused)] = [tuple(map(int, c.groups())) for c in counts if c]

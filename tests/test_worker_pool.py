@@ -7,13 +7,13 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from knowledge_assets.core import workers as core_workers
 from knowledge_assets.core.workers import WorkerPool
+from tests.process_support import unreaped, wait_for
 
 
 def _ignore_sigterm() -> None:
@@ -40,14 +40,6 @@ def _ignores_sigterm(pid: int) -> bool:
     return False
 
 
-def _until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
-    """Whether ``condition`` came true within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
-
-
 def test_a_worker_that_outlives_sigterm_is_killed_when_the_broken_pool_closes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -60,19 +52,22 @@ def test_a_worker_that_outlives_sigterm_is_killed_when_the_broken_pool_closes(
     pids = [p.pid for p in executor._processes.values() if p.pid is not None]
     try:
         assert len(pids) == 2
-        assert _until(lambda: all(_ignores_sigterm(p) for p in pids)), "workers never started"
+        started = wait_for(lambda: all(_ignores_sigterm(p) for p in pids), 30, every=0.05)
+        assert started, "workers never started"
         # Both workers busy: the one left after the kill neither stops for SIGTERM nor reads
         # the pool's request to stop, as a worker stuck in a long batch.
         pool.submit([-1])
         pool.submit([-2])
-        assert _until(lambda: {int(f.name) for f in tmp_path.iterdir()} == set(pids))
+        busy = wait_for(lambda: {int(f.name) for f in tmp_path.iterdir()} == set(pids), 30, 0.05)
+        assert busy, "the workers never took their batches"
         os.kill(pids[0], signal.SIGKILL)
-        assert _until(lambda: bool(executor._broken)), "the pool never noticed the killed worker"
+        broken = wait_for(lambda: bool(executor._broken), 30, every=0.05)
+        assert broken, "the pool never noticed the killed worker"
         closing = threading.Thread(target=pool.close, daemon=True)
         closing.start()
         closing.join(60)
         assert not closing.is_alive(), "closing the pool waited for a worker that never stops"
-        assert not [p for p in pids if Path(f"/proc/{p}").exists()], "a worker was left behind"
+        assert not unreaped(pids), "a worker was left behind"
     finally:
         for pid in pids:  # a failed run of this test must not leave a worker that ignores SIGTERM
             try:
