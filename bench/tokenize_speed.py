@@ -48,7 +48,7 @@ def analysis_only(pairs: list[tuple[str, str]]) -> int:
     returns how many morphemes it made."""
     tok, _ = _tokenizer()
     count = 0
-    for text in (t for pair in pairs for t in pair):
+    for text in (t for pair in pairs for t in pair if t.strip()):  # tokens() skips blank ones
         for piece in analysed_pieces(text):
             count += len(tok.tokenize(piece))
     return count
