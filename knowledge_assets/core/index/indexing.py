@@ -71,26 +71,44 @@ def embed_missing(
     texts = embed_checks.still_complete(conn, embedder.model, template) if whole else None
     if texts is not None and index_store.has_index(conn, model_index_name(embedder.model)):
         return _nothing_changed(conn, report, texts, started)
-    counted = (
-        embed_checks.count(conn, embedder.model, template, list_up_to=MISSING_LOOKUP_MAX)
-        if whole
-        else None
-    )
-    if counted is not None:
-        total, done = counted.total, counted.done
-    else:
-        total, done = index_store.count_texts(conn, embedder.model, document_ids, template)
-    missing = total if force else total - done
+    counted, report.total, done = _count(conn, embedder.model, template, document_ids, whole)
+    missing = report.total if force else report.total - done
     deferred = _defer_index(conn, embedder.model, missing, done)
     conn.commit()
-    report.total = total
     plan = EmbedPlan(embedder, template, set(), replace=force)
-    workers = report.processes = embed_workers(embedder, missing)
-    if missing and workers == 1:  # worker processes load their own copies
-        report.seconds_loading = _load(embedder)
     size = batch_size or embedder.batch_size
     pages = _to_embed(conn, plan, document_ids, counted, size) if missing else []
     progress = progress or Progress("embeddings", "passages")
+    _embed_pages(conn, plan, pages, size, missing, report, progress, deferred, watch)
+    _finish(conn, embedder.model, template, report, counted)
+    report.seconds_total = time.perf_counter() - started
+    return report
+
+
+def _count(
+    conn: psycopg.Connection, model: str, template: str, document_ids: Sequence[Any] | None,
+    whole: bool,
+) -> tuple[embed_checks.Count | None, int, int]:  # fmt: skip
+    """(the whole pass's count, texts, texts embedded): a pass over every chunk counts (and,
+    when few are missing, lists) the texts without a vector, for :func:`_finish` to record; a
+    pass over some documents or a forced one counts their texts only."""
+    if whole:
+        counted = embed_checks.count(conn, model, template, list_up_to=MISSING_LOOKUP_MAX)
+        return counted, counted.total, counted.done
+    total, done = index_store.count_texts(conn, model, document_ids, template)
+    return None, total, done
+
+
+def _embed_pages(
+    conn: psycopg.Connection, plan: EmbedPlan, pages: Iterable[Sequence[Row]], size: int,
+    missing: int, report: EmbedReport, progress: Progress, deferred: bool, watch: Connect | None,
+) -> None:  # fmt: skip
+    """Embed ``pages`` in the model's processes, then build the model's index if this run
+    defers it; also after a failure, which then still surfaces as it was."""
+    embedder = plan.embedder
+    workers = report.processes = embed_workers(embedder, missing)
+    if missing and workers == 1:  # worker processes load their own copies
+        report.seconds_loading = _load(embedder)
     if workers > 1 and progress.log is not None:
         progress.log(
             f"{embedder.model} embeds in {workers} processes, one thread each"
@@ -106,12 +124,9 @@ def embed_missing(
             with contextlib.suppress(psycopg.Error):
                 _build_index(conn, embedder, report, building, watch)
         raise
-    report.reused = total - read
+    report.reused = report.total - read
     if deferred:
         _build_index(conn, embedder, report, building, watch)
-    _finish(conn, embedder.model, template, report, counted)
-    report.seconds_total = time.perf_counter() - started
-    return report
 
 
 # Up to this many texts missing, the count lists them and their chunks are read by hash; more

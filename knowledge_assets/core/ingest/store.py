@@ -192,6 +192,46 @@ class KeptDoc(NamedTuple):
     content_hash: str | None = None  # the version it was read from: a newer one is not written
 
 
+# The kept documents' rows of ``rag.latest_docs``, written from the raw table ``{raw}``.
+_UPSERT_LATEST = sql.SQL(
+    "INSERT INTO rag.latest_docs (id, source_table, file_path, title, tags, aliases,"
+    " content_type, frontmatter, content, content_hash, created, updated,"
+    " doc_type, top_heading, url)"
+    " SELECT d.id, %(table)s, d.file_path,"
+    " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
+    "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
+    " rag.note_tags(d.frontmatter -> 'tags'),"
+    " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
+    " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type',"
+    "   s.content_type),"
+    " d.frontmatter, d.content, d.content_hash,"
+    " k.created, k.updated,"
+    " coalesce(s.doc_type, 'markdown_note'),"
+    " coalesce(nullif(btrim(d.frontmatter ->> 'heading'), ''), s.default_heading),"
+    " nullif(btrim(d.frontmatter ->> 'url'), '')"
+    " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
+    "   %(created)s::date[], %(updated)s::date[], %(hashes)s::text[])"
+    "   AS k(path, slug, created, updated, hash)"
+    "   ON k.path = d.file_path AND coalesce(k.hash = d.content_hash, true)"
+    " LEFT JOIN meta.sources s ON s.source_table = %(table)s"
+    # Unchanged rows are filtered before the title expression is evaluated.
+    " WHERE NOT EXISTS (SELECT 1 FROM rag.latest_docs l WHERE l.id = d.id"
+    "   AND l.content_hash = d.content_hash AND l.file_path = d.file_path"
+    "   AND l.created IS NOT DISTINCT FROM k.created"
+    "   AND l.updated IS NOT DISTINCT FROM k.updated)"
+    " ON CONFLICT (id) DO UPDATE SET file_path = EXCLUDED.file_path,"
+    " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
+    " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
+    " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
+    " created = EXCLUDED.created, updated = EXCLUDED.updated,"
+    " doc_type = EXCLUDED.doc_type, top_heading = EXCLUDED.top_heading, url = EXCLUDED.url"
+    " WHERE rag.latest_docs.content_hash IS DISTINCT FROM EXCLUDED.content_hash"
+    " OR rag.latest_docs.file_path IS DISTINCT FROM EXCLUDED.file_path"
+    " OR rag.latest_docs.created IS DISTINCT FROM EXCLUDED.created"
+    " OR rag.latest_docs.updated IS DISTINCT FROM EXCLUDED.updated"
+)
+
+
 def write_latest(
     conn: psycopg.Connection, table: str, kept: Sequence[KeptDoc],
     scope: Sequence[str] | None = None,
@@ -203,43 +243,7 @@ def write_latest(
     deleted, and their chunks go with them (ON DELETE CASCADE). Returns (upserted, deleted).
     """
     upserted = conn.execute(
-        sql.SQL(
-            "INSERT INTO rag.latest_docs (id, source_table, file_path, title, tags, aliases,"
-            " content_type, frontmatter, content, content_hash, created, updated,"
-            " doc_type, top_heading, url)"
-            " SELECT d.id, %(table)s, d.file_path,"
-            " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
-            "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
-            " rag.note_tags(d.frontmatter -> 'tags'),"
-            " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
-            " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type',"
-            "   s.content_type),"
-            " d.frontmatter, d.content, d.content_hash,"
-            " k.created, k.updated,"
-            " coalesce(s.doc_type, 'markdown_note'),"
-            " coalesce(nullif(btrim(d.frontmatter ->> 'heading'), ''), s.default_heading),"
-            " nullif(btrim(d.frontmatter ->> 'url'), '')"
-            " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
-            "   %(created)s::date[], %(updated)s::date[], %(hashes)s::text[])"
-            "   AS k(path, slug, created, updated, hash)"
-            "   ON k.path = d.file_path AND coalesce(k.hash = d.content_hash, true)"
-            " LEFT JOIN meta.sources s ON s.source_table = %(table)s"
-            # Unchanged rows are filtered before the title expression is evaluated.
-            " WHERE NOT EXISTS (SELECT 1 FROM rag.latest_docs l WHERE l.id = d.id"
-            "   AND l.content_hash = d.content_hash AND l.file_path = d.file_path"
-            "   AND l.created IS NOT DISTINCT FROM k.created"
-            "   AND l.updated IS NOT DISTINCT FROM k.updated)"
-            " ON CONFLICT (id) DO UPDATE SET file_path = EXCLUDED.file_path,"
-            " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
-            " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
-            " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
-            " created = EXCLUDED.created, updated = EXCLUDED.updated,"
-            " doc_type = EXCLUDED.doc_type, top_heading = EXCLUDED.top_heading, url = EXCLUDED.url"
-            " WHERE rag.latest_docs.content_hash IS DISTINCT FROM EXCLUDED.content_hash"
-            " OR rag.latest_docs.file_path IS DISTINCT FROM EXCLUDED.file_path"
-            " OR rag.latest_docs.created IS DISTINCT FROM EXCLUDED.created"
-            " OR rag.latest_docs.updated IS DISTINCT FROM EXCLUDED.updated"
-        ).format(raw=raw_table(table)),
+        _UPSERT_LATEST.format(raw=raw_table(table)),
         {
             "table": table,
             "paths": [k.path for k in kept],
