@@ -1,6 +1,6 @@
-"""The replica vaults of the scale benchmarks (bench/scale.py, bench/scale_steps.py,
-bench/job_runs.py): N notes cycled from a source folder, every section tagged ``copy N.`` as the
-LangChain peer's ``--replicate`` does, and the one-section edit both sides make."""
+"""The replica vaults of bench/scale.py and of the benches that build on its vaults: N notes
+cycled from a source folder, every section tagged ``copy N.`` as the LangChain peer's
+``--replicate`` does, and the one-section edit both sides make."""
 
 from __future__ import annotations
 
