@@ -124,16 +124,17 @@ def screenshot(page: Page, path: Path, *, full_page: bool = False, settle_ms: in
 
 @contextmanager
 def demo_deployment(
-    workdir: Path, env: dict[str, str] | None = None
+    workdir: Path, env: dict[str, str] | None = None, notes: Path = EXAMPLE_VAULT
 ) -> Iterator[tuple[DagsterDev, str]]:
     """A throwaway deployment for the documentation screenshots, all under ``workdir``: a copy
-    of the sample vault, an embedded Postgres, the whole graph materialized once for the default
-    model (``knowledge-assets demo``), then ``knowledge-assets dev`` with automation stopped.
-    ``env`` adds settings for both. Yields the running server and the id of the demo's run."""
+    of the sample vault (or of the folder ``notes``), an embedded Postgres, the whole graph
+    materialized once for the default model (``knowledge-assets demo``), then
+    ``knowledge-assets dev`` with automation stopped. ``env`` adds settings for both. Yields
+    the running server and the id of the demo's run."""
     from knowledge_assets.core.database.embedded import start as embedded_server
 
     vault = workdir / "vault"
-    shutil.copytree(EXAMPLE_VAULT, vault)
+    shutil.copytree(notes, vault)
     # Stopped (pg_ctl stop) on leaving the block, before the directory is removed.
     with embedded_server(workdir / "pg") as postgres:
         server = DagsterDev(workdir, database_uri(postgres.get_uri()), vault, env)
