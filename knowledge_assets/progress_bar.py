@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     TaskID,
     TextColumn,
@@ -32,7 +31,8 @@ def terminal_progress(console: Console | None = None) -> Iterator[None]:
     bar = Progress(
         TextColumn("{task.description:18s}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        # Counts with thousands separators, as in the run log's lines (rich's MofN has none).
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
         TextColumn("{task.fields[rate]}"),
         TimeRemainingColumn(),
         console=console,

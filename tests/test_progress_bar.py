@@ -28,3 +28,12 @@ def test_the_bar_shows_each_stage_with_its_count() -> None:
     assert "notes chunked" in text and "25/40" in text
     assert "passages embedded" not in text
     assert "vector index" in text and "120/500" in text
+
+
+def test_counts_have_thousands_separators_as_in_the_run_log() -> None:
+    out = io.StringIO()
+    with terminal_progress(Console(file=out, width=100, force_terminal=False)):
+        passages = Progress("embeddings", "passages")
+        passages.start(194_330)
+        passages.advance(12_345)
+    assert "12,345/194,330" in out.getvalue()

@@ -85,10 +85,14 @@ class Progress:
     _started: float = field(default_factory=time.perf_counter)
     _logged: float = field(default_factory=time.perf_counter)
 
-    def start(self, total: int) -> None:
-        """Begin (or restart the clock) with ``total`` units to go."""
+    def start(self, total: int, *, since: float | None = None) -> None:
+        """Begin (or restart the clock) with ``total`` units to go. ``since``: the
+        ``time.perf_counter()`` at which the work began, when that was before this call (the
+        rate counts from then)."""
         self.total, self.done = total, 0
         self._started = self._logged = time.perf_counter()
+        if since is not None:
+            self._started = min(since, self._started)
         self._emit(force=False)
 
     def advance(self, n: int = 1) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -134,11 +135,14 @@ def _finish_keyword_index(
             builder.append(other.info.backend_pid)
             chunk_writer.build_keyword_index(other)
 
+    began = time.perf_counter()
     with ThreadPoolExecutor(max_workers=1) as pool:
         built = pool.submit(build)
         recounted = chunk_writer.recount_keyword_stats(conn)
         indexed = progress.stage_after("keyword index", "passages")
-        indexed.start(index_store.count_chunks(conn))  # recounted just above
+        # Counted from the build's start: a build done during the recount would otherwise
+        # report millions of passages a second.
+        indexed.start(index_store.count_chunks(conn), since=began)  # recounted just above
         follow(built, lambda: builder[0] if builder else None, indexed, conn, pages=True)
         built.result()
         finish(indexed)
