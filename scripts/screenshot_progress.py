@@ -67,6 +67,7 @@ def _screenshot(base_url: str, run_id: str, out: Path) -> None:
         expect(page.get_by_text("Success").first).to_be_visible()
         page.get_by_placeholder("Filter").first.fill(PROGRESS_FILTER)
         expect(page.get_by_text("vector index:").first).to_be_visible()
+        page.mouse.move(800, 880)  # below the log's lines: no hover marks on the timeline
         screenshot(page, out, settle_ms=SETTLE_MS)
 
 
