@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from common import JSQUAD, SHARED
 from scale_search import jsquad_questions, search_latency
-from scale_vaults import build_vault, edit_one_section
+from scale_vaults import build_vault, edit_one_section, source_notes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg
@@ -231,7 +231,7 @@ def main() -> None:
           f"{' --no-peer' if args.no_peer else ''} --queries {args.queries}"
           f"{'' if args.source == JSQUAD / 'vault' else f' --source {args.source}'}"
           f" --peer-timeout {args.peer_timeout:.0f} --vectors {args.vectors}")  # fmt: skip
-    notes = len(list(args.source.rglob("*.md")))
+    notes = len(source_notes(args.source))
     print(f"data: {_shown(args.source)} ({notes} notes) replicated;"
           f" load average at start {os.getloadavg()}")  # fmt: skip
     queries = jsquad_questions(args.queries)

@@ -4,6 +4,7 @@ cycled from a source folder, every section tagged ``copy N.`` as the LangChain p
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def build_vault(dst: Path, size: int, source: Path | None = None) -> list[Path]:
     line too, so does a note's text before its first section (an introduction, or a note without
     sections), and the first note with a ``##`` section comes first, as both sides edit the
     first note's middle ``##`` section."""
-    notes = _source_notes(source or JSQUAD / "vault")
+    notes = source_notes(source or JSQUAD / "vault")
     dst.mkdir(parents=True)
     out = []
     for i in range(size):
@@ -40,8 +41,9 @@ def build_vault(dst: Path, size: int, source: Path | None = None) -> list[Path]:
     return out
 
 
-def _source_notes(source: Path) -> list[tuple[str, str]]:
-    """The source's notes (file name, text) by path, each read once, the first one with a
+@functools.cache  # a bench builds a vault per size, and the peer's copy again
+def source_notes(source: Path) -> tuple[tuple[str, str], ...]:
+    """The source's notes (file name, text) by path, read once per source, the first one with a
     ``##`` section to edit moved to the front. Bytes that are not UTF-8 become U+FFFD in both
     sides' copies."""
     notes = [(f.name, f.read_text("utf-8", errors="replace")) for f in sorted(source.rglob("*.md"))]
@@ -49,7 +51,7 @@ def _source_notes(source: Path) -> list[tuple[str, str]]:
     if first is None:
         raise SystemExit(f"{source}: no note has a ## section to edit")
     notes.remove(first)
-    return [first, *notes]
+    return (first, *notes)  # a tuple: every caller shares the cached notes
 
 
 def _tag_introduction(text: str, i: int) -> str:

@@ -1,12 +1,13 @@
 """Processes seen from outside: which are alive, which are not yet reaped, whose children they
-are, and which processes a Dagster run started its steps in (from the run's events in the store);
-and waiting, bounded, for a condition."""
+are, a process pool's workers, and which processes a Dagster run started its steps in (from the
+run's events in the store); and waiting, bounded, for a condition."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -42,6 +43,11 @@ def unreaped(pids: Iterable[int]) -> set[int]:
     """Those of ``pids`` that still have a process entry: running, or a zombie whose parent has
     not reaped it yet."""
     return {p for p in pids if _stat(p) is not None}
+
+
+def worker_pids(executor: ProcessPoolExecutor) -> list[int]:
+    """The worker processes of ``executor`` (private: the executor names them nowhere else)."""
+    return [p.pid for p in executor._processes.values() if p.pid is not None]
 
 
 def children(pid: int) -> set[int]:

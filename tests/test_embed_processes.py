@@ -33,7 +33,7 @@ from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.local import LocalSource
 from tests.fakes.local_models import FAIL_MARK, DigestModel, WhereModel, digest_vector
 from tests.pipeline_support import sectioned_vault
-from tests.process_support import alive, unreaped, wait_for
+from tests.process_support import alive, unreaped, wait_for, worker_pids
 
 from .conftest import new_database
 
@@ -223,7 +223,7 @@ def test_a_killed_worker_fails_the_batches_with_a_line_that_says_what_to_do() ->
         pid = int(np.asarray(runner.submit(["text 1"])())[0][0])
         assert runner._pool is not None and runner._pool._pool is not None
         executor = runner._pool._pool
-        workers = [p.pid for p in executor._processes.values() if p.pid is not None]
+        workers = worker_pids(executor)
         os.kill(pid, signal.SIGKILL)
         # The pool notices the death on its own thread and marks itself broken (the executor
         # says so nowhere else); until then the other worker may still take a batch and embed it.

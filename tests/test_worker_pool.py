@@ -3,6 +3,7 @@ stops the others with SIGTERM and waits for them, and one that outlives it is ki
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -13,7 +14,7 @@ import pytest
 
 from knowledge_assets.core import workers as core_workers
 from knowledge_assets.core.workers import WorkerPool
-from tests.process_support import unreaped, wait_for
+from tests.process_support import unreaped, wait_for, worker_pids
 
 
 def _ignore_sigterm() -> None:
@@ -48,8 +49,7 @@ def test_a_worker_that_outlives_sigterm_is_killed_when_the_broken_pool_closes(
     pool = WorkerPool(_pids, 2, spawn=True, start=_ignore_sigterm)
     executor = pool._pool
     assert executor is not None
-    # The executor names its workers nowhere else.
-    pids = [p.pid for p in executor._processes.values() if p.pid is not None]
+    pids = worker_pids(executor)
     try:
         assert len(pids) == 2
         started = wait_for(lambda: all(_ignores_sigterm(p) for p in pids), 30, every=0.05)
@@ -70,10 +70,8 @@ def test_a_worker_that_outlives_sigterm_is_killed_when_the_broken_pool_closes(
         assert not unreaped(pids), "a worker was left behind"
     finally:
         for pid in pids:  # a failed run of this test must not leave a worker that ignores SIGTERM
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def test_closing_an_idle_pool_stops_its_workers_without_killing_them() -> None:
