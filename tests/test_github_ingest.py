@@ -69,6 +69,23 @@ def test_first_sync_then_only_the_diff_with_delete_and_rename(db_url: str, gh: F
     assert set(rows) == {"vault/a.md", "vault/d.md"} and rows["vault/d.md"] == renamed_hash
 
 
+def test_case_duplicate_lands_when_its_twin_is_deleted_by_a_later_commit(
+    db_url: str, gh: FakeGitHub
+) -> None:
+    gh.commit({"vault/Case.md": b"# upper\n", "vault/case.md": b"# lower\n"})
+    with db.connect(db_url) as conn:
+        first = sync_source(conn, _source(gh))
+    assert [path for path, _ in first.rejected] == ["vault/case.md"]
+    gh.commit({"vault/Case.md": None})
+    gh.requests.clear()
+    with db.connect(db_url) as conn:
+        again = sync_source(conn, _source(gh))
+        assert store.rejections(conn, "docs_github") == []
+    assert gh.paths("/compare/") and not gh.paths("/git/trees/")  # the diff, not the tree
+    assert again.deleted == ["vault/Case.md"] and again.new == ["vault/case.md"]
+    assert set(_rows(db_url)) == {"vault/case.md"}
+
+
 def test_wrong_token_fails_clearly_and_writes_nothing(db_url: str, gh: FakeGitHub) -> None:
     first = gh.commit(NOTES)
     with db.connect(db_url) as conn:

@@ -105,6 +105,26 @@ def test_bad_files_are_rejected_with_reasons_and_the_rest_lands(db_url: str, vau
     assert len(report.rejected) == len(rejected)
 
 
+@pytest.mark.parametrize("gone", ["delete", "rename"])
+def test_case_duplicate_lands_once_the_note_it_collided_with_is_gone(
+    db_url: str, vault: Path, gone: str
+) -> None:
+    kept = _write(vault, "Case.md", "# upper\n\n大文字のノート")
+    _write(vault, "case.md", "# lower\n\n小文字のノート")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        assert [p for p, _ in store.rejections(conn, "docs_local")] == ["case.md"]
+        if gone == "delete":
+            kept.unlink()
+        else:
+            kept.rename(vault / "Other.md")
+        report = sync_source(conn, LocalSource(vault))
+        paths = set(store.stored_paths(conn, "docs_local"))
+        assert "case.md" in report.new and "case.md" in paths and "Case.md" not in paths
+        assert store.rejections(conn, "docs_local") == []
+        assert sync_source(conn, LocalSource(vault)).fetched == 0  # and it stays converged
+
+
 def test_fixed_file_lands_and_an_unchanged_bad_file_is_not_reread(db_url: str, vault: Path) -> None:
     bad = _write(vault, "bad.md", b"---\ntitle: [oops\n---\nbody")
     with db.connect(db_url) as conn:

@@ -66,6 +66,7 @@ def sync_source(
     conn.commit()
     base = None if full else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
+    _reread_case_duplicates(set(stored), known, changes)
     report = SyncReport(source=source.key, head=changes.head, base=base)
     losers = _case_losers(set(stored), changes)
     progress = progress or Progress("raw_docs", "files")
@@ -149,6 +150,27 @@ def _case_losers(stored: set[str], changes: ChangeSet) -> dict[str, str]:
             keep = min(paths, key=lambda p: (p not in stored, p))
             losers.update({p: keep for p in paths if p != keep})
     return losers
+
+
+def _reread_case_duplicates(stored: set[str], known: dict[str, str], changes: ChangeSet) -> None:
+    """Add to ``changes.fetch`` the rejected paths that collided in case with a path this sync
+    deletes or renames away: an unchanged rejected file is otherwise never read again, so the
+    loser of a case collision would stay rejected after its winner is gone.
+
+    Their recorded version is the one they had when rejected; they were not read since, so it
+    is still theirs.
+    """
+    gone = {p.casefold() for p in changes.deleted} | {old.casefold() for old, _ in changes.renamed}
+    if not gone:
+        return
+    skip = set(changes.fetch) | set(changes.deleted)
+    freed = [
+        path for path in known
+        if path not in stored and path not in skip and path.casefold() in gone
+        and not path.endswith("/")  # an unreadable folder's entry, not a file
+    ]  # fmt: skip
+    changes.fetch = sorted([*changes.fetch, *freed])
+    changes.versions.update({path: known[path] for path in freed})
 
 
 def _split(
