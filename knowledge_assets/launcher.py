@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from knowledge_assets.core.database import db
 
@@ -70,7 +70,9 @@ def run_demo(full: bool = False) -> int:
         "ops": {"raw_docs": {"config": {"full": full}}},
         # The per-step stream belongs in the UI; the terminal gets the summary and one line per
         # failed step (Dagster's console logger would print each failure's whole traceback).
-        "loggers": {"console": {"config": {"log_level": "DEBUG" if _debug() else "CRITICAL"}}},
+        "loggers": {
+            "console": {"config": {"log_level": "DEBUG" if debug_output() else "CRITICAL"}}
+        },
     }
     _fail_dead_runs()
     with dg.DagsterInstance.get() as instance, terminal_progress():
@@ -94,15 +96,21 @@ def run_demo(full: bool = False) -> int:
             _hand_over_to_sensor(instance, str(materialized["raw_docs"].metadata["head_sha"].value))
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     if not result.success:
-        for line in failure_lines(result.all_events):
-            print(f"  {line}", file=sys.stderr)
-        print("  details: the run's page in `knowledge-assets dev`, or rerun with --debug",
-              file=sys.stderr)  # fmt: skip
+        report_failures(result)
     return 0 if result.success else 1
 
 
-def _debug() -> bool:
+def debug_output() -> bool:
+    """Whether ``--debug`` (``KA_DEBUG``) asked for Dagster's own log stream and tracebacks."""
     return os.environ.get("KA_DEBUG", "").lower() not in ("", "0", "false", "no", "off")
+
+
+def report_failures(result: dg.ExecuteInProcessResult) -> None:
+    """On stderr: one line per failed step of a run, and where to find the details."""
+    for line in failure_lines(result.all_events):
+        print(f"  {line}", file=sys.stderr)
+    print("  details: the run's page in `knowledge-assets dev`, or rerun with --debug",
+          file=sys.stderr)  # fmt: skip
 
 
 def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
@@ -113,9 +121,7 @@ def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
     for event in events:
         if event.event_type_value not in ("STEP_FAILURE", "RESOURCE_INIT_FAILURE"):
             continue
-        error = getattr(event.event_specific_data, "error", None)
-        while error is not None and error.cause is not None:
-            error = error.cause
+        error = _telling_error(getattr(event.event_specific_data, "error", None))
         text = (error.message if error is not None else event.message or "").strip()
         first = text.splitlines()[0] if text else "failed"
         # "package.module.SomeError: what happened" -> "what happened"
@@ -124,6 +130,26 @@ def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
         where = event.step_key or "set-up"
         lines.append(f"{where}: {secrets.redact(message)}")
     return lines
+
+
+def _telling_error(error: Any) -> Any:
+    """The outermost error of a chain that the project raised, else the innermost one.
+
+    The project's errors say what failed and what to do (``openai embeddings ... failed after 6
+    attempts (Connection refused)``); what they wrap, and a library's own error, do not
+    (``[Errno 111] Connection refused`` names neither the service nor the setting).
+    """
+    chain = []
+    while error is not None:
+        chain.append(error)
+        error = error.cause
+    ours = [e for e in chain if e.message.startswith(_OUR_ERRORS)]
+    return ours[0] if ours else (chain[-1] if chain else None)
+
+
+# How a serialized error of the project starts: its module path, or dagster's Failure (which
+# resources and assets raise with a message written for the user).
+_OUR_ERRORS = ("knowledge_assets.", "dagster._core.definitions.events.Failure")
 
 
 def _fail_dead_runs() -> None:

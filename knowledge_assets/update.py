@@ -11,6 +11,8 @@ every text that did not change (they are keyed by the text's hash).
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,20 +27,26 @@ def _raw_keys(defs: dg.Definitions) -> list[str]:
     return sorted(k.to_user_string() for k in latest.parent_keys)
 
 
-def update_run_config(raw_keys: list[str], *, force: bool, quiet: bool) -> dict[str, Any]:
-    """Run config: every source compares its whole tree when forced; chunks re-chunk all."""
+def update_run_config(raw_keys: list[str], *, force: bool, debug: bool) -> dict[str, Any]:
+    """Run config: every source compares its whole tree when forced; chunks re-chunk all.
+
+    Dagster's console logger prints each failure's whole traceback, so it stays silent unless
+    ``debug``: the terminal gets the run's warnings and one line per failure after the run.
+    """
     ops: dict[str, Any] = {key: {"config": {"full": force}} for key in raw_keys}
     ops["chunks"] = {"config": {"force": force}}
-    level = "ERROR" if quiet else "WARNING"
+    level = "DEBUG" if debug else "CRITICAL"
     return {"ops": ops, "loggers": {"console": {"config": {"log_level": level}}}}
 
 
 def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool = False) -> int:
     """Materialize the sources, latest_docs, chunks (and embeddings); print what changed."""
+    from knowledge_assets.core.preflight import check_environment
     from knowledge_assets.definitions import defs
     from knowledge_assets.defs.index.partitions import default_model_key
-    from knowledge_assets.launcher import prepare_environment
+    from knowledge_assets.launcher import debug_output, prepare_environment, report_failures
 
+    check_environment()  # one line about a bad setting, before the store is even started
     prepare_environment()
     loaded = defs()
     raw_keys = _raw_keys(loaded)
@@ -51,10 +59,13 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
             instance=instance,
             resources=dict(loaded.resources or {}),
             partition_key=None if no_embeddings else default_model_key(),
-            run_config=update_run_config(raw_keys, force=force, quiet=quiet),
+            run_config=update_run_config(raw_keys, force=force, debug=debug_output()),
             tags={"knowledge-assets/trigger": "update"},
             raise_on_error=False,
         )
+        warnings = [] if quiet or debug_output() else run_warnings(instance, result.run_id)
+    for line in warnings:
+        print(f"  {line}", file=sys.stderr)
     for event in result.get_asset_materialization_events():
         mat = event.materialization
         if mat is not None:
@@ -62,7 +73,21 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
     if no_embeddings and result.success:
         print("keyword index current; vectors are added by the next `update` without the flag")
     print("update " + ("succeeded" if result.success else "FAILED") + f": run {result.run_id}")
+    if not result.success:
+        report_failures(result)
     return 0 if result.success else 1
+
+
+def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """The warnings the run's steps logged (a rejected file, a date left empty), one line each
+    as ``step: message``, redacted."""
+    from knowledge_assets.core import secrets
+
+    return [
+        f"{entry.step_key or 'run'}: {secrets.redact(entry.user_message)}"
+        for entry in instance.all_logs(run_id)
+        if entry.level == logging.WARNING and not entry.is_dagster_event
+    ]
 
 
 def _summary(metadata: Mapping[str, dg.MetadataValue]) -> str:

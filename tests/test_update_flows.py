@@ -14,6 +14,7 @@ import pytest
 from knowledge_assets import hooks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
+from tests.fakes.voyage_server import FakeEmbeddingServer
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = "---\ntitle: 灰かぶり姫\n---\n\n## 朝\n\nシンデレラは夜明け前に暖炉の灰をかき出した。\n"
@@ -83,6 +84,41 @@ def test_update_without_embeddings_gives_a_keyword_index_then_vectors_are_added(
     assert forced.returncode == 0, forced.stderr
     assert "1 notes re-chunked: 0 chunks written, 1 unchanged" in forced.stdout
     assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 1  # nothing re-embedded
+
+
+def test_update_with_a_missing_vault_says_so_in_one_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing"
+    done = _cli(env | {"KA_VAULT_PATH": str(missing)}, "update")
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: vault folder {missing} does not exist")
+    assert "Stack Trace" not in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2
+
+
+def test_update_prints_a_line_per_rejected_file_and_per_failed_step(
+    repo: Path, env: dict[str, str]
+) -> None:
+    (repo / "cinderella.md").write_text(NOTE)
+    (repo / "broken.md").write_text("---\ntitle: [unclosed\n---\n本文\n")
+    wrong_key = "sk-wrong-key-never-printed-0123"
+    with FakeEmbeddingServer() as server:
+        done = _cli(
+            env | {"KA_EMBED_PROVIDER": "openai", "KA_EMBED_BASE_URL": server.openai_base_url,
+                   "OPENAI_API_KEY": wrong_key},
+            "update",
+        )  # fmt: skip
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("  raw_docs: rejected broken.md: malformed YAML frontmatter")
+    assert lines[1].startswith("  embeddings: openai embeddings (openai:")
+    assert lines[2].startswith("  details:") and len(lines) == 3
+    assert " - dagster - " not in done.stderr and wrong_key not in done.stderr + done.stdout
+    assert "update FAILED" in done.stdout and "1 rejected" in done.stdout
+
+    quiet = _cli(env, "update", "--quiet", "--no-embeddings")
+    assert quiet.returncode == 0 and quiet.stderr == ""
 
 
 def test_post_commit_hook_updates_in_the_background(
