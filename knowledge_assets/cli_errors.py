@@ -47,7 +47,7 @@ def explain(exc: BaseException) -> tuple[str, str] | None:
 
 
 def _explain_one(exc: BaseException) -> tuple[str, str] | None:
-    from knowledge_assets.core.database.db import MigrationError
+    from knowledge_assets.core.database.db import DatabaseUrlError, MigrationError
     from knowledge_assets.core.database.locks import StoreBusy
     from knowledge_assets.core.embedders import EmbeddingError
     from knowledge_assets.core.preflight import ConfigError
@@ -72,6 +72,8 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     if isinstance(exc, psycopg.Error):
         return (f"the knowledge store refused the request: {_first_line(exc)}",
                 "run `knowledge-assets migrate`; if it persists, rerun with --debug and report it")  # fmt: skip
+    if isinstance(exc, DatabaseUrlError):
+        return (_first_line(exc), "fix DATABASE_URL, or unset it to use the embedded store")
     if isinstance(exc, ConfigError):
         return (_first_line(exc), "fix the setting and run the command again")
     if isinstance(exc, EmbeddingError):

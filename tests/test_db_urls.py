@@ -47,3 +47,30 @@ def test_storage_url_keeps_every_connection_parameter(
 def test_storage_url_refuses_garbage() -> None:
     with pytest.raises(ValueError, match="neither a postgresql:// URL nor a conninfo"):
         db.dagster_storage_url("not a url at all")
+
+
+BAD_URLS = [
+    ("postgresql://alice:S3cr3tPW@[bad/notes", "IPv6 host"),
+    ("mysql://alice:S3cr3tPW@db.local/notes", "is a mysql:// URL"),
+    ("host=db.local password S3cr3tPW", 'missing "="'),
+]
+
+
+@pytest.mark.parametrize(("url", "says"), BAD_URLS)
+def test_unreadable_database_url_is_refused_without_quoting_it(url: str, says: str) -> None:
+    with pytest.raises(db.DatabaseUrlError) as caught:
+        db.resolve_url(url)
+    assert says in str(caught.value) and "postgresql://user:password@host" in str(caught.value)
+    assert "S3cr3tPW" not in str(caught.value) and caught.value.__cause__ is None
+
+
+@pytest.mark.parametrize(("url", "says"), BAD_URLS[:2])
+def test_password_of_an_unreadable_database_url_is_still_redacted(
+    url: str, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_assets.core import secrets
+
+    monkeypatch.setenv("DATABASE_URL", url)
+    assert secrets.redact(f'libpq: {says} in "{url}"') == f'libpq: {says} in "{url}"'.replace(
+        "S3cr3tPW", secrets.MASK
+    )

@@ -105,6 +105,24 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )  # fmt: skip
 
 
+def test_cli_with_an_unreadable_database_url_names_the_fix_not_the_password(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    env = os.environ | {
+        "DATABASE_URL": "postgresql://alice:S3cr3tPW@[bad",
+        "KA_DATA_DIR": str(tmp_path),
+    }
+    done = _cli("tags", env=env)
+    assert done.returncode == 1 and "S3cr3tPW" not in done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        'error: DATABASE_URL cannot be read (end of string reached when looking for matching "]"'
+        ' in IPv6 host address in URI: "…"): it needs postgresql://user:password@host:5432/db',
+        "  fix DATABASE_URL, or unset it to use the embedded store",
+    ]
+
+
 def test_cli_database_down_is_two_lines_without_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 

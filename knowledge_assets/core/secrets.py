@@ -78,8 +78,14 @@ def _database_password() -> str | None:
         import psycopg
 
         return psycopg.conninfo.conninfo_to_dict(url).get("password") or None  # type: ignore[return-value]
-    except Exception:  # an unparsable URL has no password we could find either
-        return None
+    except Exception:  # unparsable: the password of scheme://user:password@host, if it has one
+        found = _URL_PASSWORD.match(url)
+        return found.group(1) if found else None
+
+
+# The password of a URL libpq cannot parse (its error quotes the URL whole): from the first
+# colon after the user name to the last "@".
+_URL_PASSWORD = re.compile(r"^[A-Za-z][\w+.-]*://[^:/@]*:(.+)@[^@]*$", re.DOTALL)
 
 
 def redact(text: str, extra: Iterable[str | None] = ()) -> str:

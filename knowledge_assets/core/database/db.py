@@ -55,10 +55,37 @@ def embedded_url(pgdata: Path | None = None) -> str:
     return uri
 
 
+class DatabaseUrlError(ValueError):
+    """``DATABASE_URL`` is not a connection string libpq can read; the message never quotes it
+    (it may hold a password)."""
+
+
 def resolve_url(database_url: str | None = None) -> str:
     """The libpq URL to use: the argument, else ``DATABASE_URL``, else the embedded server."""
     url = database_url or os.environ.get("DATABASE_URL")
-    return url if url else embedded_url()
+    if not url:
+        return embedded_url()
+    check_url(url)
+    return url
+
+
+def check_url(url: str) -> None:
+    """Raise :class:`DatabaseUrlError` unless ``url`` is a postgresql:// URL or a libpq conninfo."""
+    scheme = url.partition("://")[0] if "://" in url else None
+    if scheme is not None and scheme.lower() not in ("postgresql", "postgres"):
+        raise DatabaseUrlError(
+            f"DATABASE_URL is a {scheme}:// URL: it needs postgresql://user:password@host:5432/db"
+        )
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        # libpq's message quotes the string, or the part it stopped at: either may be a password.
+        first = str(exc).strip().splitlines()[0]
+        reason = re.sub(r'"([^"]*)"', lambda m: m[0] if len(m[1]) < 3 else '"…"', first)
+        raise DatabaseUrlError(
+            f"DATABASE_URL cannot be read ({reason}): it needs"
+            " postgresql://user:password@host:5432/db"
+        ) from None
 
 
 def store_url(database_url: str | None = None) -> str:
