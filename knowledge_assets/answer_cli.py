@@ -15,25 +15,30 @@ from typing import Any
 from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
+from knowledge_assets.cli_args import int_in, port
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters
-from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty
+from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty, say
+
+MAX_TOP_K = 20  # as the HTTP API's topK
+# A context below a few hundred tokens holds no section; above, it outgrows every model's window.
+MIN_BUDGET, MAX_BUDGET = 200, 200_000
 
 
 def _print_sources(result: Answer, conversation_id: str) -> None:
-    print()
+    say()
     if result.sources:
-        print("sources:")
+        say("sources:")
         for i, s in enumerate(result.sources, start=1):
-            print(f"  [{i}] {s.title}  ({s.note_id}, relevance {s.relevance})")
+            say(f"  [{i}] {s.title}  ({s.note_id}, relevance {s.relevance})")
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata
-    print(
+    say(
         f"-- confidence {result.confidence} · {m['model']} · {m['tokensUsed']} tokens · "
         f"{m['retrievedNotes']} notes retrieved · {m['responseTime']:.0f} ms"
     )
-    print(f'-- follow up with: knowledge-assets ask --conversation {conversation_id} "…"')
+    say(f'-- follow up with: knowledge-assets ask --conversation {conversation_id} "…"')
 
 
 def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: str) -> Answer:
@@ -42,7 +47,7 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
     result: Answer | None = None
     for event in asker.events(conn, args.question, history=earlier, filters=filters):
         if event.kind == "delta" and not args.json:
-            print(event.data, end="", flush=True)
+            say(event.data, end="", flush=True)
         elif event.kind == "done":
             result = event.data
     assert result is not None
@@ -89,9 +94,12 @@ def add_commands(sub: Any) -> None:
     ask.add_argument(
         "--tag", action="append", metavar="T", help="only notes with any of these tags"
     )
-    ask.add_argument("--top-k", type=int, default=5, help="notes retrieved (default 5)")
+    ask.add_argument("--top-k", type=int_in(1, MAX_TOP_K), default=5, help="notes retrieved (default 5)")  # fmt: skip
     ask.add_argument(
-        "--budget", type=int, default=DEFAULT_BUDGET, help="context tokens (default 4000)"
+        "--budget",
+        type=int_in(MIN_BUDGET, MAX_BUDGET),
+        default=DEFAULT_BUDGET,
+        help=f"context tokens (default {DEFAULT_BUDGET})",
     )
     ask.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY, help="context: best sections or whole notes")  # fmt: skip
     ask.add_argument("--no-save", action="store_true", help="do not keep it in the Q&A history")
@@ -99,5 +107,5 @@ def add_commands(sub: Any) -> None:
     ask.set_defaults(func=_ask)
     serve = sub.add_parser("serve", help="serve the HTTP API and the search page")
     serve.add_argument("--host", default="127.0.0.1", help="other than loopback needs KA_API_TOKEN")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=port, default=8000)
     serve.set_defaults(func=_serve)

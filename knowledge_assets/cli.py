@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from knowledge_assets import answer_cli, search_cli
+from knowledge_assets.cli_args import port
 from knowledge_assets.cli_errors import debug_requested, run_reporting
 
 
@@ -132,14 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     dev = sub.add_parser("dev", help="open the Dagster UI and daemon on the same Postgres")
     dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=int, default=3000)
+    dev.add_argument("--port", type=port, default=3000)
     dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
     search_cli.add_commands(sub)
     answer_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    mcp.add_argument("--port", type=int, default=8765, help="loopback port for --transport http")
+    mcp.add_argument("--port", type=port, default=8765, help="loopback port for --transport http")
     mcp.set_defaults(func=_mcp)
     _add_models(sub)
     _add_update_and_hooks(sub)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -15,7 +16,9 @@ from datetime import date
 from typing import Any
 
 import psycopg
+from rich.cells import cell_len
 
+from knowledge_assets.cli_args import int_in, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import (
@@ -30,11 +33,28 @@ from knowledge_assets.core.search import (
 from knowledge_assets.core.search.explain import rejection
 from knowledge_assets.core.search.notes import UnknownNote, get_doc, list_tags, similar
 
+MAX_LIMIT = 1000  # hits or notes a command prints at most
 SNIPPET_CHARS = 120
 SECTION_CHARS = 80
 EMPTY_STORE = (
     "the store holds no notes yet: run `knowledge-assets demo` to ingest and embed a vault"
 )
+
+
+# C0 controls but tab and newline, DEL and C1 controls. A note's text is printed as written, and
+# an escape sequence in it (ESC ] 0; title BEL, ESC [2J) would retitle or clear the terminal: it
+# is shown as \x1b instead. JSON output escapes them already.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters as ``\\xNN``."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+def say(text: str = "", **kwargs: Any) -> None:
+    """``print`` for text that holds a note's words (see :func:`shown`)."""
+    print(shown(text), **kwargs)
 
 
 def _connect() -> Any:
@@ -53,21 +73,25 @@ def _store_is_empty(conn: psycopg.Connection) -> bool:
 def _print_response(response: SearchResponse) -> None:
     for i, h in enumerate(response.hits, start=1):
         where = " › ".join(p for p in (h.title, h.heading) if p)
-        print(f"{i:2d}. {where}")
-        print(f"    {h.file_path}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
+        say(f"{i:2d}. {where}")
+        say(f"    {h.file_path}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:
-            print(f"    tags: {', '.join(h.tags)}")
+            say(f"    tags: {', '.join(h.tags)}")
         if h.url:
-            print(f"    {h.url}")
-        print(f"    {snippet(h.content, SNIPPET_CHARS)}")
+            say(f"    {h.url}")
+        say(f"    {snippet(h.content, SNIPPET_CHARS)}")
         for sec in h.sections:
-            print(f"    also › {sec.heading}  score {sec.score:.4f}")
-            print(f"      {snippet(sec.content, SECTION_CHARS)}")
+            say(f"    also › {sec.heading}  score {sec.score:.4f}")
+            say(f"      {snippet(sec.content, SECTION_CHARS)}")
     t = response.timings
-    model = response.model or "no active model: keyword only"
-    print(
-        f"-- {len(response.hits)} hits · {response.mode} · {model} · embed {t['embed_ms']:.1f} ms"
-        f" · search {t['search_ms']:.1f} ms · total {t['total_ms']:.1f} ms"
+    # A keyword search uses no model, whatever the active one is.
+    model = response.model or (
+        "" if response.mode == "keyword" else "no active model: keyword only"
+    )
+    say(
+        f"-- {len(response.hits)} hits · {response.mode}{f' · {model}' if model else ''}"
+        f" · embed {t['embed_ms']:.1f} ms · search {t['search_ms']:.1f} ms"
+        f" · total {t['total_ms']:.1f} ms"
     )
 
 
@@ -84,6 +108,8 @@ def _search(args: argparse.Namespace) -> int:
         updated_from=args.updated_from,
         updated_to=args.updated_to,
     )
+    if not args.query.strip():
+        return _fail("the query is empty: give the words to search for")
     with _connect() as conn:
         if _store_is_empty(conn):
             return _fail(EMPTY_STORE)
@@ -117,11 +143,11 @@ def _similar(args: argparse.Namespace) -> int:
         _print_json([asdict(n) for n in notes])
         return 0
     for i, n in enumerate(notes, start=1):
-        print(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
-        print(f"    {n.file_path} › {n.heading}")
-        print(f"    {snippet(n.content, SNIPPET_CHARS)}")
+        say(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
+        say(f"    {n.file_path} › {n.heading}")
+        say(f"    {snippet(n.content, SNIPPET_CHARS)}")
     if not notes:
-        print("no similar notes")
+        say("no similar notes")
     return 0
 
 
@@ -138,12 +164,12 @@ def _get(args: argparse.Namespace) -> int:
         return 0
     why = doc.get("not_searchable")
     state = f"not searchable: {why}" if why else "latest"
-    print(f"# {doc['title'] or doc['file_path']}")
-    print(f"path: {doc['file_path']} · {state}")
+    say(f"# {doc['title'] or doc['file_path']}")
+    say(f"path: {doc['file_path']} · {state}")
     if doc["tags"]:
-        print(f"tags: {', '.join(doc['tags'])}")
-    print()
-    print(doc["content"])
+        say(f"tags: {', '.join(doc['tags'])}")
+    say()
+    say(doc["content"])
     return 0
 
 
@@ -153,11 +179,12 @@ def _tags(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([{"tag": t, "count": n} for t, n in tags])
         return 0
-    width = max((len(t) for t, _ in tags), default=0)
+    # Columns in terminal cells: a Japanese character takes two.
+    width = max((cell_len(shown(t)) for t, _ in tags), default=0)
     for tag, count in tags:
-        print(f"{tag:<{width}}  {count}")
+        say(f"{tag}{' ' * (width - cell_len(shown(tag)))}  {count}")
     if not tags:
-        print("no tags")
+        say("no tags")
     return 0
 
 
@@ -192,16 +219,16 @@ def add_commands(sub: Any) -> None:
     s.add_argument("--top-heading", action="append", metavar="H", help="repeatable")
     for name in ("created-from", "created-to", "updated-from", "updated-to"):
         s.add_argument(f"--{name}", type=date.fromisoformat, metavar="YYYY-MM-DD")
-    s.add_argument("--limit", type=int, default=10)
+    s.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=10, help="hits (default 10)")
     s.add_argument(
         "--per-note", action="store_true",
         help="distinct notes, each with its best-matching sections (--limit counts notes)",
     )  # fmt: skip
     s.add_argument(
-        "--threshold", type=float, help="minimum cosine similarity (default: the model's)"
+        "--threshold", type=similarity, help="minimum cosine similarity (default: the model's)"
     )
     sim = _add(sub, "similar", "notes similar to a note (active model)", _similar)
     sim.add_argument("path")
-    sim.add_argument("--limit", type=int, default=5)
+    sim.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=5, help="notes (default 5)")
     _add(sub, "get", "print a note by path", _get).add_argument("path")
     _add(sub, "tags", "tags of the latest notes with their counts", _tags)

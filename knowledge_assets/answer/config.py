@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from knowledge_assets.core.settings import env
+from knowledge_assets.core.settings import env, env_number
 
 PROVIDERS = ("none", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}
@@ -70,9 +70,11 @@ class LLMSettings:
                 model=env("KA_LLM_MODEL", DEFAULT_MODELS[provider]),
                 base_url=base_url,
                 api_key=key,
-                timeout_s=float(env("KA_LLM_TIMEOUT", "30")),
-                max_retries=int(env("KA_LLM_MAX_RETRIES", "3")),
-                max_output_tokens=int(env("KA_LLM_MAX_TOKENS", "1024")),
+                timeout_s=env_number("KA_LLM_TIMEOUT", 30, low=0.1, high=3600),
+                max_retries=int(env_number("KA_LLM_MAX_RETRIES", 3, low=0, high=20, whole=True)),
+                max_output_tokens=int(
+                    env_number("KA_LLM_MAX_TOKENS", 1024, low=1, high=200_000, whole=True)
+                ),
             )
         except ValueError as exc:
             raise LLMConfigError(f"bad LLM setting: {exc}") from None

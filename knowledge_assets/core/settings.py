@@ -6,6 +6,7 @@ Secrets (``VOYAGE_API_KEY``, ``GITHUB_TOKEN``, ``OPENAI_API_KEY``) are only ever
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,29 @@ def automation_enabled() -> bool:
 def env(name: str, default: str = "") -> str:
     """An environment variable, with empty strings treated as unset."""
     return os.environ.get(name) or default
+
+
+def env_number(
+    name: str, default: float, *, low: float | None = None, high: float | None = None,
+    whole: bool = False,
+) -> float:  # fmt: skip
+    """A numeric environment variable (``default`` when unset) within ``low``..``high``;
+    otherwise a ValueError that names the variable and what it takes (NaN and infinities
+    included, which ``float()`` would accept)."""
+    value = env(name)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    bad = not math.isfinite(number) or (whole and not number.is_integer())
+    if bad or (low is not None and number < low) or (high is not None and number > high):
+        kind = "a whole number" if whole else "a number"
+        bounds = f" from {low:g}" if low is not None else ""
+        bounds += f" to {high:g}" if high is not None else ""
+        raise ValueError(f"{name}={value!r}: expected {kind}{bounds}")
+    return number
 
 
 def env_list(name: str, default: tuple[str, ...]) -> tuple[str, ...]:

