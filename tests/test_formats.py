@@ -86,7 +86,8 @@ def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -
             b'{"body": [{"ogImageUrl": "x"}]}',
             "not a bookmark file: body[0] has no title, url or quote",
         ),
-        (b"\xff\xfe{}", "not valid UTF-8: byte 0xff at offset 0"),
+        (b"\xff\xfe{}", "UTF-16 text, not UTF-8: save it as UTF-8"),
+        (b"{\x81}", "not valid UTF-8: byte 0x81 at offset 1; save it as UTF-8"),
         (b"  ", "empty file"),
     ],
 )

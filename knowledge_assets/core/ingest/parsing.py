@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,20 +68,87 @@ def oversized(path: str, data: bytes, max_bytes: int) -> Rejection | None:
     return None
 
 
+# Byte-order marks of encodings a note gets saved in by mistake (UTF-32's little-endian mark
+# starts with UTF-16's, so it comes first). Their text is full of NUL bytes: without this check
+# it would be called binary.
+_WIDE_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+SAVE_AS_UTF8 = "save it as UTF-8"
+# Legacy Japanese encodings a vault's older notes may still be in, tried to name the fix.
+_LEGACY = (("cp932", "Shift_JIS"), ("euc_jp", "EUC-JP"))
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def wide_text(path: str, data: bytes) -> Rejection | None:
+    """The rejection of a UTF-16 or UTF-32 file (by its byte-order mark), else None."""
+    for mark, name in _WIDE_MARKS:
+        if data.startswith(mark):
+            return Rejection(path, f"{name} text, not UTF-8: {SAVE_AS_UTF8}")
+    if _utf16_without_mark(data):
+        return Rejection(path, f"UTF-16 text (no byte-order mark), not UTF-8: {SAVE_AS_UTF8}")
+    return None
+
+
+def _utf16_without_mark(data: bytes) -> bool:
+    """Whether ``data`` is UTF-16 without a byte-order mark: its NUL bytes (the high byte of
+    every ASCII character: newlines, spaces, ``#``) all sit on one side of each byte pair, and
+    it decodes as UTF-16 of that byte order."""
+    head = data[: _BINARY_SNIFF - _BINARY_SNIFF % 2]
+    if len(data) % 2 or len(head) < 4:
+        return False
+    high_first, high_last = head[0::2].count(0), head[1::2].count(0)
+    for codec, zeros, others in (
+        ("utf-16-be", high_first, high_last),
+        ("utf-16-le", high_last, high_first),
+    ):
+        if others == 0 and zeros >= max(2, len(head) // 64):
+            try:
+                data.decode(codec)
+            except UnicodeDecodeError:
+                return False
+            return True
+    return False
+
+
 def utf8_text(path: str, data: bytes) -> str | Rejection:
     """The file's text (a UTF-8 byte-order mark dropped), or a rejection naming the first
-    byte that is not UTF-8 and where it is."""
+    byte that is not UTF-8, where it is, and the encoding the file reads as if it is a legacy
+    Japanese one."""
+    if wide := wide_text(path, data):
+        return wide
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return Rejection(
-            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
-        )
+        where = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        return Rejection(path, f"not valid UTF-8: {where}{_legacy_name(data)}; {SAVE_AS_UTF8}")
+
+
+def _legacy_name(data: bytes) -> str:
+    """`` (it reads as Shift_JIS)`` when the bytes decode as Japanese text in that encoding.
+
+    EUC-JP bytes can also decode as Shift_JIS (as half-width kana and stray kanji): the codec
+    that yields the most kana and kanji wins.
+    """
+    best, found = "", 0
+    for codec, name in _LEGACY:
+        try:
+            count = len(_JAPANESE.findall(data.decode(codec)))
+        except UnicodeDecodeError:
+            continue
+        if count > found:
+            best, found = name, count
+    return f" (it reads as {best})" if best else ""
 
 
 def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
     if too_big := oversized(path, data, max_bytes):
         return too_big
+    if wide := wide_text(path, data):
+        return wide
     nul = data.find(b"\x00")
     if 0 <= nul < _BINARY_SNIFF:
         return Rejection(path, "binary file (NUL bytes), not Markdown text")
