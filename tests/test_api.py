@@ -171,3 +171,62 @@ def test_hybrid_search_without_weights_uses_the_active_models_fusion(
     with psycopg.connect(vault_url) as conn:
         hits = search(conn, "ラーメン 設計", mode="hybrid", limit=5, embedder=usem3).hits
     assert [d["score"] for d in body["data"]] == [round(h.score, 4) for h in hits]
+
+
+SEARCHES = ("/api/search/semantic", "/api/search/hybrid", "/api/search/keyword")
+# Request bodies the API cannot serve, each with the field and the words its 422 names. They are
+# raw JSON text: Python's parser (and so the server) takes NaN, Infinity and lone "\ud800"s.
+# fmt: off
+BAD_BODIES = [
+    ("/api/ai/qa", '{"question":"   "}', "question", "the question is empty"),
+    ("/api/ai/qa", '{"question":" ","options":{"stream":true}}', "question", "the question is empty"),
+    *[(path, '{"query":"\\ud800"}', "query", "lone surrogate") for path in SEARCHES],
+    ("/api/search/keyword", '{"query":"x","filters":{"tags":["\\udc00"]}}', "tags", "lone surrogate"),
+    ("/api/ai/qa", '{"question":"x","conversationId":"\\ud800"}', "conversationId", "lone surrogate"),
+    ("/api/search/keyword", '{"query":"x","filters":{"dateRange":{"from":"\\udc00"}}}', "from", "valid string"),
+    ("/api/ai/qa", '{"question":"a\\u0000b"}', "question", "NUL character"),
+    ("/api/search/keyword", '{"query":"a\\u0000b"}', "query", "NUL character"),
+    ("/api/search/hybrid", '{"query":"x","filters":{"pathPrefix":"a\\u0000"}}', "pathPrefix", "NUL character"),
+    ("/api/search/hybrid", '{"query":"x","vectorWeight":NaN}', "vectorWeight", "finite number"),
+    ("/api/search/hybrid", '{"query":"x","vectorWeight":Infinity}', "vectorWeight", "finite number"),
+    ("/api/search/hybrid", '{"query":"x","keywordWeight":-Infinity}', "keywordWeight", "finite number"),
+    ("/api/search/semantic", '{"query":"x","threshold":NaN}', "threshold", "finite number"),
+    ("/api/search/keyword", '{"query":"x","limit":1e400}', "limit", "finite number"),
+    ("/api/ai/qa", '{"question":"x","options":{"topK":NaN}}', "topK", "finite number"),
+    ("/api/search/hybrid", "[NaN]", "body", "valid dictionary"),
+]
+# fmt: on
+
+
+def _post_raw(client: httpx.Client, path: str, body: str) -> httpx.Response:
+    return client.post(path, content=body.encode(), headers={"content-type": "application/json"})
+
+
+@pytest.mark.parametrize(("path", "body", "field", "problem"), BAD_BODIES)
+def test_impossible_request_bodies_are_422_naming_the_field(
+    client: httpx.Client, path: str, body: str, field: str, problem: str
+) -> None:
+    response = _post_raw(client, path, body)
+    assert response.status_code == 422, response.text
+    error = response.json()["detail"][0]
+    assert field in error["loc"] and problem in error["msg"]
+
+
+def test_the_422_echoes_what_json_cannot_carry_as_text(client: httpx.Client) -> None:
+    nan = _post_raw(client, "/api/search/hybrid", '{"query":"x","vectorWeight":NaN}')
+    assert nan.json()["detail"][0]["input"] == "NaN"
+    surrogate = _post_raw(client, "/api/search/semantic", '{"query":"\\ud800"}')
+    assert surrogate.json()["detail"][0]["input"] == "\\ud800"
+
+
+@pytest.mark.parametrize("path", ["/api/notes/%00", "/api/ai/similar/%00"])
+def test_a_path_with_a_nul_names_no_note(client: httpx.Client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404 and "no current note at" in response.json()["detail"]
+
+
+def test_a_history_offset_past_bigint_is_422(client: httpx.Client) -> None:
+    response = client.get("/api/ai/qa/history?offset=99999999999999999999")
+    assert response.status_code == 422
+    error = response.json()["detail"][0]
+    assert error["loc"] == ["query", "offset"] and "less than or equal" in error["msg"]

@@ -8,12 +8,16 @@
 from __future__ import annotations
 
 import hmac
+import json
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -29,6 +33,49 @@ STATIC = Path(__file__).parent / "static"
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"success": False, "error": message}, status_code=status)
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with what JSON cannot carry spelled out: NaN and ±Infinity as strings, lone
+    surrogates as ``\\udXXX`` escapes. Validation errors echo the input, which may hold either."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)  # 'NaN', 'Infinity' or '-Infinity', as the client wrote it
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list | tuple):
+        return [_encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    return value
+
+
+def _handle_errors(app: FastAPI) -> None:
+    """Errors as JSON with a status that says whose fault they are."""
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler, with the echoed input made encodable (else it fails with a 500).
+        return JSONResponse({"detail": _encodable(jsonable_encoder(exc.errors()))}, status_code=422)
+
+    @app.exception_handler(StoreUnavailable)
+    async def store_down(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        return _error(503, str(exc))
+
+    @app.exception_handler(ServerBusy)
+    async def busy(request: Request, exc: ServerBusy) -> JSONResponse:
+        return _error(503, str(exc))
+
+    @app.exception_handler(NoActiveModel)
+    async def no_model(request: Request, exc: NoActiveModel) -> JSONResponse:
+        return _error(409, f"{exc} (or use keyword search)")
+
+    @app.exception_handler(LLMError)
+    async def llm_failed(request: Request, exc: LLMError) -> JSONResponse:
+        return _error(502, str(exc))
+
+    @app.exception_handler(LLMConfigError)
+    async def llm_config(request: Request, exc: LLMConfigError) -> JSONResponse:
+        return _error(500, str(exc))
 
 
 def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
@@ -58,26 +105,7 @@ def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
                 return _error(401, "missing or wrong bearer token (Authorization: Bearer $KA_API_TOKEN)")  # fmt: skip
         return await call_next(request)
 
-    @app.exception_handler(StoreUnavailable)
-    async def store_down(request: Request, exc: StoreUnavailable) -> JSONResponse:
-        return _error(503, str(exc))
-
-    @app.exception_handler(ServerBusy)
-    async def busy(request: Request, exc: ServerBusy) -> JSONResponse:
-        return _error(503, str(exc))
-
-    @app.exception_handler(NoActiveModel)
-    async def no_model(request: Request, exc: NoActiveModel) -> JSONResponse:
-        return _error(409, f"{exc} (or use keyword search)")
-
-    @app.exception_handler(LLMError)
-    async def llm_failed(request: Request, exc: LLMError) -> JSONResponse:
-        return _error(502, str(exc))
-
-    @app.exception_handler(LLMConfigError)
-    async def llm_config(request: Request, exc: LLMConfigError) -> JSONResponse:
-        return _error(500, str(exc))
-
+    _handle_errors(app)
     app.include_router(routes.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

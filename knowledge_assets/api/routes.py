@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -29,6 +30,7 @@ from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")
 PREVIEW_CHARS = 200  # seed 001: the similar-notes preview is the first 200 characters
+MAX_OFFSET = 2**31 - 1  # far past any history, and within Postgres's bigint OFFSET
 T = TypeVar("T")
 
 
@@ -69,6 +71,15 @@ def _search_result(response: SearchResponse) -> dict[str, Any]:
         "model": response.model, "terms": query_terms(response.query),
         "timing": {"embedding": t["embed_ms"], "search": t["search_ms"], "total": t["total_ms"]},
     }  # fmt: skip
+
+
+def _note_path(note_id: str) -> str:
+    """``note_id``, or a 404 when it holds a NUL or a lone surrogate: no stored path does (the
+    sync renames such files), and Postgres would refuse the query. Other control characters,
+    a tab say, are legal in a file name and go to the lookup."""
+    if "\x00" in note_id or any(unicodedata.category(c) == "Cs" for c in note_id):
+        raise HTTPException(404, f"no current note at {note_id!r}")
+    return note_id
 
 
 def _readers(request: Request) -> ReaderStore:
@@ -188,6 +199,7 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
 @router.get("/ai/similar/{note_id:path}", summary="Notes similar to a note")
 def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, le=50)) -> dict[str, Any]:  # fmt: skip
     """Notes nearest in meaning to ``note_id`` (a vault-relative path), with a 200-character preview."""
+    note_id = _note_path(note_id)
 
     def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[str, str]]:
         try:
@@ -215,7 +227,7 @@ def _bodies(conn: Any, ids: list[str]) -> dict[str, str]:
 
 
 @router.get("/ai/qa/history", summary="Past questions and answers")
-def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offset: int = Query(default=0, ge=0)) -> dict[str, Any]:  # fmt: skip
+def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offset: int = Query(default=0, ge=0, le=MAX_OFFSET)) -> dict[str, Any]:  # fmt: skip
     """Answered questions, newest first, ``limit`` at a time from ``offset``."""
     total, entries = _read(
         request, lambda conn: qa_history.listing(conn, limit=limit, offset=offset)
@@ -228,6 +240,7 @@ def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offs
 def get_note(note_id: str, request: Request) -> dict[str, Any]:
     """The current version of a note by its vault-relative path. Drafts and superseded versions
     are not served."""
+    note_id = _note_path(note_id)
     doc = _read(request, lambda conn: core_notes.get_doc(conn, note_id))
     if doc is None or not doc.get("latest"):
         raise HTTPException(404, f"no current note at {note_id!r}")

@@ -2,50 +2,94 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
+
+# A lone surrogate (a JSON "\ud800" escape with no partner) is not Unicode: it cannot be encoded
+# as UTF-8, neither for Postgres nor for the reply.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class DateRange(BaseModel):
+def _storable(value: Any) -> Any:
+    """Refuse text that cannot be stored (NUL) or encoded (surrogates); non-strings go on to the
+    usual type check."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise ValueError("contains a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not valid Unicode")  # fmt: skip
+        if "\x00" in value:
+            raise ValueError("contains a NUL character (\\u0000), which the note store cannot hold")
+    return value
+
+
+def _not_blank(question: str) -> str:
+    question = question.strip()
+    if not question:
+        raise ValueError("the question is empty (only spaces)")
+    return question
+
+
+# Every string of a request reaches Postgres as a parameter (or is written to qa.history). Length
+# limits are listed first so that they bind to the string itself, with pydantic's usual messages.
+_STORABLE = BeforeValidator(_storable)
+Text = Annotated[str, _STORABLE]
+Query = Annotated[str, StringConstraints(min_length=1, max_length=2000), _STORABLE]
+Question = Annotated[str, StringConstraints(max_length=2000), _STORABLE, AfterValidator(_not_blank)]
+
+
+class RequestBody(BaseModel):
+    # Python's JSON parser takes NaN and Infinity, which are no limit, weight or threshold.
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class DateRange(RequestBody):
     from_: date | None = Field(default=None, alias="from")
     to: date | None = None
 
 
-class Filters(BaseModel):
-    tags: list[str] | None = Field(default=None, description="notes with any of these tags")
-    pathPrefix: str | None = Field(default=None, description="only notes under this folder")
+class Filters(RequestBody):
+    tags: list[Text] | None = Field(default=None, description="notes with any of these tags")
+    pathPrefix: Text | None = Field(default=None, description="only notes under this folder")
     dateRange: DateRange | None = Field(default=None, description="inclusive bounds on created")
 
 
-class SemanticSearch(BaseModel):
-    query: str = Field(min_length=1, max_length=2000, description="what to look for")
+class SemanticSearch(RequestBody):
+    query: Query = Field(description="what to look for")
     limit: int = Field(default=10, ge=1, le=100)
     threshold: float | None = Field(default=None, ge=-1, le=1, description="minimum cosine similarity (default: the model's)")  # fmt: skip
     filters: Filters | None = None
 
 
-class HybridSearch(BaseModel):
-    query: str = Field(min_length=1, max_length=2000)
+class HybridSearch(RequestBody):
+    query: Query
     limit: int = Field(default=10, ge=1, le=100)
     vectorWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the vector list (default: tuned, 0.2)")  # fmt: skip
     keywordWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the keyword list (default 1.0)")  # fmt: skip
     filters: Filters | None = None
 
 
-class KeywordSearch(BaseModel):
-    query: str = Field(min_length=1, max_length=2000)
+class KeywordSearch(RequestBody):
+    query: Query
     limit: int = Field(default=10, ge=1, le=100)
     filters: Filters | None = None
 
 
-class QAOptions(BaseModel):
+class QAOptions(RequestBody):
     topK: int = Field(default=5, ge=1, le=20, description="notes retrieved")
     stream: bool = Field(default=False, description="answer as server-sent events")
-    tags: list[str] | None = Field(default=None, description="only notes with any of these tags")
+    tags: list[Text] | None = Field(default=None, description="only notes with any of these tags")
 
 
-class QARequest(BaseModel):
-    question: str = Field(min_length=1, max_length=2000)
-    conversationId: str | None = Field(default=None, description="continue a conversation (from an earlier answer)")  # fmt: skip
+class QARequest(RequestBody):
+    question: Question = Field(description="asked of the notes (spaces around it are dropped)")
+    conversationId: Text | None = Field(default=None, description="continue a conversation (from an earlier answer)")  # fmt: skip
     options: QAOptions = Field(default_factory=QAOptions)
