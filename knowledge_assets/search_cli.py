@@ -166,6 +166,10 @@ def _get(args: argparse.Namespace) -> int:
     state = f"not searchable: {why}" if why else "latest"
     say(f"# {doc['title'] or doc['file_path']}")
     say(f"path: {doc['file_path']} · {state}")
+    if doc.get("file_rejected"):
+        say(
+            f"the file there now is rejected ({doc['file_rejected']}): this is its last good version"
+        )
     if doc["tags"]:
         say(f"tags: {', '.join(doc['tags'])}")
     say()

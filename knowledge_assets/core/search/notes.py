@@ -67,8 +67,10 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
     version (``latest`` false, ``superseded_by`` set when a newer version exists), else None.
 
     ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
-    rejected because Y, could not be chunked), or is None for a searchable note."""
-    from knowledge_assets.core.search.explain import why_not_searchable
+    rejected because Y, could not be chunked), or is None for a searchable note.
+    ``file_rejected`` is the reason the file now at the path was rejected (emptied, broken
+    YAML): what is returned is then its last good version, or None."""
+    from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 
     doc = notes_sql.get_doc(conn, file_path)
@@ -78,6 +80,7 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
             settings.draft_markers, settings.created_keys, settings.updated_keys
         )
         doc["not_searchable"] = why_not_searchable(conn, doc["file_path"], conventions)
+        doc["file_rejected"] = rejection(conn, doc["file_path"])
     return doc
 
 
