@@ -101,6 +101,7 @@ def test_similar_notes_have_a_200_character_preview(client: httpx.Client) -> Non
 def test_notes_and_tags_serve_current_notes_only(client: httpx.Client) -> None:
     note = client.get(f"/api/notes/{quote(DIARY)}").json()["data"]
     assert note["id"] == DIARY and "味噌ラーメン" in note["content"]
+    assert note["fileRejected"] is None  # the file on disk is the version served
     assert client.get(f"/api/notes/{DRAFT}").status_code == 404  # a draft is never served
     tags = client.get("/api/tags").json()["data"]
     assert {"tag": "日記", "count": 2} in tags

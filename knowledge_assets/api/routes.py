@@ -245,7 +245,10 @@ def get_note(note_id: str, request: Request) -> dict[str, Any]:
     if doc is None or not doc.get("latest"):
         raise HTTPException(404, f"no current note at {note_id!r}")
     fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content")  # fmt: skip
-    data = {k: doc.get(k) for k in fields} | {"id": doc["file_path"]}
+    # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
+    data = {k: doc.get(k) for k in fields} | {
+        "id": doc["file_path"], "fileRejected": doc.get("file_rejected"),
+    }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
 
 
