@@ -307,7 +307,15 @@ def _path_cases(root: Path, outside: Path) -> list[Case]:
         Case("symlink-inside", "links/inside.md", "symlink", "searchable", marker("good00"))
     )
     (root / "links" / "folder-loop").symlink_to("..")
-    cases.append(Case("symlink-folder-loop", "links/folder-loop/", "symlink", "ignored"))
+    cases.append(
+        Case(
+            "symlink-folder-loop",
+            "links/folder-loop/",
+            "symlink",
+            "rejected",
+            reason="not followed",
+        )
+    )
     (root / "notes-dir.md").mkdir()
     cases.append(Case("folder-named-md", "notes-dir.md", "path", "ignored"))
     _write(root, ".obsidian/workspace.md", "# hidden\n")

@@ -55,6 +55,24 @@ def test_symlinks_that_cannot_be_followed_are_rejected_and_the_rest_lands(
     assert "alias.md" in stored and "inbox.md" in stored and "projects/garden.md" in stored
 
 
+def test_a_fifo_and_a_symlinked_folder_are_recorded_not_skipped_silently(
+    db_url: str, vault: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "ext.md").write_text("# 外のノート\n")
+    (vault / "linked").symlink_to(outside)
+    os.mkfifo(vault / "pipe.md")
+    rejected, stored = _sync(db_url, vault)
+    assert rejected["pipe.md"] == "not a regular file"
+    assert rejected["linked/"] == f"symlink to a folder ({outside}): not followed"
+    assert not any(p.startswith("linked/") for p in stored) and "inbox.md" in stored
+    (vault / "linked").unlink()
+    (vault / "pipe.md").unlink()
+    rejected, _ = _sync(db_url, vault)
+    assert rejected == {}
+
+
 def test_a_file_name_that_is_not_utf8_is_rejected_by_name(db_url: str, vault: Path) -> None:
     with open(os.path.join(os.fsencode(vault), b"caf\xe9.md"), "wb") as f:
         f.write(b"# latin-1 name\n")

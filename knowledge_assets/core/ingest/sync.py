@@ -205,7 +205,8 @@ def _record_unreadable_folders(
     kept = changes.present or set()
     for folder, reason in sorted(changes.unreadable.items()):
         count = sum(1 for p in kept if p.startswith(folder))
-        report.unreadable.append((folder, f"{reason}; its {count} stored notes are kept"))
+        note = f"; its {count} stored notes are kept" if count else ""
+        report.unreadable.append((folder, reason + note))
     store.record_rejections(conn, table, [(f, clean_text(r), "") for f, r in report.unreadable])
 
 

@@ -82,10 +82,14 @@ class LocalSource:
             if entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
                 return None
-            if not entry.is_file() and not entry.is_symlink():
-                return None
             if not is_markdown(rel, self.suffixes):
+                if entry.is_symlink() and entry.is_dir():
+                    # Not followed (it may leave the vault, or loop); recorded, not a mystery.
+                    target = os.path.realpath(entry.path)
+                    self.unreadable[rel + "/"] = f"symlink to a folder ({target}): not followed"
                 return None
+            if not entry.is_file() and not entry.is_symlink():
+                return rel, UNREADABLE  # a FIFO or a device with a note's name: read() says so
             st = entry.stat()
         except OSError:
             # a symlink loop or a dangling link with a note's name: offered, then rejected
