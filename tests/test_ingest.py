@@ -105,6 +105,25 @@ def test_bad_files_are_rejected_with_reasons_and_the_rest_lands(db_url: str, vau
     assert len(report.rejected) == len(rejected)
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "how"),
+    [("Case.md", "case.md", "case"), ("\u304c.md", "\u304b\u3099.md", "Unicode normalization")],
+    ids=["case", "nfc-nfd"],
+)
+def test_paths_one_file_system_would_merge_keep_one_note(
+    db_url: str, vault: Path, first: str, second: str, how: str
+) -> None:
+    _write(vault, first, "# 一つ目\n")
+    _write(vault, second, "# 二つ目\n")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        rejected = dict(store.rejections(conn, "docs_local"))
+        paths = set(store.stored_paths(conn, "docs_local"))
+    loser, kept = max(first, second), min(first, second)
+    assert rejected == {loser: f"duplicate of {kept} (paths differ only in {how})"}
+    assert kept in paths and loser not in paths
+
+
 @pytest.mark.parametrize("gone", ["delete", "rename"])
 def test_case_duplicate_lands_once_the_note_it_collided_with_is_gone(
     db_url: str, vault: Path, gone: str

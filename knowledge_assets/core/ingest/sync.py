@@ -7,6 +7,7 @@ parsed, so a first sync of a large vault never holds every note's text at once.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -134,16 +135,23 @@ def _read_one(source: Source, path: str) -> bytes | Rejection:
         return Rejection(path, f"cannot be read: {exc.strerror or type(exc).__name__}", retry=True)
 
 
+def _same_file_key(path: str) -> str:
+    """What a path is on a file system that ignores case and Unicode normalization (macOS,
+    Windows): ``Note.md`` and ``note.md``, or が as one character (NFC) and as か plus a
+    combining mark (NFD), name the same file there."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
 def _case_losers(stored: set[str], changes: ChangeSet) -> dict[str, str]:
-    """Paths equal but for case collide on case-insensitive file systems: keep one, reject the
-    rest. Returns each rejected path's kept path.
+    """Paths equal but for case or Unicode normalization collide on such file systems: keep
+    one, reject the rest. Returns each rejected path's kept path.
 
     The path already stored wins; otherwise the first in sorted order, so the choice is stable.
     """
     present = changes.present if changes.present is not None else _present(stored, changes)
     groups: dict[str, list[str]] = defaultdict(list)
     for path in present:
-        groups[path.casefold()].append(path)
+        groups[_same_file_key(path)].append(path)
     losers: dict[str, str] = {}
     for paths in groups.values():
         if len(paths) > 1:
@@ -153,20 +161,20 @@ def _case_losers(stored: set[str], changes: ChangeSet) -> dict[str, str]:
 
 
 def _reread_case_duplicates(stored: set[str], known: dict[str, str], changes: ChangeSet) -> None:
-    """Add to ``changes.fetch`` the rejected paths that collided in case with a path this sync
-    deletes or renames away: an unchanged rejected file is otherwise never read again, so the
+    """Add to ``changes.fetch`` the rejected paths that collided (:func:`_same_file_key`) with a
+    path this sync deletes or renames away: an unchanged rejected file is otherwise never read again, so the
     loser of a case collision would stay rejected after its winner is gone.
 
     Their recorded version is the one they had when rejected; they were not read since, so it
     is still theirs.
     """
-    gone = {p.casefold() for p in changes.deleted} | {old.casefold() for old, _ in changes.renamed}
+    gone = {_same_file_key(p) for p in [*changes.deleted, *(old for old, _ in changes.renamed)]}
     if not gone:
         return
     skip = set(changes.fetch) | set(changes.deleted)
     freed = [
         path for path in known
-        if path not in stored and path not in skip and path.casefold() in gone
+        if path not in stored and path not in skip and _same_file_key(path) in gone
         and not path.endswith("/")  # an unreadable folder's entry, not a file
     ]  # fmt: skip
     changes.fetch = sorted([*changes.fetch, *freed])
@@ -181,7 +189,9 @@ def _split(
     rejected: list[Rejection] = []
     for item in parsed:
         if item.path in losers:
-            reason = f"duplicate of {losers[item.path]} (paths differ only in case)"
+            kept = losers[item.path]
+            how = "case" if item.path.casefold() == kept.casefold() else "Unicode normalization"
+            reason = f"duplicate of {kept} (paths differ only in {how})"
             rejected.append(Rejection(item.path, reason))
         elif isinstance(item, Rejection):
             rejected.append(item)
