@@ -10,6 +10,7 @@ import pytest
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import store, sync_source
+from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.local import LocalSource
 
 
@@ -142,6 +143,24 @@ def test_case_duplicate_lands_once_the_note_it_collided_with_is_gone(
         assert "case.md" in report.new and "case.md" in paths and "Case.md" not in paths
         assert store.rejections(conn, "docs_local") == []
         assert sync_source(conn, LocalSource(vault)).fetched == 0  # and it stays converged
+
+
+def test_a_vault_that_lists_no_notes_deletes_nothing_unless_allowed(
+    db_url: str, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        count = len(store.stored_paths(conn, "docs_local"))
+    unmounted = tmp_path / "aside"
+    vault.rename(unmounted)  # what an unmounted drive leaves: an empty folder
+    vault.mkdir()
+    with db.connect(db_url) as conn:
+        with pytest.raises(SourceError, match=f"holds {count:,} from it: nothing was deleted"):
+            sync_source(conn, LocalSource(vault))
+        assert len(store.stored_paths(conn, "docs_local")) == count
+        monkeypatch.setenv("KA_ALLOW_EMPTY_SOURCE", "1")
+        report = sync_source(conn, LocalSource(vault))
+        assert len(report.deleted) == count and store.stored_paths(conn, "docs_local") == []
 
 
 def test_fixed_file_lands_and_an_unchanged_bad_file_is_not_reread(db_url: str, vault: Path) -> None:

@@ -7,6 +7,7 @@ parsed, so a first sync of a large vault never holds every note's text at once.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.ingest.parse_pool import parse_pool_for
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.sources.base import ChangeSet, Source, UnreadableFile
+from knowledge_assets.core.sources.base import ChangeSet, Source, SourceError, UnreadableFile
 from knowledge_assets.core.workers import batch_size
 
 
@@ -67,6 +68,7 @@ def sync_source(
     conn.commit()
     base = None if full else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
+    _refuse_to_empty(source, len(stored), changes)
     _reread_case_duplicates(set(stored), known, changes)
     report = SyncReport(source=source.key, head=changes.head, base=base)
     losers = _case_losers(set(stored), changes)
@@ -77,6 +79,25 @@ def sync_source(
             _write_docs(conn, table, changes, *_split(parsed, losers), report)
         _finish(conn, source, changes, report)
     return report
+
+
+ALLOW_EMPTY_ENV = "KA_ALLOW_EMPTY_SOURCE"
+
+
+def _refuse_to_empty(source: Source, stored: int, changes: ChangeSet) -> None:
+    """Raise :class:`SourceError` when the source lists no note at all while the store holds
+    ``stored`` of it, unless ``KA_ALLOW_EMPTY_SOURCE`` is set: a vault on a drive that is not
+    mounted, a wrong folder or a wrong prefix look exactly like that, and syncing would delete
+    every note (and, with them, every vector worth re-embedding)."""
+    if changes.present is None or changes.present or not stored:
+        return
+    if os.environ.get(ALLOW_EMPTY_ENV, "").lower() in ("1", "true", "yes", "on"):
+        return
+    raise SourceError(
+        f"{source.key} lists no notes, while the store holds {stored:,} from it: nothing was"
+        " deleted. If the vault is on a drive, mount it; if you emptied it on purpose, run once"
+        f" with {ALLOW_EMPTY_ENV}=1"
+    )
 
 
 # Files per parse task, at most: the tasks in flight bound what a sync holds in memory.
