@@ -77,6 +77,29 @@ def test_bad_input_is_rejected_with_a_reason(data: bytes, reason: str) -> None:
     assert reason in result.reason
 
 
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (
+            b'---\ntitle: "unclosed\nx: 1\n---\nbody',
+            "found unexpected end of stream (line 4, column 1),"
+            " while scanning a quoted scalar (line 2, column 8)",
+        ),
+        (
+            b"---\na: 1\n\tb: 2\n---\nbody",
+            "found character '\\t' that cannot start any token (line 3, column 1)",
+        ),
+    ],
+    ids=["unclosed-quote", "tab"],
+)
+def test_yaml_errors_say_where_in_the_file_and_where_the_construct_began(
+    data: bytes, reason: str
+) -> None:
+    result = parse_document("bad.md", data)
+    assert isinstance(result, Rejection)
+    assert result.reason == f"malformed YAML frontmatter: {reason}"
+
+
 def test_yaml_error_names_the_line() -> None:
     result = parse_document("bad.md", b"---\ntitle: ok\ntags: [a, b\n---\nbody")
     assert isinstance(result, Rejection)
