@@ -47,13 +47,13 @@ class _BoundedLoader(yaml.SafeLoader):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
                 mark = self.peek_event().start_mark
-                raise FrontmatterError(f"more than {MAX_ALIASES} aliases{_where(mark)}")
+                raise FrontmatterError(f"more than {MAX_ALIASES} aliases{where(mark)}")
             return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
-                raise FrontmatterError(f"nested deeper than {MAX_DEPTH} levels{_where(mark)}")
+                raise FrontmatterError(f"nested deeper than {MAX_DEPTH} levels{where(mark)}")
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -84,8 +84,10 @@ _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct
 _BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
 
 
-def _where(mark: Any) -> str:
-    return f" (frontmatter line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+def where(mark: Any) -> str:
+    """`` (line 3, column 1)`` for a YAML mark, or "" without one. The frontmatter handed to
+    YAML starts with the newline after the opening ``---``, so YAML's lines are the file's."""
+    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
 
 
 def load(text: str) -> Any:

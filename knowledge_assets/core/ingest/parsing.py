@@ -194,14 +194,8 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
     quote is found only at the end of the frontmatter, but began where the quote opens."""
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    message = f"{problem}{_at(mark)}"
+    message = f"{problem}{frontmatter.where(mark)}"
     context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     if context and start is not None and (mark is None or start.line != mark.line):
-        message += f", {context}{_at(start)}"
+        message += f", {context}{frontmatter.where(start)}"
     return message
-
-
-def _at(mark: Any) -> str:
-    # The frontmatter handed to YAML starts with the newline after the opening ``---``, so
-    # YAML's line numbers are the file's.
-    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
