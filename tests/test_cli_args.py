@@ -10,12 +10,8 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.cli import main
-from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
-from knowledge_assets.core.database import db
-from knowledge_assets.core.ingest.latest import refresh_latest
-from knowledge_assets.core.ingest.sync import sync_source
-from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.search_cli import shown
+from tests.test_search import ingest
 
 
 @pytest.mark.parametrize(
@@ -59,11 +55,7 @@ def test_shown_escapes_control_characters_only(text: str, expected: str) -> None
 
 
 def _store(url: str, vault: Path) -> None:
-    with db.connect(url) as conn:
-        source = LocalSource(vault)
-        sync_source(conn, source)
-        refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=8000)
+    ingest(url, None, vault)  # keyword search needs no model
 
 
 def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(

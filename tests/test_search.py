@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -41,10 +42,10 @@ DRAFT = "20251201_rag-design-draft.md"
 DIARY = "日記/2026-01-10.md"
 
 
-def ingest(url: str, embedder: Embedder | None) -> None:
+def ingest(url: str, embedder: Embedder | None, vault: Path = EXAMPLE_VAULT) -> None:
     """The real pipeline: sync, latest versions, chunks, vectors."""
     with db.connect(url) as conn:
-        source = LocalSource(EXAMPLE_VAULT)
+        source = LocalSource(vault)
         sync_source(conn, source)
         refresh_latest(conn, source.table)
         refresh_chunks(conn, max_tokens=8000)

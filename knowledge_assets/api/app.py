@@ -49,6 +49,24 @@ def _encodable(value: Any) -> Any:
     return value
 
 
+# Errors the routes let through, with the status that says whose fault they are and what to add
+# to their message.
+_STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
+    (StoreUnavailable, 503, ""),
+    (ServerBusy, 503, ""),
+    (NoActiveModel, 409, " (or use keyword search)"),
+    (LLMError, 502, ""),
+    (LLMConfigError, 500, ""),
+)
+
+
+def _reply(status: int, suffix: str) -> Any:
+    async def handler(request: Request, exc: Exception) -> JSONResponse:
+        return _error(status, f"{exc}{suffix}")
+
+    return handler
+
+
 def _handle_errors(app: FastAPI) -> None:
     """Errors as JSON with a status that says whose fault they are."""
 
@@ -57,25 +75,8 @@ def _handle_errors(app: FastAPI) -> None:
         # FastAPI's own handler, with the echoed input made encodable (else it fails with a 500).
         return JSONResponse({"detail": _encodable(jsonable_encoder(exc.errors()))}, status_code=422)
 
-    @app.exception_handler(StoreUnavailable)
-    async def store_down(request: Request, exc: StoreUnavailable) -> JSONResponse:
-        return _error(503, str(exc))
-
-    @app.exception_handler(ServerBusy)
-    async def busy(request: Request, exc: ServerBusy) -> JSONResponse:
-        return _error(503, str(exc))
-
-    @app.exception_handler(NoActiveModel)
-    async def no_model(request: Request, exc: NoActiveModel) -> JSONResponse:
-        return _error(409, f"{exc} (or use keyword search)")
-
-    @app.exception_handler(LLMError)
-    async def llm_failed(request: Request, exc: LLMError) -> JSONResponse:
-        return _error(502, str(exc))
-
-    @app.exception_handler(LLMConfigError)
-    async def llm_config(request: Request, exc: LLMConfigError) -> JSONResponse:
-        return _error(500, str(exc))
+    for error, status, suffix in _STATUSES:
+        app.add_exception_handler(error, _reply(status, suffix))
 
 
 def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
