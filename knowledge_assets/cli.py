@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from knowledge_assets import answer_cli, search_cli
+from knowledge_assets import answer_cli, mcp_server, search_cli
 from knowledge_assets.cli_args import port
 from knowledge_assets.cli_errors import debug_requested, run_reporting
 
@@ -139,8 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     search_cli.add_commands(sub)
     answer_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
-    mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    mcp.add_argument("--port", type=port, default=8765, help="loopback port for --transport http")
+    mcp_server.add_arguments(mcp)
     mcp.set_defaults(func=_mcp)
     _add_models(sub)
     _add_update_and_hooks(sub)

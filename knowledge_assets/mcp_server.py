@@ -14,6 +14,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from knowledge_assets.cli_args import port as port_number
+from knowledge_assets.ports import listening, report_unusable
+
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8765
 TRANSPORTS = ("stdio", "http")
@@ -30,6 +33,11 @@ def serve(transport: str = "stdio", port: int = DEFAULT_PORT) -> int:
         if transport == "stdio":
             server.run("stdio")
         else:
+            try:  # FastMCP binds the port itself: this only finds one in use before it starts
+                listening(LOOPBACK, port).close()
+            except OSError as exc:
+                report_unusable(LOOPBACK, port, exc)
+                return 1
             print(f"MCP server on http://{LOOPBACK}:{port}/mcp", file=sys.stderr, flush=True)
             server.run("streamable-http", host=LOOPBACK, port=port)
     except KeyboardInterrupt:
@@ -41,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The server's options, shared with the ``knowledge-assets mcp`` sub-command."""
     parser.add_argument("--transport", choices=TRANSPORTS, default="stdio")
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="loopback port for --transport http"
+        "--port", type=port_number, default=DEFAULT_PORT, help="loopback port for --transport http"
     )
 
 

@@ -1,4 +1,5 @@
-"""``knowledge-assets serve`` as a user runs it: a process that listens where it says it does."""
+"""``knowledge-assets serve`` and ``mcp --transport http`` as a user runs them: processes that
+listen where they say they do, or say in one line why they cannot."""
 
 from __future__ import annotations
 
@@ -9,24 +10,28 @@ import sys
 import time
 
 import httpx
+import pytest
 
 from tests.browser_support import free_port
 
 
-def _serve(db_url: str, port: int) -> subprocess.Popen[str]:
+def _serve(db_url: str, port: int, *command: str) -> subprocess.Popen[str]:
     env = os.environ | {"DATABASE_URL": db_url, "KA_AUTOMATION": "off"}
     return subprocess.Popen(
-        [sys.executable, "-m", "knowledge_assets.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "knowledge_assets.cli", *(command or ("serve",)), "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
 
 
-def test_a_port_in_use_is_one_error_before_any_announcement(db_url: str) -> None:
+@pytest.mark.parametrize("command", [("serve",), ("mcp", "--transport", "http")])
+def test_a_port_in_use_is_one_error_before_any_announcement(
+    db_url: str, command: tuple[str, ...]
+) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        proc = _serve(db_url, port)
+        proc = _serve(db_url, port, *command)
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and out == ""
     assert err.splitlines() == [
