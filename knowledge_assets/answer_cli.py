@@ -25,7 +25,7 @@ MAX_TOP_K = 20  # as the HTTP API's topK
 MIN_BUDGET, MAX_BUDGET = 200, 200_000
 
 
-def _print_sources(result: Answer, conversation_id: str) -> None:
+def _print_sources(result: Answer, conversation_id: str | None) -> None:
     say()
     if result.sources:
         say("sources:")
@@ -38,11 +38,21 @@ def _print_sources(result: Answer, conversation_id: str) -> None:
         f"-- confidence {result.confidence} · {m['model']} · {m['tokensUsed']} tokens · "
         f"{m['retrievedNotes']} notes retrieved · {m['responseTime']:.0f} ms"
     )
-    say(f'-- follow up with: knowledge-assets ask --conversation {conversation_id} "…"')
+    if conversation_id:  # an answer not kept cannot be followed up
+        say(f'-- follow up with: knowledge-assets ask --conversation {conversation_id} "…"')
+
+
+class UnknownConversation(ValueError):
+    """A follow-up to a conversation the Q&A history does not hold."""
 
 
 def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: str) -> Answer:
     earlier = qa_history.turns(conn, conversation_id) if args.conversation else []
+    if args.conversation and not earlier:
+        raise UnknownConversation(
+            f"no conversation {conversation_id} in the Q&A history (answers asked with --no-save"
+            " are not kept): ask without --conversation to start one"
+        )
     filters = SearchFilters(tags=tuple(args.tag)) if args.tag else None
     result: Answer | None = None
     for event in asker.events(conn, args.question, history=earlier, filters=filters):
@@ -69,6 +79,8 @@ def _ask(args: argparse.Namespace) -> int:
             return _fail(EMPTY_STORE)
         try:
             result = _answer(args, conn, asker, conversation_id)
+        except UnknownConversation as exc:
+            return _fail(str(exc))
         except LLMError as exc:
             return _fail(f"{exc} (unset KA_LLM_PROVIDER for offline answers)")
         if not args.no_save:
@@ -76,7 +88,7 @@ def _ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict() | {"conversationId": conversation_id}, ensure_ascii=False, indent=2))  # fmt: skip
     else:
-        _print_sources(result, conversation_id)
+        _print_sources(result, None if args.no_save else conversation_id)
     return 0
 
 

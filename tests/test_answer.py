@@ -229,3 +229,8 @@ def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(
         assert len(qa_history.turns(c, conversation)) == 2
     assert main(["ask", "--conversation", "not-a-uuid", "x"]) == 2
     assert "is not one this store gave out" in capsys.readouterr().err
+    unknown = "00000000-0000-4000-8000-000000000000"
+    assert main(["ask", "--conversation", unknown, "それは何時？"]) == 2
+    assert f"no conversation {unknown} in the Q&A history" in capsys.readouterr().err
+    assert main(["ask", "--no-save", "夜に何のラーメンを作った？"]) == 0
+    assert "--conversation" not in capsys.readouterr().out  # nothing kept to follow up
