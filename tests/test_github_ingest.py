@@ -86,6 +86,26 @@ def test_case_duplicate_lands_when_its_twin_is_deleted_by_a_later_commit(
     assert set(_rows(db_url)) == {"vault/case.md"}
 
 
+def test_a_prefix_narrowed_and_widened_again_restores_every_note(
+    db_url: str, gh: FakeGitHub
+) -> None:
+    gh.commit({"vault/a.md": b"# A\n", "vault/diary/d.md": b"# D\n"})
+
+    def sync(prefix: str) -> set[str]:
+        source = GitHubSource(gh.repo, prefix=prefix, token=TOKEN, base_url=gh.base_url)
+        with db.connect(db_url) as conn:
+            sync_source(conn, source)
+        return set(_rows(db_url))
+
+    assert sync("vault") == {"vault/a.md", "vault/diary/d.md"}
+    assert sync("vault/diary") == {"vault/diary/d.md"}
+    gh.requests.clear()
+    # The repository did not move since the first sync under this prefix: only comparing the
+    # whole tree brings back what the narrower prefix removed.
+    assert sync("vault") == {"vault/a.md", "vault/diary/d.md"}
+    assert gh.paths("/git/trees/")
+
+
 def test_wrong_token_fails_clearly_and_writes_nothing(db_url: str, gh: FakeGitHub) -> None:
     first = gh.commit(NOTES)
     with db.connect(db_url) as conn:

@@ -159,12 +159,23 @@ def sync_state(conn: psycopg.Connection, key: str) -> str | None:
     return row[0] if row else None
 
 
-def set_sync_state(conn: psycopg.Connection, key: str, head: str) -> None:
+def set_sync_state(conn: psycopg.Connection, key: str, head: str, table: str) -> None:
     conn.execute(
-        "INSERT INTO meta.sync_state (source_key, last_sha) VALUES (%s, %s)"
-        " ON CONFLICT (source_key) DO UPDATE SET last_sha = EXCLUDED.last_sha, synced_at = now()",
-        (key, head),
+        "INSERT INTO meta.sync_state (source_key, last_sha, source_table) VALUES (%s, %s, %s)"
+        " ON CONFLICT (source_key) DO UPDATE SET last_sha = EXCLUDED.last_sha,"
+        " source_table = EXCLUDED.source_table, synced_at = clock_timestamp()",
+        (key, head, table),
     )
+
+
+def last_writer(conn: psycopg.Connection, table: str) -> str | None:
+    """The source key whose sync last changed ``table``, if known (see sql/023)."""
+    row = conn.execute(
+        "SELECT source_key FROM meta.sync_state WHERE source_table = %s"
+        " ORDER BY synced_at DESC LIMIT 1",
+        (table,),
+    ).fetchone()
+    return row[0] if row else None
 
 
 def raw_count(conn: psycopg.Connection, table: str) -> int:

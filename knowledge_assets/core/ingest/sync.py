@@ -66,7 +66,10 @@ def sync_source(
     stored = store.stored_versions(conn, table)
     known = store.known_versions(stored, conn, table)
     conn.commit()
-    base = None if full else (since or store.sync_state(conn, source.key))
+    # Another source key (a prefix or branch since changed) wrote the table last: its changes
+    # are in no diff of this key's commits, so compare the whole tree.
+    other = store.last_writer(conn, table) not in (None, source.key)
+    base = None if full or other else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
     _refuse_to_empty(source, len(stored), changes)
     _reread_case_duplicates(set(stored), known, changes)
@@ -285,4 +288,4 @@ def _finish(
     _record_unreadable_folders(conn, table, changes, report)
     report.unchanged = store.raw_count(conn, table) - len(report.new) - len(report.changed)
     if report.wrote_anything or changes.base != changes.head:
-        store.set_sync_state(conn, source.key, changes.head)
+        store.set_sync_state(conn, source.key, changes.head, table)
