@@ -18,6 +18,7 @@ from pathlib import Path
 
 MARKER = "# knowledge-assets post-commit hook"
 HOOK_NAME = "post-commit"
+SIDE_NAME = "knowledge-assets-post-commit"  # beside someone else's post-commit hook
 LOG_NAME = "knowledge-assets.log"
 
 
@@ -64,8 +65,8 @@ def hook_script(project: Path, python: str, vault: Path, log: Path, *, no_embedd
     return f"""#!/bin/sh
 {MARKER} (written by `knowledge-assets hooks install`; remove it with `hooks uninstall`).
 # Starts an incremental update in the background and returns at once: the commit is not held up.
-git diff-tree --no-commit-id --name-only -r HEAD 2>/dev/null \\
-  | grep -qiE '\\.(md|markdown|json)$' || exit 0
+git -c core.quotePath=false diff-tree --root --no-commit-id --name-only -r HEAD 2>/dev/null \\
+  | grep -qiE '\\.(md|markdown|json)"?$' || exit 0
 export KA_VAULT_PATH="${{KA_VAULT_PATH:-{vault}}}"
 export KA_DATA_DIR="${{KA_DATA_DIR:-{data_dir}}}"
 cd {shlex.quote(str(project))} || exit 0
@@ -79,24 +80,29 @@ def install(vault: Path, project: Path, *, no_embeddings: bool = False) -> Insta
     vault = vault.expanduser().resolve()
     hooks = git_path(vault, "hooks")
     hook = hooks / HOOK_NAME
-    replaced = hook.exists()
-    if replaced and MARKER not in hook.read_text(errors="replace"):
-        raise HookError(
-            f"{hook} already exists and was not written by knowledge-assets: add this line to "
-            f"it instead: cd {shlex.quote(str(project))} && "
-            f"{shlex.quote(sys.executable)} -m knowledge_assets.cli update --quiet &"
-        )
+    foreign = hook.exists() and MARKER not in hook.read_text(errors="replace")
+    # Someone else's hook is never overwritten: ours goes beside it, for theirs to call.
+    target = hooks / SIDE_NAME if foreign else hook
+    replaced = target.exists()
     log = git_path(vault, LOG_NAME)
     hooks.mkdir(parents=True, exist_ok=True)
-    hook.write_text(hook_script(project, sys.executable, vault, log, no_embeddings=no_embeddings))
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    target.write_text(hook_script(project, sys.executable, vault, log, no_embeddings=no_embeddings))
+    target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    if foreign:
+        raise HookError(
+            f"{hook} already exists and was not written by knowledge-assets, so the update hook"
+            f" went to {target}: add this line to {hook} to run it too: {shlex.quote(str(target))}"
+        )
     return Installed(hook=hook, log=log, replaced=replaced)
 
 
 def uninstall(vault: Path) -> Path | None:
-    """Remove the hook if knowledge-assets wrote it; returns the removed path."""
-    hook = git_path(vault.expanduser().resolve(), "hooks") / HOOK_NAME
-    if hook.exists() and MARKER in hook.read_text(errors="replace"):
-        hook.unlink()
-        return hook
-    return None
+    """Remove the hook (and the one written beside a foreign hook) if knowledge-assets wrote
+    it; returns the removed path."""
+    hooks = git_path(vault.expanduser().resolve(), "hooks")
+    removed = None
+    for hook in (hooks / SIDE_NAME, hooks / HOOK_NAME):
+        if hook.exists() and MARKER in hook.read_text(errors="replace"):
+            hook.unlink()
+            removed = hook
+    return removed

@@ -182,11 +182,46 @@ def test_hooks_install_refuses_foreign_hooks_and_plain_folders(tmp_path: Path, r
         hooks.install(plain, ROOT)
     foreign = repo / ".git" / "hooks" / "post-commit"
     foreign.write_text("#!/bin/sh\necho mine\n")
-    with pytest.raises(hooks.HookError, match="already exists and was not written by"):
+    side = repo / ".git" / "hooks" / hooks.SIDE_NAME
+    with pytest.raises(hooks.HookError, match="already exists and was not written by") as caught:
         hooks.install(repo, ROOT)
     assert foreign.read_text() == "#!/bin/sh\necho mine\n"
+    assert f"add this line to {foreign} to run it too: {side}" in str(caught.value)
+    assert hooks.MARKER in side.read_text() and os.access(side, os.X_OK)
+    assert hooks.uninstall(repo) == side and not side.exists() and foreign.exists()
     foreign.unlink()
     first = hooks.install(repo, ROOT)
     again = hooks.install(repo, ROOT)
     assert (first.replaced, again.replaced) == (False, True)
     assert hooks.uninstall(repo) == first.hook and not first.hook.exists()
+
+
+def test_the_hook_starts_an_update_for_japanese_note_names_and_a_first_commit(
+    tmp_path: Path, repo: Path
+) -> None:
+    ran = tmp_path / "ran"
+    fake_python = tmp_path / "python"  # stands in for the update: records that it was started
+    fake_python.write_text(f'#!/bin/sh\necho "$@" >> {ran}\n')
+    fake_python.chmod(0o755)
+    hook = repo / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(
+        hooks.hook_script(ROOT, str(fake_python), repo, tmp_path / "log", no_embeddings=False)
+    )
+    hook.chmod(0o755)
+
+    def commit(name: str, wait_s: float = 10) -> bool:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(NOTE)
+        _git(repo, "add", name)
+        _git(repo, "commit", "-qm", name)
+        deadline = time.monotonic() + wait_s  # the hook starts the update in the background
+        while not ran.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started = ran.exists()
+        ran.unlink(missing_ok=True)
+        return started
+
+    assert commit("日記/灰かぶり姫.md")  # the repository's first commit, a quoted name to git
+    assert not commit("todo.txt", wait_s=2)
+    assert commit("メモ.markdown")
