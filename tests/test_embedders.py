@@ -312,3 +312,20 @@ def test_iter_batches(lengths: list[int], budget: int | None, expected: list[lis
     texts = ["x" * n for n in lengths]
     got = list(iter_batches(texts, _Sized(), budget, estimate=len))  # type: ignore[arg-type]
     assert got == expected
+
+
+def test_a_registered_remote_model_is_not_probed_on_later_runs(
+    db_url: str, server: FakeEmbeddingServer, sleeps: list[float]
+) -> None:
+    from knowledge_assets.core.database import db
+    from knowledge_assets.core.index.indexing import embed_missing
+    from tests.test_search import ingest
+
+    ingest(db_url, None)
+    with db.connect(db_url) as conn:
+        first = embed_missing(conn, remote("openai", server, sleeps))  # dimension unknown here
+        assert first.embedded > 0 and server.ok_requests()
+        server.log.clear()
+        again = embed_missing(conn, remote("openai", server, sleeps))  # a new run's embedder
+    assert again.embedded == 0
+    assert server.ok_requests() == []  # not even a dimension probe

@@ -66,6 +66,13 @@ class RemoteEmbedder:
         assert self._dims is not None  # set by the probe's response check
         return self._dims
 
+    def assume_dims(self, dims: int) -> None:
+        """Take ``dims`` (what the store recorded for this model) as the dimension until a
+        response says otherwise, so that reading :attr:`dims` sends no probe request (a billed
+        call on every run). A server that now answers with another size still fails the run."""
+        if self._dims is None:
+            self._dims = dims
+
     @property
     def options(self) -> dict[str, Any]:
         """Non-secret settings recorded with the model; subclasses add theirs."""

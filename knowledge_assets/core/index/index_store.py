@@ -84,8 +84,14 @@ def register_model(
         " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (model) DO NOTHING",
         (model, provider, dims, max_tokens, Jsonb(options), template),
     )
+    stored = model_dims(conn, model)
+    return dims if stored is None else stored
+
+
+def model_dims(conn: psycopg.Connection, model: str) -> int | None:
+    """The dimension recorded for ``model``, or None for a model not registered yet."""
     row = conn.execute("SELECT dims FROM rag.models WHERE model = %s", (model,)).fetchone()
-    return int(row[0]) if row else dims
+    return int(row[0]) if row else None
 
 
 # One row per distinct chunk text: what an embedding pass renders and embeds.

@@ -218,6 +218,10 @@ def _build_index(
 
 
 def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) -> EmbedReport:
+    assume = getattr(embedder, "assume_dims", None)  # remote models whose size is not fixed
+    stored = index_store.model_dims(conn, embedder.model)
+    if assume is not None and stored is not None:
+        assume(stored)
     with conn.transaction():
         stored_dims = index_store.register_model(
             conn, embedder.model, embedder.provider, embedder.dims, embedder.max_tokens,
