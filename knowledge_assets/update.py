@@ -3,9 +3,9 @@
 Every source (the environment's and each declared one) is synced, then ``latest_docs`` and
 ``chunks`` are refreshed and, unless ``--no-embeddings``, the model search uses (the active one;
 before any is active, the configured one) embeds what is missing, then the configured model if
-it is another one (its backfill). Without embeddings the chunks still carry their keyword tokens, so keyword search (and
-hybrid search, which falls back to it) works at once; the next update without the flag, the
-sensor or the nightly schedule adds the vectors. ``--force`` compares every file of every source
+it is another one (its backfill). Without embeddings the chunks still carry their keyword
+tokens, so keyword search (and hybrid search, which falls back to it) works at once; the next
+update without the flag, the sensor or the nightly schedule adds the vectors. ``--force`` compares every file of every source
 instead of the diff since the last sync and re-chunks every note; vectors are still reused for
 every text that did not change (they are keyed by the text's hash).
 """
