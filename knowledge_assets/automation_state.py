@@ -26,6 +26,7 @@ def set_sensor_cursor(instance: dg.DagsterInstance, sensor_name: str, cursor: st
     (running by default, stopped, or as declared in code) and its tick history."""
     from dagster._core.definitions.repository_definition import SINGLETON_REPOSITORY_NAME
     from dagster._core.remote_origin import InProcessCodeLocationOrigin
+    from dagster._core.scheduler.instigation import InstigatorStatus
     from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
     origin = InProcessCodeLocationOrigin(
@@ -37,9 +38,17 @@ def set_sensor_cursor(instance: dg.DagsterInstance, sensor_name: str, cursor: st
     with origin.create_location(instance) as location:
         sensor = location.get_repository(SINGLETON_REPOSITORY_NAME).get_sensor(sensor_name)
         stored = instance.get_instigator_state(sensor.get_remote_origin_id(), sensor.selector_id)
+        if stored is not None and stored.instigator_data is not None:
+            # Its status as stored: a computed one would turn "as declared in code" into
+            # whatever KA_AUTOMATION says in this process, and keep it.
+            data = stored.instigator_data._replace(cursor=cursor)  # type: ignore[union-attr, call-arg]
+            instance.update_instigator_state(stored.with_data(data))
+            return
         state = sensor.get_current_instigator_state(stored)
-        updated = state.with_data(state.instigator_data._replace(cursor=cursor))  # type: ignore[union-attr]
+        data = state.instigator_data._replace(cursor=cursor)  # type: ignore[union-attr]
+        # "As declared in code": later processes follow their own KA_AUTOMATION, not this one's.
+        declared = state.with_data(data).with_status(InstigatorStatus.DECLARED_IN_CODE)
         if stored is None:
-            instance.add_instigator_state(updated)
+            instance.add_instigator_state(declared)
         else:
-            instance.update_instigator_state(updated)
+            instance.update_instigator_state(declared)

@@ -78,3 +78,28 @@ def test_a_whole_graph_run_leaves_the_automation_nothing_to_do(
             defs=_defs(resources), instance=instance, cursor=first.cursor
         )
         assert after.total_requested == 0
+
+
+def test_a_cursor_stored_by_demo_keeps_the_sensor_as_declared_in_code() -> None:
+    """``demo`` stores the sensor's cursor; the status it stores must not pin the sensor to
+    that process's KA_AUTOMATION (a later ``dev`` without it showed the sensor stopped)."""
+    from dagster._core.scheduler.instigation import InstigatorStatus
+
+    from knowledge_assets.automation_state import set_sensor_cursor
+    from knowledge_assets.defs.ingest.sensors import source_changed_sensor
+
+    name = source_changed_sensor.name
+    with dg.instance_for_test() as instance:
+        set_sensor_cursor(instance, name, "abc")
+        (state,) = instance.all_instigator_state()
+        assert (state.status, state.instigator_data.cursor) == (  # type: ignore[union-attr]
+            InstigatorStatus.DECLARED_IN_CODE,
+            "abc",
+        )
+        instance.update_instigator_state(state.with_status(InstigatorStatus.STOPPED))
+        set_sensor_cursor(instance, name, "def")  # a user's choice in the UI stays
+        (state,) = instance.all_instigator_state()
+        assert (state.status, state.instigator_data.cursor) == (  # type: ignore[union-attr]
+            InstigatorStatus.STOPPED,
+            "def",
+        )
