@@ -4,7 +4,10 @@ runs the same evaluation the automation sensor does)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,26 +83,36 @@ def test_a_whole_graph_run_leaves_the_automation_nothing_to_do(
         assert after.total_requested == 0
 
 
-def test_a_cursor_stored_by_demo_keeps_the_sensor_as_declared_in_code() -> None:
-    """``demo`` stores the sensor's cursor; the status it stores must not pin the sensor to
-    that process's KA_AUTOMATION (a later ``dev`` without it showed the sensor stopped)."""
-    from dagster._core.scheduler.instigation import InstigatorStatus
+_STORE_CURSOR = """
+import dagster as dg
+from dagster._core.scheduler.instigation import InstigatorStatus
+from knowledge_assets.automation_state import set_sensor_cursor
+from knowledge_assets.defs.ingest.sensors import source_changed_sensor
 
-    from knowledge_assets.automation_state import set_sensor_cursor
-    from knowledge_assets.defs.ingest.sensors import source_changed_sensor
-
-    name = source_changed_sensor.name
-    with dg.instance_for_test() as instance:
-        set_sensor_cursor(instance, name, "abc")
+with dg.DagsterInstance.get() as instance:
+    if {stop}:
+        set_sensor_cursor(instance, source_changed_sensor.name, "first")
         (state,) = instance.all_instigator_state()
-        assert (state.status, state.instigator_data.cursor) == (  # type: ignore[union-attr]
-            InstigatorStatus.DECLARED_IN_CODE,
-            "abc",
-        )
         instance.update_instigator_state(state.with_status(InstigatorStatus.STOPPED))
-        set_sensor_cursor(instance, name, "def")  # a user's choice in the UI stays
-        (state,) = instance.all_instigator_state()
-        assert (state.status, state.instigator_data.cursor) == (  # type: ignore[union-attr]
-            InstigatorStatus.STOPPED,
-            "def",
-        )
+    set_sensor_cursor(instance, source_changed_sensor.name, "abc")
+    (state,) = instance.all_instigator_state()
+    print(state.status.value, state.instigator_data.cursor)
+"""
+
+
+@pytest.mark.parametrize(
+    ("user_stopped", "expected"), [(False, "DECLARED_IN_CODE abc"), (True, "STOPPED abc")]
+)
+def test_a_cursor_stored_by_demo_keeps_the_sensor_as_declared_in_code(
+    tmp_path: Path, user_stopped: bool, expected: str
+) -> None:
+    """``demo`` (here with KA_AUTOMATION=off) stores the sensor's cursor: the status it stores
+    must not pin the sensor to that process's setting (a later ``dev`` without it showed the
+    sensor stopped), and a status a user chose in the UI stays."""
+    env = os.environ | {"KA_AUTOMATION": "off", "DAGSTER_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _STORE_CURSOR.format(stop=user_stopped)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
