@@ -36,7 +36,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
     for problem in environment_problems():  # runs would fail on it: say so now
         print(f"warning: {problem}", file=sys.stderr)
     prepare_environment()
-    _fail_dead_runs()
+    fail_dead_runs_now()
     command = [
         sys.executable, "-m", "dagster", "dev",
         "-w", str(db.PROJECT_ROOT / "workspace.yaml"),
@@ -74,7 +74,7 @@ def run_demo(full: bool = False) -> int:
             "console": {"config": {"log_level": "DEBUG" if debug_output() else "CRITICAL"}}
         },
     }
-    _fail_dead_runs()
+    fail_dead_runs_now()
     with dg.DagsterInstance.get() as instance, terminal_progress():
         result = job.execute_in_process(
             instance=instance,
@@ -152,7 +152,8 @@ def _telling_error(error: Any) -> Any:
 _OUR_ERRORS = ("knowledge_assets.", "dagster._core.definitions.events.Failure")
 
 
-def _fail_dead_runs() -> None:
+def fail_dead_runs_now() -> None:
+    """Mark the runs of killed processes failed, saying so (``demo``, ``dev``, ``update``)."""
     import dagster as dg
 
     from knowledge_assets.stale_runs import fail_dead_runs

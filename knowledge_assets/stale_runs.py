@@ -1,10 +1,12 @@
 """Runs whose process died are marked failed instead of staying STARTED forever.
 
-``demo`` materializes in its own process (``execute_in_process``), outside the daemon and the
-code server that would notice a dead run worker. Each such run is tagged with the process id
-and host that run it; the next ``demo`` or ``dev`` fails every unfinished run whose process no
-longer exists. The store itself needs no repair: each step's writes are transactional and the
-next run converges.
+``demo`` and ``update`` materialize in their own process, and a run ``dg launch`` or the daemon
+starts has a run worker of its own; when such a process is killed, nothing in Dagster notices
+(the default run launcher cannot check its workers), the run stays STARTED, and with one run at
+a time the queue stops. Every run is tagged with the process id and host running it (by the
+store's resource, which every step needs); ``demo``, ``update``, ``dev`` and each tick of the
+source sensor fail every unfinished run whose process no longer exists. The store itself needs
+no repair: each step's writes are transactional and the next run converges.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def process_tags() -> dict[str, str]:
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
 
 
+def tag_run_process(instance: dg.DagsterInstance, run: dg.DagsterRun) -> None:
+    """Tag ``run`` with this process, unless it already names one (``demo`` tags at launch)."""
+    if PID_TAG not in run.tags:
+        instance.add_run_tags(run.run_id, process_tags())
+
+
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     """Mark unfinished runs of dead local processes failed; returns their run ids."""
     failed: list[str] = []
@@ -47,3 +55,13 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
         )
         failed.append(run.run_id)
     return failed
+
+
+def fail_dead_runs_in_tick(context: dg.SensorEvaluationContext) -> None:
+    """:func:`fail_dead_runs` from a sensor tick, so the daemon's queue moves on without a
+    ``demo`` or ``dev`` restart; never fails the tick."""
+    try:
+        for run_id in fail_dead_runs(context.instance):
+            context.log.info("marked run %s failed: its process had died", run_id)
+    except Exception as exc:  # no instance (a test context), or the storage is unreachable
+        context.log.debug("looking for runs of dead processes: %s", exc)

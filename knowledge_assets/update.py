@@ -19,7 +19,12 @@ from typing import Any
 
 import dagster as dg
 
-from knowledge_assets.launcher import debug_output, prepare_environment, report_failures
+from knowledge_assets.launcher import (
+    debug_output,
+    fail_dead_runs_now,
+    prepare_environment,
+    report_failures,
+)
 
 INDEX_KEYS = ("latest_docs", "chunks")
 
@@ -58,6 +63,7 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
     raw_keys = _raw_keys(loaded)
     selection = [*raw_keys, *INDEX_KEYS] + ([] if no_embeddings else ["embeddings"])
     config = update_run_config(raw_keys, force=force, debug=debug_output())
+    fail_dead_runs_now()  # a killed earlier run would otherwise hold the run queue
     keys = [None] if no_embeddings else _model_keys()
     results = [_run(loaded, selection, keys[0], config, quiet=quiet)]
     backfill = {"loggers": config["loggers"]}  # no op config: the run holds embeddings only

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,7 +83,7 @@ def test_github_head_moved_requests_a_diff_sync_of_the_whole_graph(
     assert isinstance(result, dg.SensorResult) and result.cursor == new
     assert raw_config(request) == {"full": False, "since_sha": old}
     assert request.tags[HEAD_TAG] == new and request.tags[PREVIOUS_HEAD_TAG] == old
-    assert request.run_key == new
+    assert request.run_key == f"{new}@0"  # the head, and the previous tick's end (none yet)
     assert request.partition_key == default_model_key()  # no model active yet
     assert request.job_name in (None, "embeddings_job")
 
@@ -213,3 +214,49 @@ def test_requested_run_syncs_and_embeds_the_whole_graph(
     with db.connect(db_url) as conn:
         row = conn.execute("SELECT count(*) FROM rag.embeddings").fetchone()
     assert row is not None and row[0] > 10
+
+
+def test_a_head_seen_again_after_another_is_requested_again(tmp_path: Path) -> None:
+    """A rename undone (or a reset) brings back an earlier head: the key of its new tick must
+    differ from the first one's, or Dagster drops the request as already done."""
+    from knowledge_assets.defs.ingest.sensors import tick_run_key
+
+    def context(last_tick: float | None) -> dg.SensorEvaluationContext:
+        return dg.SensorEvaluationContext(instance_ref=None, last_tick_completion_time=last_tick)
+
+    first, again = (
+        tick_run_key(context(None), "tree:a"),
+        tick_run_key(context(1764150000.4), "tree:a"),
+    )
+    assert first != again and again == "tree:a@1764150000"
+    assert tick_run_key(context(1764150000.4), "tree:a") == again  # a retried tick: same key
+
+
+def test_a_tick_marks_runs_of_dead_processes_failed(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one run at a time, a run left STARTED by a killed process held the daemon's queue
+    until a ``demo`` or ``dev`` restart; each tick now clears such runs."""
+    from knowledge_assets.definitions import defs
+    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, process_tags
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        tags = {PID_TAG: str(dead.pid), HOST_TAG: process_tags()[HOST_TAG]}
+        orphan = instance.create_run_for_job(defs().resolve_job_def("embeddings_job"), tags=tags)
+        instance.handle_run_event(
+            orphan.run_id,
+            dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name=orphan.job_name),
+        )
+        resources: dict[str, Any] = {
+            "vault": VaultResource(path=str(vault)), "postgres": PostgresResource(database_url=db_url)
+        }  # fmt: skip
+        context = dg.build_sensor_context(instance=instance, cursor=None, resources=resources)
+        source_changed_sensor(context)
+        status = instance.get_run_by_id(orphan.run_id).status  # type: ignore[union-attr]
+    assert status == dg.DagsterRunStatus.FAILURE

@@ -164,7 +164,7 @@ def test_a_source_sensor_requests_a_sync_when_its_folder_changes(
         assert isinstance(first, dg.SensorResult) and first.run_requests
         request = first.run_requests[0]
         assert request.run_config == {"ops": {"raw_docs_marks": {"config": {"full": False}}}}
-        assert first.cursor and request.run_key == f"marks:{first.cursor}"
+        assert first.cursor and request.run_key == f"marks:{first.cursor}@0"
         with dg.build_sensor_context(cursor=first.cursor, resources=resources) as context:
             assert isinstance(sensor(context), dg.SkipReason)
         (folders["marks"] / "more.json").write_text(json.dumps(MARKS))

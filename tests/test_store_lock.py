@@ -125,6 +125,24 @@ def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path) -> None:
         assert statuses[ours.run_id] == dg.DagsterRunStatus.STARTED  # alive: left alone
 
 
+def test_every_run_is_tagged_with_the_process_running_it(db_url: str, tmp_path: Path) -> None:
+    """However a run is launched (here as ``dg launch`` or ``update`` would, without tags of its
+    own), the store's resource names its process, so a kill is found later."""
+    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, process_tags
+
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    resources = {
+        "postgres": PostgresResource(database_url=db_url), "vault": VaultResource(path=str(vault)),
+        "embedder": EmbedderResource(),
+    }  # fmt: skip
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        result = dg.materialize([raw_docs], resources=resources, instance=instance)
+        tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
+    assert (tags[PID_TAG], tags[HOST_TAG]) == (str(os.getpid()), process_tags()[HOST_TAG])
+
+
 @dg.op
 def _noop() -> None:
     pass

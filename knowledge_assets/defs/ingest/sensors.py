@@ -18,6 +18,7 @@ from knowledge_assets.defs.automation_status import sensor_status
 from knowledge_assets.defs.index.jobs import embeddings_job
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.resources import PostgresResource, VaultResource
+from knowledge_assets.stale_runs import fail_dead_runs_in_tick
 
 MIN_INTERVAL_S = 30
 HEAD_TAG = "knowledge-assets/head"
@@ -41,8 +42,8 @@ def source_changed_sensor(
     """Request a sync of the whole graph when the source's head differs from the cursor.
 
     The cursor is the last head seen. When it moved, one run of ``embeddings_job`` is requested
-    (run key: the new head, so a head is never synced twice by this sensor): ``raw_docs`` reads
-    only the diff, then ``latest_docs``, ``chunks`` and ``embeddings`` follow in the same run.
+    (run key: the new head and the tick, see :func:`tick_run_key`): ``raw_docs`` reads only the
+    diff, then ``latest_docs``, ``chunks`` and ``embeddings`` follow in the same run.
     The run embeds with the *active* search model (its partition), or the configured model
     before any is active: search is what must stay current. Other models' partitions are not
     re-embedded on every edit (a paid API would be billed for each); activating one that fell
@@ -59,6 +60,7 @@ def source_changed_sensor(
     unreachable the tick is skipped with the reason and the cursor kept, so the next tick
     retries; nothing is raised into the daemon.
     """
+    fail_dead_runs_in_tick(context)
     previous = context.cursor
     try:
         head = vault.head_sha()
@@ -70,13 +72,21 @@ def source_changed_sensor(
     partition = search_partition(postgres)
     config = {"full": False, "since_sha": _synced_head(postgres, vault)}
     request = dg.RunRequest(
-        run_key=head,
+        run_key=tick_run_key(context, head),
         partition_key=partition,
         run_config={"ops": {"raw_docs": {"config": config}}},
         tags={HEAD_TAG: head, PREVIOUS_HEAD_TAG: previous or "", TRIGGER_TAG: "source-changed"},
     )
     context.log.info("source moved %s -> %s: syncing for %s", previous, head, partition)
     return dg.SensorResult(run_requests=[request], cursor=head)
+
+
+def tick_run_key(context: dg.SensorEvaluationContext, head: str) -> str:
+    """The run key of a tick that saw ``head``: the head and the previous tick's end. The cursor
+    already keeps a head from being requested twice in a row; a key of the head alone also
+    dropped a head the source returns to later (a rename undone, a reset to an older commit),
+    whose changes then never reached the store."""
+    return f"{head}@{context.last_tick_completion_time or 0:.0f}"
 
 
 def _synced_head(postgres: PostgresResource, vault: VaultResource) -> str | None:

@@ -19,8 +19,14 @@ from knowledge_assets.defs.automation_status import sensor_status
 from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.defs.ingest.assets import RawDocsConfig, raw_metadata
-from knowledge_assets.defs.ingest.sensors import HEAD_TAG, PREVIOUS_HEAD_TAG, TRIGGER_TAG
+from knowledge_assets.defs.ingest.sensors import (
+    HEAD_TAG,
+    PREVIOUS_HEAD_TAG,
+    TRIGGER_TAG,
+    tick_run_key,
+)
 from knowledge_assets.resources import PostgresResource
+from knowledge_assets.stale_runs import fail_dead_runs_in_tick
 
 SOURCE_TAG = "knowledge-assets/source"
 DOWNSTREAM = ("latest_docs", "chunks", "embeddings")
@@ -145,6 +151,7 @@ def _sensor(
     def _sensor_fn(
         context: dg.SensorEvaluationContext, postgres: PostgresResource
     ) -> dg.SensorResult | dg.SkipReason:
+        fail_dead_runs_in_tick(context)
         previous = context.cursor
         try:
             src = source()
@@ -154,7 +161,7 @@ def _sensor(
         if head == previous:
             return dg.SkipReason(f"source unchanged at {head[:12]}")
         request = dg.RunRequest(
-            run_key=f"{profile.name}:{head}",
+            run_key=f"{profile.name}:{tick_run_key(context, head)}",
             partition_key=search_partition(postgres),
             run_config={"ops": {profile.asset_key: {"config": {"full": False}}}},
             tags={HEAD_TAG: head, PREVIOUS_HEAD_TAG: previous or "", TRIGGER_TAG: "source-changed"},
