@@ -3,6 +3,7 @@ until a run calls a verb, so loading definitions is always cheap and offline."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,10 +59,13 @@ class PostgresResource(dg.ConfigurableResource):
         whichever run it belongs to. ``log`` (e.g. ``context.log``) hears while it waits."""
         from knowledge_assets.core.database.locks import store_write_lock
 
-        with (
-            db.connect(self.url()) as conn,
-            store_write_lock(conn, on_wait=log.info if log is not None else None),
-        ):
+        def on_wait(message: str) -> None:
+            if log is not None:
+                log.info(message)
+            if sys.stderr.isatty():  # `update` or `demo` in a terminal: their log is silent
+                print(message, file=sys.stderr, flush=True)
+
+        with db.connect(self.url()) as conn, store_write_lock(conn, on_wait=on_wait):
             yield conn
 
 

@@ -67,6 +67,8 @@ def test_every_definition_has_a_description_written_for_the_ui() -> None:
     for name, text in texts.items():
         assert text and len(text) > 40, f"{name} has no description"
         assert not _NOT_FOR_READERS.search(text), f"{name}: {text!r}"
+        # The UI renders Markdown: a line indented four spaces (an undedented docstring) is code.
+        assert not re.search(r"\n {4}", text), f"{name} is indented: {text!r}"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -40,6 +41,33 @@ def test_second_writer_waits_then_gets_the_lock(db_url: str) -> None:
     thread.join(timeout=10)
     assert order == ["first in", "first out", "second in"]
     assert waits and "waiting for another run" in waits[0] and "pid" in waits[0]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_writer_waiting_for_the_lock_says_so_on_a_terminal(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, terminal: bool
+) -> None:
+    """``update`` and ``demo`` keep Dagster's log quiet: the wait is told on the terminal."""
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+
+    def second() -> None:
+        with PostgresResource(database_url=db_url).writer():
+            pass
+
+    with db.connect(db_url) as first, store_write_lock(first):
+        thread = threading.Thread(target=second)
+        thread.start()
+        thread.join(timeout=1.0)  # it waits, and says so at once
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    told = "waiting for another run to finish writing to the store (pid" in err.getvalue()
+    assert told == terminal
 
 
 def test_waiting_is_bounded_and_names_the_holder(db_url: str) -> None:

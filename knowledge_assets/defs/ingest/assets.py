@@ -1,5 +1,6 @@
 """Ingest assets: ``raw_docs`` (every file of the source) and ``latest_docs`` (newest versions)."""
 
+import inspect
 from collections.abc import Sequence
 
 import dagster as dg
@@ -138,7 +139,7 @@ def build_latest_docs(sources: Sequence[str] = ()) -> dg.AssetsDefinition:
         deps=["raw_docs", *sources],
         tags={"layer": "curated"},
         automation_condition=UPSTREAM_CHANGED,
-        description=_latest_docs.__doc__,
+        description=inspect.cleandoc(_latest_docs.__doc__ or ""),  # as @asset does with a docstring
     )(_latest_docs)
 
 
