@@ -186,8 +186,8 @@ def _case_losers(stored: set[str], changes: ChangeSet) -> dict[str, str]:
 
 def _reread_case_duplicates(stored: set[str], known: dict[str, str], changes: ChangeSet) -> None:
     """Add to ``changes.fetch`` the rejected paths that collided (:func:`_same_file_key`) with a
-    path this sync deletes or renames away: an unchanged rejected file is otherwise never read again, so the
-    loser of a case collision would stay rejected after its winner is gone.
+    path this sync deletes or renames away: an unchanged rejected file is otherwise never read
+    again, so the loser of a collision would stay rejected after its winner is gone.
 
     Their recorded version is the one they had when rejected; they were not read since, so it
     is still theirs.
