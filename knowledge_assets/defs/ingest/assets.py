@@ -53,9 +53,21 @@ def raw_docs(
         table = table_metadata(conn, f"raw.{source.table}")
     if not report.wrote_anything:
         context.log.info("source unchanged since %s: nothing written", report.head[:12])
+    log_report(context, report)
+    return dg.MaterializeResult(metadata=table | raw_metadata(report, source.table))
+
+
+def log_report(context: dg.AssetExecutionContext, report: SyncReport) -> None:
+    """A warning per rejected file or folder, and one when the source holds no note at all
+    (a wrong folder, prefix or branch looks just like that, and search would find nothing)."""
     for path, reason in report.rejected + report.unreadable:
         context.log.warning("rejected %s: %s", path, reason)
-    return dg.MaterializeResult(metadata=table | raw_metadata(report, source.table))
+    if not (report.new or report.changed or report.unchanged or report.rejected):
+        context.log.warning(
+            "%s holds no notes: check the folder (KA_VAULT_PATH), or the repository's branch"
+            " and prefix",
+            report.source,
+        )
 
 
 def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:

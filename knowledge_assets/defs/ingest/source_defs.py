@@ -18,7 +18,7 @@ from knowledge_assets.core.sources.registry import SourceProfile, build_source, 
 from knowledge_assets.defs.automation_status import sensor_status
 from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.index.partitions import search_partition
-from knowledge_assets.defs.ingest.assets import RawDocsConfig, raw_metadata
+from knowledge_assets.defs.ingest.assets import RawDocsConfig, log_report, raw_metadata
 from knowledge_assets.defs.ingest.sensors import (
     HEAD_TAG,
     PREVIOUS_HEAD_TAG,
@@ -86,8 +86,7 @@ def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.Asset
             report = sync_source(
                 conn, src, full=config.full, since=config.since_sha, progress=progress
             )
-        for path, reason in report.rejected:
-            context.log.warning("rejected %s: %s", path, reason)
+        log_report(context, report)
         return dg.MaterializeResult(metadata=raw_metadata(report, src.table))
 
     return _asset
