@@ -93,6 +93,25 @@ def test_float32_model_indexes_become_halfvec_and_search_uses_them(
         assert name in plan
 
 
+def test_vault_notes_stored_without_a_content_type_become_notes(
+    blank_db_url: str, tmp_path: Path
+) -> None:
+    from tests.test_search import ingest
+
+    older = tmp_path / "sql"
+    shutil.copytree(db.SQL_DIR, older)
+    (older / "024_vault_notes_content_type.sql").unlink()
+    db.migrate(blank_db_url, older)
+    ingest(blank_db_url, None)
+    with db.connect(blank_db_url) as conn:  # as the previous version wrote them
+        conn.execute("UPDATE rag.latest_docs SET content_type = NULL WHERE content_type = 'notes'")
+    assert db.migrate(blank_db_url) == ["024_vault_notes_content_type.sql"]
+    with db.connect(blank_db_url) as conn:
+        types = dict(conn.execute("SELECT file_path, content_type FROM rag.latest_docs"))
+    assert types["projects/garden.md"] == "project"  # its own frontmatter's
+    assert set(types.values()) == {"project", "notes"}
+
+
 @pytest.mark.parametrize(
     "tsv",
     [

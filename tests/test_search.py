@@ -142,6 +142,11 @@ def test_superseded_and_draft_notes_are_never_returned(conn: psycopg.Connection)
         (SearchFilters(path_prefix="日記/"), {DIARY, "日記/2026-01-11.md"}),
         (SearchFilters(alias_prefix="jira:"), {LATEST}),
         (SearchFilters(content_types=("project",)), {"projects/garden.md"}),
+        # The vault's notes without a content type of their own are "notes" (as documented).
+        (
+            SearchFilters(content_types=("notes",)),
+            {DIARY, "日記/2026-01-11.md", LATEST, "README.md", "inbox.md"},
+        ),
         (
             SearchFilters(created_from=date(2026, 1, 11)),
             {"日記/2026-01-11.md", "projects/garden.md"},

@@ -213,8 +213,9 @@ _UPSERT_LATEST = sql.SQL(
     "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
     " rag.note_tags(d.frontmatter -> 'tags'),"
     " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
+    # The vault of KA_SOURCE is no declared source (no meta.sources row): its notes are notes.
     " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type',"
-    "   s.content_type),"
+    "   s.content_type, 'notes'),"
     " d.frontmatter, d.content, d.content_hash,"
     " k.created, k.updated,"
     " coalesce(s.doc_type, 'markdown_note'),"
