@@ -10,10 +10,14 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from knowledge_assets.core import secrets
+
+if TYPE_CHECKING:
+    import pydantic
 
 DEBUG_FLAG = "--debug"
 EXIT_FAILURE = 1
@@ -74,6 +78,14 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
                 "run `knowledge-assets migrate`; if it persists, rerun with --debug and report it")  # fmt: skip
     if isinstance(exc, DatabaseUrlError):
         return (_first_line(exc), "fix DATABASE_URL, or unset it to use the embedded store")
+    # Imported here: the command line starts without Dagster or pydantic (``--help``, search).
+    import dagster as dg
+    import pydantic
+
+    if isinstance(exc, pydantic.ValidationError):
+        return (_validation_line(exc), _DECLARATION_FIX if exc.title == "KnowledgeSource" else "")
+    if isinstance(exc, dg.DagsterInvalidDefinitionError):
+        return (f"the project's definitions do not load: {_first_line(exc)}", _DECLARATION_FIX)
     if isinstance(exc, ConfigError):
         return (_first_line(exc), "fix the setting and run the command again")
     if isinstance(exc, EmbeddingError):
@@ -85,6 +97,19 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     if isinstance(exc, ValueError):
         return (_first_line(exc), "see `knowledge-assets --help`")
     return None
+
+
+_DECLARATION_FIX = "fix the declared source (knowledge_assets/defs/sources/<name>/defs.yaml)"
+
+
+def _validation_line(exc: pydantic.ValidationError) -> str:
+    """``KnowledgeSource: kind: Input should be 'local', 'github', 'books' or 'bookmarks'`` (and
+    how many more problems), instead of pydantic's ``1 validation error for ...`` header."""
+    errors = exc.errors()
+    first = errors[0] if errors else {"loc": (), "msg": str(exc)}
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{exc.title}: {where + ': ' if where else ''}{first['msg']}{more}"
 
 
 def _is_connection_failure(exc: psycopg.OperationalError) -> bool:

@@ -198,3 +198,23 @@ def test_cli_explains_expected_failures_anywhere_in_the_chain(
         if start is None
         else (explained is not None and explained[0].startswith(start))
     )
+
+
+def test_a_bad_source_declaration_is_one_line_naming_the_field() -> None:
+    """pydantic's "1 validation error for KnowledgeSource" named neither the field nor the
+    values it takes; a duplicate source name was an "unexpected failure"."""
+    import pydantic
+
+    from knowledge_assets.cli_errors import explain
+    from knowledge_assets.components.source import KnowledgeSource
+
+    with pytest.raises(pydantic.ValidationError) as bad_kind:
+        KnowledgeSource(name="marks", kind="bookmark", path="/tmp")  # type: ignore[arg-type]
+    what, fix = explain(bad_kind.value) or ("", "")
+    assert what.startswith("KnowledgeSource: kind: Input should be 'local'")
+    assert fix.startswith("fix the declared source")
+    twice = dg.DagsterInvalidDefinitionError("Duplicate asset key: raw_docs_marks")
+    assert explain(twice) == (
+        "the project's definitions do not load: Duplicate asset key: raw_docs_marks",
+        "fix the declared source (knowledge_assets/defs/sources/<name>/defs.yaml)",
+    )

@@ -105,12 +105,21 @@ def test_two_sources_have_their_own_assets_checks_sensors_and_feed_latest_docs(
         )
 
 
-def test_a_bad_declaration_is_refused_with_the_reason(folders: dict[str, Path]) -> None:
-    bad = {"books": {"kind": "books", "path": str(folders["books"]), "name": "Books!"}}
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("Books!", "source 'Books!': source name 'Books!': use lower-case letters"),
+        ("local", "source 'local': source name 'local' is taken by the vault of KA_SOURCE"),
+        ("github", "source name 'github' is taken by the vault of KA_SOURCE"),
+    ],
+)
+def test_a_bad_declaration_is_refused_with_the_reason(
+    folders: dict[str, Path], name: str, says: str
+) -> None:
+    bad = {"books": {"kind": "books", "path": str(folders["books"]), "name": name}}
     with pytest.raises(Exception) as raised, declared(bad):
         pass
-    cause = str(raised.value.__cause__)
-    assert "source 'Books!': source name 'Books!': use lower-case letters" in cause
+    assert says in str(raised.value.__cause__)
 
 
 def test_removing_a_declaration_removes_its_notes_in_a_run_that_says_so(

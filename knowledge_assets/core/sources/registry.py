@@ -23,6 +23,9 @@ from knowledge_assets.core.sources.base import MARKDOWN_SUFFIXES, Source, Source
 from knowledge_assets.core.sources.bookmarks import BOOKMARK_SUFFIXES
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
+# raw.docs_local and raw.docs_github hold the KA_SOURCE vault: a declared source of either name
+# would share its table, and each sync would delete the other's notes.
+RESERVED_NAMES = ("local", "github")
 # kind -> (type, content_type) of seed 004's payload
 KIND_DEFAULTS = {
     "local": (NOTE_TYPE, "notes"),
@@ -50,6 +53,11 @@ class SourceProfile:
             raise ValueError(
                 f"source name {self.name!r}: use lower-case letters, digits and _, "
                 "starting with a letter (at most 41 characters)"
+            )
+        if self.name in RESERVED_NAMES:
+            raise ValueError(
+                f"source name {self.name!r} is taken by the vault of KA_SOURCE (its notes are in"
+                f" raw.docs_{self.name}): choose another name"
             )
         if self.kind not in KIND_DEFAULTS:
             raise ValueError(f"unknown source kind {self.kind!r}: use one of {list(KIND_DEFAULTS)}")
