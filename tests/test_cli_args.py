@@ -151,3 +151,17 @@ def test_get_says_when_it_shows_the_last_good_version_of_a_rejected_file(
     doc = json.loads(capsys.readouterr().out)
     assert doc["file_rejected"] == "empty file" and doc["latest"] is True
     assert "last good version: the file now is rejected (empty file)" in document_text(doc)
+
+
+def test_get_names_a_rejection_of_its_own_source_only(db_url: str) -> None:
+    """Two sources may hold the same path: the rejection of one source's file is not the other's."""
+    from knowledge_assets.core.database import db
+    from knowledge_assets.core.ingest import store
+    from knowledge_assets.core.search.notes import get_doc
+
+    ingest(db_url, None)
+    with db.connect(db_url) as conn:
+        store.record_rejections(conn, "docs_notes2", [("inbox.md", "empty file", "")])
+        assert get_doc(conn, "inbox.md")["file_rejected"] is None  # type: ignore[index]
+        store.record_rejections(conn, "docs_local", [("inbox.md", "malformed YAML", "")])
+        assert get_doc(conn, "inbox.md")["file_rejected"] == "malformed YAML"  # type: ignore[index]

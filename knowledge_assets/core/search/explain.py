@@ -57,11 +57,13 @@ def _excluded(conn: psycopg.Connection, file_path: str, conventions: Conventions
     return "not indexed yet: materialize latest_docs"
 
 
-def rejection(conn: psycopg.Connection, file_path: str) -> str | None:
-    """The reason the current file at ``file_path`` was rejected, if it was."""
+def rejection(conn: psycopg.Connection, file_path: str, table: str | None = None) -> str | None:
+    """The reason the current file at ``file_path`` (of source table ``table``, else of any)
+    was rejected, if it was."""
     row = conn.execute(
-        "SELECT reason FROM raw.rejected_files WHERE file_path = %s ORDER BY source_table LIMIT 1",
-        (file_path,),
+        "SELECT reason FROM raw.rejected_files WHERE file_path = %s"
+        " AND (%s::text IS NULL OR source_table = %s) ORDER BY source_table LIMIT 1",
+        (file_path, table, table),
     ).fetchone()
     return str(row[0]) if row else None
 

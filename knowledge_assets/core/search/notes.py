@@ -80,7 +80,7 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
             settings.draft_markers, settings.created_keys, settings.updated_keys
         )
         doc["not_searchable"] = why_not_searchable(conn, doc["file_path"], conventions)
-        doc["file_rejected"] = rejection(conn, doc["file_path"])
+        doc["file_rejected"] = rejection(conn, doc["file_path"], doc.get("source_table"))
     return doc
 
 

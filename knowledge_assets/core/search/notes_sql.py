@@ -86,7 +86,7 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
         sql.SQL(
             "SELECT file_path, title, tags, aliases, content_type, created, updated, frontmatter,"
             " content, true AS latest, NULL::text AS superseded_by, doc_type AS type, top_heading,"
-            " url FROM rag.latest_docs"
+            " url, source_table FROM rag.latest_docs"
             " WHERE file_path = %(p)s ORDER BY source_table LIMIT 1"
         ),
         {"p": file_path},
@@ -101,8 +101,8 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
             " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
             " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
             " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by,"
-            " NULL::text AS type, r.frontmatter->>'heading' AS top_heading, NULL::text AS url"
-            " FROM raw.docs r LEFT JOIN rag.superseded_docs s"
+            " NULL::text AS type, r.frontmatter->>'heading' AS top_heading, NULL::text AS url,"
+            " r.source_table FROM raw.docs r LEFT JOIN rag.superseded_docs s"
             " ON s.file_path = r.file_path AND s.source_table = r.source_table"
             " WHERE r.file_path = %(p)s ORDER BY r.source_table LIMIT 1"
         ),
