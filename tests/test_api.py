@@ -195,6 +195,10 @@ BAD_BODIES = [
     ("/api/search/keyword", '{"query":"x","limit":1e400}', "limit", "finite number"),
     ("/api/ai/qa", '{"question":"x","options":{"topK":NaN}}', "topK", "finite number"),
     ("/api/search/hybrid", "[NaN]", "body", "valid dictionary"),
+    # An unknown field was ignored and the search ran unfiltered, as if it had worked.
+    ("/api/search/hybrid", '{"query":"x","filters":{"bogus":1}}', "bogus", "Extra inputs are not permitted"),
+    ("/api/search/keyword", '{"query":"x","filters":{"dateRange":{"start":"2025-01-01"}}}', "start", "Extra inputs"),
+    ("/api/ai/qa", '{"question":"x","options":{"top_k":3}}', "top_k", "Extra inputs are not permitted"),
 ]
 # fmt: on
 

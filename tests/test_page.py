@@ -66,3 +66,28 @@ def test_search_ask_and_open_a_citation(base: str) -> None:
         expect(page.locator("#note-meta")).to_contain_text(DIARY)
         expect(page.locator("#similar li").first).to_be_visible()
         screenshot(page, DOCS / "note-view.png", full_page=True)
+
+
+def test_a_phone_reads_the_note_and_a_refused_query_says_why(base: str, tmp_path: Path) -> None:
+    """At 390 px the similar notes went beside the note and squeezed it to one character per
+    line; a 422's details showed as "[object Object]"."""
+    from playwright.sync_api import expect
+
+    with chromium_page(width=390, height=844, timeout_ms=60_000) as page:
+        page.goto(base + "/notes/" + DIARY)
+        expect(page.locator("#note-body")).to_contain_text("夜は味噌ラーメンを作った。")
+        expect(page.locator("#similar li").first).to_be_visible()
+        note, similar = (
+            page.locator(".note").bounding_box(),
+            page.locator(".similar").bounding_box(),
+        )
+        assert note is not None and similar is not None
+        assert note["width"] > 300 and similar["y"] >= note["y"] + note["height"]
+        screenshot(page, tmp_path / "note-phone.png", full_page=True)
+
+        page.goto(base + "/")
+        page.fill("#q", "長" * 2001)
+        page.click("#search-form button")
+        status = page.locator("#search-status")
+        expect(status).to_contain_text("query: String should have at most 2000 characters")
+        assert "[object Object]" not in status.inner_text()

@@ -219,5 +219,17 @@ def test_api_reports_an_unreachable_store_as_503_with_the_fix() -> None:
         ):
             assert response.status_code == 503
             error = response.json()["error"]
-            assert error.startswith("cannot connect as the read-only role: ")
-            assert "knowledge-assets migrate" in error and "\n" not in error
+            # A server that is not there: no advice about roles (it used to say create them).
+            assert error.startswith("the knowledge store cannot be reached: ")
+            assert "check that Postgres is running" in error and "\n" not in error
+            assert "knowledge-assets migrate" not in error
+
+
+def test_a_refused_role_is_told_how_to_create_it(server_url: str) -> None:
+    from knowledge_assets.api.store import StoreUnavailable, reader
+
+    info = psycopg.conninfo.conninfo_to_dict(server_url) | {"user": "no_such_role_here"}
+    with pytest.raises(StoreUnavailable) as refused, reader(psycopg.conninfo.make_conninfo(**info)):
+        pass
+    assert str(refused.value).startswith("cannot connect as the read-only role: ")
+    assert "run `knowledge-assets migrate`" in str(refused.value)

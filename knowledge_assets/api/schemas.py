@@ -47,8 +47,10 @@ Question = Annotated[str, StringConstraints(max_length=2000), _STORABLE, AfterVa
 
 
 class RequestBody(BaseModel):
-    # Python's JSON parser takes NaN and Infinity, which are no limit, weight or threshold.
-    model_config = ConfigDict(allow_inf_nan=False)
+    # Python's JSON parser takes NaN and Infinity, which are no limit, weight or threshold. An
+    # unknown field (a misspelt filter, ``dateRange.start`` for ``from``) would be ignored, and
+    # the search run unfiltered as if it had worked.
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
 
 class DateRange(RequestBody):

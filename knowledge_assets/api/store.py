@@ -8,6 +8,7 @@ and vector legs at once. Questions keep a connection of their own while the LLM 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -37,7 +38,7 @@ def reader(url: str) -> Iterator[psycopg.Connection]:
     try:
         conn = open_reader(url)
     except psycopg.OperationalError as exc:
-        raise StoreUnavailable(f"cannot connect as the read-only role: {_first_line(exc)}; {ROLE_HINT}") from None  # fmt: skip
+        raise _unavailable("the read-only role", exc) from None
     try:
         yield conn
     finally:
@@ -62,7 +63,7 @@ def read(
         return readers.run(lambda conn: fn(conn, None))
     except psycopg.OperationalError as exc:
         if is_unreachable(exc):
-            raise StoreUnavailable(f"cannot connect as the read-only role: {_first_line(exc)}; {ROLE_HINT}") from None  # fmt: skip
+            raise _unavailable("the read-only role", exc) from None
         raise
 
 
@@ -72,7 +73,7 @@ def writer(url: str) -> Iterator[psycopg.Connection]:
     try:
         conn = psycopg.connect(url, connect_timeout=10, application_name="knowledge-assets-api")
     except psycopg.OperationalError as exc:
-        raise StoreUnavailable(f"cannot connect as the history writer: {_first_line(exc)}; {ROLE_HINT}") from None  # fmt: skip
+        raise _unavailable("the history writer", exc) from None
     with conn:
         db.configure(conn)
         yield conn
@@ -92,6 +93,29 @@ def check_roles(reader_url: str, writer_url: str) -> list[str]:
     except (StoreUnavailable, psycopg.Error) as exc:
         problems.append(_first_line(exc))
     return problems
+
+
+# Refusals that are about the role itself (its name, password or database), not the server. A
+# refusal while connecting comes without an SQLSTATE in psycopg, so its text is read too.
+_ROLE_STATES = ("28000", "28P01", "3D000")
+_ROLE_REFUSED = re.compile(
+    r'role "[^"]*" does not exist|authentication failed|pg_hba\.conf|database "[^"]*" does not'
+    r" exist|permission denied"
+)
+DOWN_HINT = (
+    "check that Postgres is running (DATABASE_URL; or the embedded store, which `knowledge-assets"
+    " serve` starts), then retry"
+)
+
+
+def _unavailable(role: str, exc: psycopg.OperationalError) -> StoreUnavailable:
+    """Why the store cannot be used as ``role``, with the fix that fits: a role refused, or a
+    server that is not there (a missing socket is no reason to create roles by hand)."""
+    if exc.sqlstate in _ROLE_STATES or _ROLE_REFUSED.search(str(exc)):
+        return StoreUnavailable(f"cannot connect as {role}: {_first_line(exc)}; {ROLE_HINT}")
+    return StoreUnavailable(
+        f"the knowledge store cannot be reached: {_first_line(exc)}; {DOWN_HINT}"
+    )
 
 
 def _first_line(exc: BaseException) -> str:

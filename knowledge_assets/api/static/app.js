@@ -13,10 +13,19 @@ function headers() {
   return h;
 }
 
+// What a failed request says: the API's own error, or FastAPI's validation details (a list of
+// {loc, msg}), which used to show as "[object Object]".
+function failure(data, res) {
+  if (typeof data.error === "string") return data.error;
+  if (Array.isArray(data.detail)) return data.detail.map((d) => [(d.loc || []).slice(1).join("."), d.msg].filter(Boolean).join(": ")).join("; ");
+  if (typeof data.detail === "string") return data.detail;
+  return res.statusText;
+}
+
 async function api(path, body) {
   const res = await fetch(path, body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) });
   const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(data.error || data.detail || res.statusText);
+  if (!res.ok) throw new Error(failure(data, res));
   return data;
 }
 
@@ -118,7 +127,7 @@ async function ask(event) {
   let text = "";
   try {
     const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
-    if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || res.statusText);
+    if (!res.ok) throw new Error(failure(await res.json().catch(() => ({})), res));
     await readEvents(res, (kind, data) => {
       if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
       else if (kind === "done") showAnswer(data);
