@@ -162,6 +162,30 @@ def test_removing_a_declaration_removes_its_notes_in_a_run_that_says_so(
         assert books_chunks is not None and books_chunks[0] >= 2
 
 
+def test_a_source_that_cannot_be_read_keeps_its_notes_and_holds_back_no_other(
+    db_url: str, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    both = {
+        "books": {"kind": "books", "path": str(folders["books"])},
+        "marks": {"kind": "bookmarks", "path": str(folders["marks"])},
+    }
+    keys = ["raw_docs_books", "raw_docs_marks", "latest_docs", "chunks"]
+    with declared(both) as defs:
+        assert _materialize(defs, keys, db_url, folders["vault"]).success
+        folders["books"].rename(tmp_path / "unmounted")  # the books folder is gone
+        (folders["marks"] / "more.json").write_text(json.dumps(MARKS, ensure_ascii=False))
+        result = _materialize(defs, keys, db_url, folders["vault"])
+    assert result.success  # the bookmarks went on
+    assert [n[1] for n in _notes(db_url)] == ["9784003362211.md", "ai.json", "more.json"]
+    books = next(
+        e.materialization
+        for e in result.get_asset_materialization_events()
+        if e.materialization is not None
+        and e.materialization.asset_key == dg.AssetKey("raw_docs_books")
+    )
+    assert str(books.metadata["summary"].value).startswith("Not synced, its stored notes kept: ")
+
+
 def test_a_source_sensor_requests_a_sync_when_its_folder_changes(
     db_url: str, folders: dict[str, Path]
 ) -> None:

@@ -78,18 +78,37 @@ def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.Asset
     def _asset(
         context: dg.AssetExecutionContext, config: RawDocsConfig, postgres: PostgresResource
     ) -> dg.MaterializeResult:
-        src = source()
-        with postgres.writer(context.log) as conn:
-            register(conn, profile)
-            conn.commit()
-            progress = Progress("raw_docs", "files", log=context.log.info)
-            report = sync_source(
-                conn, src, full=config.full, since=config.since_sha, progress=progress
-            )
+        try:
+            src = source()
+            with postgres.writer(context.log) as conn:
+                register(conn, profile)
+                conn.commit()
+                progress = Progress("raw_docs", "files", log=context.log.info)
+                report = sync_source(
+                    conn, src, full=config.full, since=config.since_sha, progress=progress
+                )
+        except SourceError as exc:
+            return _unsynced(context, profile, exc)
         log_report(context, report)
         return dg.MaterializeResult(metadata=raw_metadata(report, src.table))
 
     return _asset
+
+
+def _unsynced(
+    context: dg.AssetExecutionContext, profile: SourceProfile, exc: SourceError
+) -> dg.MaterializeResult:
+    """A declared source that cannot be read (a folder gone, GitHub down) keeps its notes and
+    holds back no other source: failing its step would stop the whole run, so the notes of the
+    sources that could be read would wait for this one. Its check and the warning say why."""
+    context.log.warning("%s was not synced, its stored notes are kept: %s", profile.name, exc)
+    return dg.MaterializeResult(
+        metadata={
+            "summary": dg.MetadataValue.text(f"Not synced, its stored notes kept: {exc}"),
+            "source": dg.MetadataValue.text(profile.name),
+            "table": dg.MetadataValue.text(f"raw.{profile.table}"),
+        }
+    )
 
 
 def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.AssetChecksDefinition]:
