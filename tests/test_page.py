@@ -91,3 +91,26 @@ def test_a_phone_reads_the_note_and_a_refused_query_says_why(base: str, tmp_path
         status = page.locator("#search-status")
         expect(status).to_contain_text("query: String should have at most 2000 characters")
         assert "[object Object]" not in status.inner_text()
+
+
+def test_back_from_a_note_shows_the_search_again(base: str) -> None:
+    """The query, mode and tag live in the address: Back from a note (or a reload) used to show
+    an empty page."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#q", "ラーメン")
+        page.get_by_text("キーワード", exact=True).click()
+        page.select_option("#tag", "日記")
+        expect(page).to_have_url(
+            f"{base}/?q=%E3%83%A9%E3%83%BC%E3%83%A1%E3%83%B3&mode=keyword&tag=%E6%97%A5%E8%A8%98"
+        )
+        page.locator(".result h3 a").first.click()
+        page.wait_for_url("**/notes/**")
+        page.go_back()
+        expect(page.locator("#q")).to_have_value("ラーメン")
+        expect(page.locator("input[name=mode][value=keyword]")).to_be_checked()
+        expect(page.locator("#tag")).to_have_value("日記")
+        expect(page.locator(".result h3 a").first).to_have_text("2026年1月10日の日記")

@@ -6,6 +6,7 @@ const params = new URLSearchParams(location.search);
 if (params.get("token")) sessionStorage.setItem("ka-token", params.get("token"));
 const token = sessionStorage.getItem("ka-token");
 const $ = (id) => document.getElementById(id);
+let tagsLoaded = Promise.resolve(); // the tag list, which a restored search may filter by
 
 function headers() {
   const h = { "Content-Type": "application/json" };
@@ -69,6 +70,7 @@ async function runSearch(event) {
   const mode = document.querySelector("input[name=mode]:checked").value;
   const tag = $("tag").value;
   $("search-status").textContent = "検索中…";
+  rememberSearch(query, mode, tag);
   try {
     const body = { query, limit: 20, filters: tag ? { tags: [tag] } : undefined };
     const data = await api("/api/search/" + mode, body);
@@ -77,6 +79,29 @@ async function runSearch(event) {
     $("results").innerHTML = "";
     $("search-status").textContent = "検索できませんでした: " + err.message;
   }
+}
+
+// The search lives in the address (?q=…&mode=…&tag=…): Back from a note, a reload or a shared
+// link shows it again instead of an empty page.
+function rememberSearch(query, mode, tag) {
+  const url = new URL(location.href);
+  url.searchParams.set("q", query);
+  url.searchParams.set("mode", mode);
+  if (tag) url.searchParams.set("tag", tag); else url.searchParams.delete("tag");
+  history.replaceState(null, "", url);
+}
+
+async function restoreSearch() {
+  const query = params.get("q");
+  if (!query) return;
+  $("q").value = query;
+  const mode = document.querySelector(`input[name=mode][value="${CSS.escape(params.get("mode") || "")}"]`);
+  if (mode) mode.checked = true;
+  if (params.get("tag")) {
+    await tagsLoaded;
+    $("tag").value = params.get("tag");
+  }
+  runSearch();
 }
 
 function renderResults(data, query) {
@@ -243,6 +268,7 @@ if (location.pathname.startsWith("/notes/")) {
   $("ask-form").addEventListener("submit", ask);
   document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
   $("tag").addEventListener("change", () => $("q").value && runSearch());
-  loadTags();
+  tagsLoaded = loadTags();
   loadHistory();
+  restoreSearch();
 }
