@@ -52,15 +52,20 @@ def test_misnamed_sql_file_is_refused(tmp_path: Path, bad_name: str) -> None:
         db.load_migrations(tmp_path)
 
 
+def _migrate_without(url: str, tmp_path: Path, migration: str) -> None:
+    """Migrate ``url`` as the version before ``migration`` did: every other file but it."""
+    older = tmp_path / "sql"
+    shutil.copytree(db.SQL_DIR, older)
+    (older / migration).unlink()
+    db.migrate(url, older)
+
+
 def test_float32_model_indexes_become_halfvec_and_search_uses_them(
     blank_db_url: str, tmp_path: Path
 ) -> None:
     from knowledge_assets.core.index.index_build import model_index_name
 
-    older = tmp_path / "sql"
-    shutil.copytree(db.SQL_DIR, older)
-    (older / "010_halfvec_and_bulk_writes.sql").unlink()
-    db.migrate(blank_db_url, older)
+    _migrate_without(blank_db_url, tmp_path, "010_halfvec_and_bulk_writes.sql")
     name = model_index_name("m")
     with db.connect(blank_db_url) as conn:  # a store as the previous version left it
         conn.execute(
@@ -98,10 +103,7 @@ def test_vault_notes_stored_without_a_content_type_become_notes(
 ) -> None:
     from tests.test_search import ingest
 
-    older = tmp_path / "sql"
-    shutil.copytree(db.SQL_DIR, older)
-    (older / "024_vault_notes_content_type.sql").unlink()
-    db.migrate(blank_db_url, older)
+    _migrate_without(blank_db_url, tmp_path, "024_vault_notes_content_type.sql")
     ingest(blank_db_url, None)
     with db.connect(blank_db_url) as conn:  # as the previous version wrote them
         conn.execute("UPDATE rag.latest_docs SET content_type = NULL WHERE content_type = 'notes'")
