@@ -28,16 +28,17 @@ def serve(transport: str = "stdio", port: int = DEFAULT_PORT) -> int:
 
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; expected one of {TRANSPORTS}")
+    if transport == "http":
+        try:  # FastMCP binds the port itself: this finds one in use before anything starts
+            listening(LOOPBACK, port).close()
+        except OSError as exc:
+            report_unusable(LOOPBACK, port, exc)
+            return 1
     server = build_server(warm_up=True)  # the first search does not wait for the model
     try:
         if transport == "stdio":
             server.run("stdio")
         else:
-            try:  # FastMCP binds the port itself: this only finds one in use before it starts
-                listening(LOOPBACK, port).close()
-            except OSError as exc:
-                report_unusable(LOOPBACK, port, exc)
-                return 1
             print(f"MCP server on http://{LOOPBACK}:{port}/mcp", file=sys.stderr, flush=True)
             server.run("streamable-http", host=LOOPBACK, port=port)
     except KeyboardInterrupt:
