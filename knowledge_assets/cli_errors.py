@@ -27,8 +27,9 @@ EXIT_USAGE = 2
 def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
     """Whether ``--debug`` was given (or ``KA_DEBUG`` set), and ``argv`` without the flag."""
     rest = [a for a in argv if a != DEBUG_FLAG]
-    env = os.environ.get("KA_DEBUG", "").lower() not in ("", "0", "false", "no", "off")
-    return len(rest) != len(argv) or env, rest
+    from knowledge_assets.core.settings import env_flag
+
+    return len(rest) != len(argv) or env_flag("KA_DEBUG"), rest
 
 
 def _first_line(exc: BaseException) -> str:

@@ -102,7 +102,9 @@ def run_demo(full: bool = False) -> int:
 
 def debug_output() -> bool:
     """Whether ``--debug`` (``KA_DEBUG``) asked for Dagster's own log stream and tracebacks."""
-    return os.environ.get("KA_DEBUG", "").lower() not in ("", "0", "false", "no", "off")
+    from knowledge_assets.core.settings import env_flag
+
+    return env_flag("KA_DEBUG")
 
 
 def report_failures(result: dg.ExecuteInProcessResult) -> None:
@@ -114,7 +116,8 @@ def report_failures(result: dg.ExecuteInProcessResult) -> None:
 
 
 def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
-    """One redacted line per failed step or resource: where, and the innermost error message."""
+    """One redacted line per failed step or resource: where, and the message of the error
+    :func:`_telling_error` picks from its chain."""
     from knowledge_assets.core import secrets
 
     lines = []

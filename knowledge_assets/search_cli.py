@@ -96,6 +96,8 @@ def _print_response(response: SearchResponse) -> None:
 
 
 def _search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        return _fail("the query is empty: give the words to search for")
     filters = SearchFilters(
         tags=tuple(args.tag or ()),
         path_prefix=args.path_prefix,
@@ -108,8 +110,6 @@ def _search(args: argparse.Namespace) -> int:
         updated_from=args.updated_from,
         updated_to=args.updated_to,
     )
-    if not args.query.strip():
-        return _fail("the query is empty: give the words to search for")
     with _connect() as conn:
         if _store_is_empty(conn):
             return _fail(EMPTY_STORE)
@@ -184,9 +184,9 @@ def _tags(args: argparse.Namespace) -> int:
         _print_json([{"tag": t, "count": n} for t, n in tags])
         return 0
     # Columns in terminal cells: a Japanese character takes two.
-    width = max((cell_len(shown(t)) for t, _ in tags), default=0)
-    for tag, count in tags:
-        say(f"{tag}{' ' * (width - cell_len(shown(tag)))}  {count}")
+    cells = [cell_len(shown(tag)) for tag, _ in tags]
+    for (tag, count), used in zip(tags, cells, strict=True):
+        say(f"{tag}{' ' * (max(cells) - used)}  {count}")
     if not tags:
         say("no tags")
     return 0

@@ -54,10 +54,6 @@ def test_shown_escapes_control_characters_only(text: str, expected: str) -> None
     assert shown(text) == expected
 
 
-def _store(url: str, vault: Path) -> None:
-    ingest(url, None, vault)  # keyword search needs no model
-
-
 def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -66,7 +62,7 @@ def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
     (vault / "ctrl.md").write_text(
         "---\ntags: [日本語タグ, ab]\n---\n# 制御\n\nカワウソ\x1b]0;PWNED\x07と\x1b[2J消去。\n"
     )
-    _store(db_url, vault)
+    ingest(db_url, None, vault)
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
     for argv in (["search", "カワウソ", "--mode", "keyword"], ["get", "ctrl.md"]):
@@ -93,7 +89,6 @@ def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
 def test_a_bad_numeric_setting_names_itself_when_used_not_at_import(
     value: str, says: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import os
     import subprocess
     import sys
 
@@ -137,10 +132,10 @@ def test_get_says_when_it_shows_the_last_good_version_of_a_rejected_file(
     vault.mkdir()
     note = vault / "note.md"
     note.write_text("# 良い\n\n本文です。\n")
-    _store(db_url, vault)
+    ingest(db_url, None, vault)
     note.write_text("")  # emptied: rejected, and the stored version is kept
     os.utime(note, ns=(7, 7))
-    _store(db_url, vault)
+    ingest(db_url, None, vault)
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
     assert main(["get", "note.md"]) == 0

@@ -218,3 +218,23 @@ def test_a_bad_source_declaration_is_one_line_naming_the_field() -> None:
         "the project's definitions do not load: Duplicate asset key: raw_docs_marks",
         "fix the declared source (knowledge_assets/defs/sources/<name>/defs.yaml)",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "default", "expected"),
+    [
+        (None, False, False), ("", True, True), ("1", False, True), ("on", False, True),
+        ("yes", False, True), ("0", True, False), ("OFF", True, False), (" no ", True, False),
+        ("false", True, False),
+    ],
+)  # fmt: skip
+def test_on_off_settings_share_one_reading(
+    value: str | None, default: bool, expected: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_assets.core.settings import env_flag
+
+    if value is None:
+        monkeypatch.delenv("KA_SOME_FLAG", raising=False)
+    else:
+        monkeypatch.setenv("KA_SOME_FLAG", value)
+    assert env_flag("KA_SOME_FLAG", default=default) is expected

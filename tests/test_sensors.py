@@ -216,7 +216,7 @@ def test_requested_run_syncs_and_embeds_the_whole_graph(
     assert row is not None and row[0] > 10
 
 
-def test_a_head_seen_again_after_another_is_requested_again(tmp_path: Path) -> None:
+def test_a_head_seen_again_after_another_is_requested_again() -> None:
     """A rename undone (or a reset) brings back an earlier head: the key of its new tick must
     differ from the first one's, or Dagster drops the request as already done."""
     from knowledge_assets.defs.ingest.sensors import tick_run_key
@@ -232,9 +232,7 @@ def test_a_head_seen_again_after_another_is_requested_again(tmp_path: Path) -> N
     assert tick_run_key(context(1764150000.4), "tree:a") == again  # a retried tick: same key
 
 
-def test_a_tick_marks_runs_of_dead_processes_failed(
-    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_tick_marks_runs_of_dead_processes_failed(tmp_path: Path, db_url: str) -> None:
     """With one run at a time, a run left STARTED by a killed process held the daemon's queue
     until a ``demo`` or ``dev`` restart; each tick now clears such runs."""
     from knowledge_assets.definitions import defs

@@ -25,12 +25,19 @@ API_KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
 def automation_enabled() -> bool:
     """``KA_AUTOMATION``: ``on`` (default) starts the sensor and the nightly schedule running;
     ``off`` starts them stopped (turn them on in the UI), e.g. to only materialize by hand."""
-    return env("KA_AUTOMATION", "on").lower() not in ("off", "0", "false", "no")
+    return env_flag("KA_AUTOMATION", default=True)
 
 
 def env(name: str, default: str = "") -> str:
     """An environment variable, with empty strings treated as unset."""
     return os.environ.get(name) or default
+
+
+def env_flag(name: str, *, default: bool = False) -> bool:
+    """An on/off environment variable: ``0``, ``false``, ``no`` and ``off`` are off, any other
+    value on; ``default`` when unset or empty."""
+    value = env(name).strip().lower()
+    return default if not value else value not in ("0", "false", "no", "off")
 
 
 def env_number(

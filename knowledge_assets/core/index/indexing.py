@@ -219,19 +219,20 @@ def _build_index(
 
 def _prepare_model(conn: psycopg.Connection, embedder: Embedder, template: str) -> EmbedReport:
     assume = getattr(embedder, "assume_dims", None)  # remote models whose size is not fixed
-    stored = index_store.model_dims(conn, embedder.model)
-    if assume is not None and stored is not None:
-        assume(stored)
     with conn.transaction():
-        stored_dims = index_store.register_model(
-            conn, embedder.model, embedder.provider, embedder.dims, embedder.max_tokens,
-            getattr(embedder, "options", {}), template,
-        )  # fmt: skip
-        if stored_dims != embedder.dims:
-            raise ValueError(
-                f"model {embedder.model} is registered with {stored_dims} dimensions but the "
-                f"embedder returns {embedder.dims}: register it under another name"
-            )
+        stored_dims = index_store.model_dims(conn, embedder.model)
+        if assume is not None and stored_dims is not None:
+            assume(stored_dims)  # no probe request for a size the store already knows
+        if stored_dims is None:  # a registered model's row stays as it is (first write wins)
+            stored_dims = index_store.register_model(
+                conn, embedder.model, embedder.provider, embedder.dims, embedder.max_tokens,
+                getattr(embedder, "options", {}), template,
+            )  # fmt: skip
+    if stored_dims != embedder.dims:
+        raise ValueError(
+            f"model {embedder.model} is registered with {stored_dims} dimensions but the "
+            f"embedder returns {embedder.dims}: register it under another name"
+        )
     # The model's index is built at the end of the run when missing (_defer_index), not here:
     # over the vectors a stopped run left, a build with the default memory would run for minutes.
     return EmbedReport(model=embedder.model, template=template)

@@ -7,7 +7,6 @@ parsed, so a first sync of a large vault never holds every note's text at once.
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.ingest.parse_pool import parse_pool_for
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.progress import Progress
+from knowledge_assets.core.settings import env_flag
 from knowledge_assets.core.sources.base import ChangeSet, Source, SourceError, UnreadableFile
 from knowledge_assets.core.workers import batch_size
 
@@ -94,7 +94,7 @@ def _refuse_to_empty(source: Source, stored: int, changes: ChangeSet) -> None:
     every note (and, with them, every vector worth re-embedding)."""
     if changes.present is None or changes.present or not stored:
         return
-    if os.environ.get(ALLOW_EMPTY_ENV, "").lower() in ("1", "true", "yes", "on"):
+    if env_flag(ALLOW_EMPTY_ENV):
         return
     raise SourceError(
         f"{source.key} lists no notes, while the store holds {stored:,} from it: nothing was"
