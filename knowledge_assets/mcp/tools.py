@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import psycopg
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -26,6 +27,7 @@ from knowledge_assets.core.search.explain import rejection
 from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
+from knowledge_assets.mcp.arguments import strict_tool
 from knowledge_assets.mcp.reader import (
     STATEMENT_TIMEOUT_MS,
     PathRefused,
@@ -54,7 +56,7 @@ class KnowledgeTools:
 
     def search_docs(
         self,
-        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English).", min_length=1, max_length=core_search.MAX_QUERY_CHARS)],
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English).", max_length=core_search.MAX_QUERY_CHARS, pattern=r"\S")],
         tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
         limit: Annotated[int, Field(description="How many notes (or passages, with per_note false) to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
@@ -233,17 +235,20 @@ def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> 
     tools = KnowledgeTools(store or ReaderStore())
     if warm_up:
         tools.store.warm_up(tools._embedder)
-    server: MCPServer[Any] = MCPServer(
-        SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
-    )
-    for fn in (tools.search_docs, tools.get_doc, tools.list_tags, tools.similar_docs):
-        description = inspect.cleandoc(fn.__doc__ or "")
-        # get_doc returns Markdown for the reader; the others return data with an output schema.
-        structured = fn != tools.get_doc
-        server.add_tool(
-            fn, description=description, annotations=READ_ONLY, structured_output=structured
+    # get_doc returns Markdown for the reader; the others return data with an output schema.
+    strict: list[Tool] = [
+        strict_tool(
+            fn,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            annotations=READ_ONLY,
+            structured_output=fn != tools.get_doc,
         )
-    return server
+        for fn in (tools.search_docs, tools.get_doc, tools.list_tags, tools.similar_docs)
+    ]
+    return MCPServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING",
+        tools=strict,
+    )  # fmt: skip
 
 
 def _version() -> str:
