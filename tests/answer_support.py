@@ -6,18 +6,23 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
+from tests.conftest import EXAMPLE_VAULT
 from tests.test_search import ingest
 
 
 @contextmanager
-def sample_vault_database(server_url: str, embedder: Embedder) -> Iterator[str]:
-    """A new database with every migration applied and the sample vault ingested and embedded."""
+def sample_vault_database(
+    server_url: str, embedder: Embedder | None, vault: Path = EXAMPLE_VAULT
+) -> Iterator[str]:
+    """A new database with every migration applied and the sample vault (or ``vault``) ingested
+    and, given an ``embedder``, embedded."""
     name = f"ka_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -26,7 +31,7 @@ def sample_vault_database(server_url: str, embedder: Embedder) -> Iterator[str]:
     )
     try:
         db.migrate(url)
-        ingest(url, embedder)
+        ingest(url, embedder, vault)
         yield url
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:

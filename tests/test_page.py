@@ -1,6 +1,7 @@
 """The search page in headless Chromium against a real API server: search with highlighted
-snippets grouped by note, ask a question, open a citation's note view. Screenshots of the page
-are kept in ``docs/`` (``search-page.png``, ``note-view.png``)."""
+snippets grouped by note, ask a question, open a citation's note view, and a note written as
+Obsidian notes are (tables, lists, wikilinks). Screenshots of the page are kept in ``docs/``
+(``search-page.png``, ``note-view.png``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.core.embedders import Embedder
+from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
+from tests.markdown_vault import HOSTILE, RAMEN, hostile_vault, markdown_vault
 from tests.test_search import DIARY
 
 pytestmark = [
@@ -65,7 +68,6 @@ def test_search_ask_and_open_a_citation(base: str) -> None:
         expect(page.locator("#note-body")).to_contain_text("夜は味噌ラーメンを作った。")
         expect(page.locator("#note-meta")).to_contain_text(DIARY)
         expect(page.locator("#similar li").first).to_be_visible()
-        screenshot(page, DOCS / "note-view.png", full_page=True)
 
 
 def test_a_phone_reads_the_note_and_a_refused_query_says_why(base: str, tmp_path: Path) -> None:
@@ -114,3 +116,71 @@ def test_back_from_a_note_shows_the_search_again(base: str) -> None:
         expect(page.locator("input[name=mode][value=keyword]")).to_be_checked()
         expect(page.locator("#tag")).to_have_value("日記")
         expect(page.locator(".result h3 a").first).to_have_text("2026年1月10日の日記")
+
+
+@pytest.fixture(scope="module")
+def notes_base(
+    server_url: str, usem3: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The API over the sample vault plus a note with tables, lists and wikilinks."""
+    vault = markdown_vault(tmp_path_factory.mktemp("notes"))
+    with sample_vault_database(server_url, usem3, vault) as url:
+        with api_server(url, Asker(LLMSettings(), embedder=usem3)) as base:
+            yield base
+
+
+def test_the_note_view_shows_tables_lists_and_wikilinks(notes_base: str) -> None:
+    """The note view showed only headings, paragraphs and code: tables, lists, task lists and
+    wikilinks came out as raw Markdown."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(notes_base + "/notes/" + RAMEN)
+        body = page.locator("#note-body")
+        expect(body.locator("table").first.locator("tr")).to_have_count(4)
+        expect(body.locator("th").first).to_have_text("店")
+        tasks = body.locator(".contains-task-list input[type=checkbox]")
+        expect(tasks).to_have_count(3)
+        expect(tasks.first).to_be_checked()
+        expect(body.locator("ol > li")).to_have_count(2)
+        expect(body.locator("blockquote code")).to_have_text("味噌")
+        expect(body.locator(".wikilink.missing")).to_have_text("旭川ラーメンのメモ")
+        expect(body).not_to_contain_text("created:")  # the frontmatter is not in the body
+        expect(page.locator("#similar li").first).to_be_visible()
+        screenshot(page, DOCS / "note-view.png", full_page=True)
+
+        body.get_by_role("link", name="1月10日の日記").click()
+        page.wait_for_url("**/2026-01-10.md")
+        expect(page.locator("#note-title")).to_have_text("2026年1月10日の日記")
+
+
+def test_script_in_a_note_never_runs_in_the_page(
+    server_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Raw HTML shows as text, a javascript: link as its Markdown, and a wikilink whose name
+    tries to break out of its attribute is a plain (missing) link: hovering it runs nothing."""
+    from playwright.sync_api import expect
+
+    vault = hostile_vault(tmp_path_factory.mktemp("hostile"))
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings())) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(base + "/notes/" + HOSTILE)
+        expect(page.locator("#note-body")).to_contain_text('<script>window.hacked = "script"</script>')  # fmt: skip
+        expect(page.locator("#note-body")).to_contain_text("[リンク](javascript:")
+        page.locator("#note-body .wikilink.missing").hover()
+        page.wait_for_load_state("networkidle")  # an injected image would have failed by now
+        assert page.evaluate("window.hacked") is None
+
+
+def test_a_wide_table_scrolls_by_itself_on_a_phone(notes_base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(width=390, height=844, timeout_ms=60_000) as page:
+        page.goto(notes_base + "/notes/" + RAMEN)
+        wide = page.locator("#note-body .table-wrap").last
+        expect(wide).to_contain_text("11:00-21:00")
+        assert wide.evaluate("e => e.scrollWidth > e.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390

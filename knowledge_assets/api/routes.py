@@ -13,6 +13,8 @@ from sse_starlette.sse import EventSourceResponse
 from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import store
+from knowledge_assets.api.markdown import render_note
+from knowledge_assets.api.note_links import NoteLinks
 from knowledge_assets.api.schemas import (  # fmt: skip
     Filters,
     HybridSearch,
@@ -236,15 +238,26 @@ def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offs
     return {"success": True, "count": len(data), "total": total, "data": data}
 
 
+def _rendered_doc(conn: Any, note_id: str) -> dict[str, Any] | None:
+    """The latest version of the note with its body as HTML (``html``), or None."""
+    doc = core_notes.get_doc(conn, note_id)
+    if doc is None or not doc.get("latest"):
+        return None
+    links = NoteLinks(doc["file_path"], lambda: core_notes.latest_paths(conn))
+    return doc | {"html": render_note(doc["content"] or "", links)}
+
+
 @router.get("/notes/{note_id:path}", summary="One note")
 def get_note(note_id: str, request: Request) -> dict[str, Any]:
-    """The current version of a note by its vault-relative path. Drafts and superseded versions
-    are not served."""
+    """The current version of a note by its vault-relative path. ``content`` is its Markdown
+    body (without the frontmatter), ``html`` the same rendered for display: raw HTML in the note
+    is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name. Drafts and
+    superseded versions are not served."""
     note_id = _note_path(note_id)
-    doc = _read(request, lambda conn: core_notes.get_doc(conn, note_id))
-    if doc is None or not doc.get("latest"):
+    doc = _read(request, lambda conn: _rendered_doc(conn, note_id))
+    if doc is None:
         raise HTTPException(404, f"no current note at {note_id!r}")
-    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content")  # fmt: skip
+    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html")  # fmt: skip
     # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
     data = {k: doc.get(k) for k in fields} | {
         "id": doc["file_path"], "fileRejected": doc.get("file_rejected"),

@@ -1,5 +1,6 @@
 // The search page: search, ask (streamed answer with citations), history and the note view.
-// Plain DOM code; every text from the store goes through textContent or escape().
+// Plain DOM code; every text from the store goes through textContent or escape(), and a note's
+// body arrives as HTML the server rendered safely (GET /api/notes/{id}, field html).
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -219,26 +220,6 @@ async function loadTags() {
   } catch (err) { /* the search still works without the tag list */ }
 }
 
-function renderMarkdown(text) {
-  const out = [];
-  let para = [], inCode = false, code = [];
-  const flush = () => { if (para.length) out.push("<p>" + para.map(escape).join("<br>") + "</p>"); para = []; };
-  for (const line of String(text).split("\n")) {
-    if (/^```/.test(line)) {
-      if (inCode) { out.push("<pre>" + escape(code.join("\n")) + "</pre>"); code = []; } else flush();
-      inCode = !inCode; continue;
-    }
-    if (inCode) { code.push(line); continue; }
-    const h = line.match(/^(#{1,6})\s+(.*)$/);
-    if (h) { flush(); const level = Math.min(h[1].length + 1, 4); out.push(`<h${level}>${escape(h[2])}</h${level}>`); }
-    else if (!line.trim()) flush();
-    else para.push(line);
-  }
-  flush();
-  if (inCode) out.push("<pre>" + escape(code.join("\n")) + "</pre>");
-  return out.join("");
-}
-
 async function showNote(id) {
   $("home").hidden = true; $("note-view").hidden = false;
   try {
@@ -247,7 +228,8 @@ async function showNote(id) {
     $("note-title").textContent = data.title || id;
     $("note-meta").textContent = [id, data.created && "作成 " + data.created, data.updated && "更新 " + data.updated].filter(Boolean).join(" · ");
     $("note-tags").innerHTML = tagChips(data.tags);
-    $("note-body").innerHTML = renderMarkdown(data.content);
+    // The server renders the Markdown: raw HTML in the note arrives escaped, links checked.
+    $("note-body").innerHTML = data.html;
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
     $("note-body").textContent = err.message;

@@ -13,7 +13,7 @@ import psycopg
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
 
-__all__ = ["SimilarNote", "UnknownNote", "get_doc", "list_tags", "similar"]
+__all__ = ["SimilarNote", "UnknownNote", "get_doc", "latest_paths", "list_tags", "similar"]
 
 
 class UnknownNote(KeyError):
@@ -87,3 +87,8 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
 def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     """(tag, number of latest notes carrying it), most used first."""
     return notes_sql.list_tags(conn)
+
+
+def latest_paths(conn: psycopg.Connection) -> list[str]:
+    """The path of every latest note: what links between notes can lead to."""
+    return notes_sql.latest_paths(conn)

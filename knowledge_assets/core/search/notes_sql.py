@@ -121,3 +121,9 @@ def is_latest(conn: psycopg.Connection, file_path: str) -> bool:
     """Whether ``file_path`` is a latest note."""
     row = conn.execute("SELECT 1 FROM rag.latest_docs WHERE file_path = %s", (file_path,))
     return row.fetchone() is not None
+
+
+def latest_paths(conn: psycopg.Connection) -> list[str]:
+    """The path of every latest note (each once, whichever sources hold it)."""
+    rows = conn.execute("SELECT DISTINCT file_path FROM rag.latest_docs").fetchall()
+    return [r[0] for r in rows]

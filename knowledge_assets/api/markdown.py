@@ -1,0 +1,170 @@
+"""A note's Markdown as HTML for the note view.
+
+CommonMark with tables, task lists, strikethrough and bare URLs (markdown-it-py), plus Obsidian
+wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``, ``![[embed]]``). Raw HTML in a
+note is shown as text and never runs; markdown-it refuses ``javascript:``, ``vbscript:``,
+``file:`` and ``data:`` links (except images). Links to notes lead to their note view, or show as
+a missing link when no current note has that name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import unquote
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+
+from knowledge_assets.api.note_links import NoteLinks, note_url
+
+__all__ = ["render_note"]
+
+# In a table the label's bar is escaped: [[note\|label]].
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n|]+?)\\?(?:\|([^\[\]\n]*))?\]\]")
+# A web, mail or other address; anything else is a path to another note.
+_EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
+# Japanese punctuation ends a bare URL: written right after one, with no space, it is prose.
+_URL_END = re.compile(r"[、。，．「」『』（）【】〈〉《》！？：；　]")
+MISSING = "このノートはありません"
+
+
+def _wikilink(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith(("[[", "![["), state.pos) or state.linkLevel > 0:
+        return False
+    match = _WIKILINK.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        token = state.push("wikilink", "", 0)
+        token.meta = {"target": match[2], "label": match[3]}
+    state.pos = match.end()
+    return True
+
+
+def _label(target: str, label: str | None) -> str:
+    """What a wikilink shows: its label, else the target with ``#`` as Obsidian shows it."""
+    if label and label.strip():
+        return label.strip()
+    return " > ".join(part.strip() for part in target.split("#") if part.strip())
+
+
+def _note_anchor(path: str | None, inner: str) -> str:
+    if path is None:
+        return f'<span class="wikilink missing" title="{MISSING}">{inner}</span>'
+    return f'<a class="wikilink" href="{escapeHtml(note_url(path))}">{inner}</a>'
+
+
+def _render_wikilink(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    meta = tokens[idx].meta
+    path = env["links"].resolve(meta["target"].partition("#")[0])
+    return _note_anchor(path, escapeHtml(_label(meta["target"], meta["label"])))
+
+
+def _note_target(href: str) -> str:
+    """The note path a relative link names: percent-decoded, without ``#…`` or ``?…``."""
+    return unquote(re.split(r"[#?]", href, maxsplit=1)[0])
+
+
+def _link(children: list[Token], i: int, links: NoteLinks) -> None:
+    """Send a link to a note to its note view; one to a missing note becomes a missing link."""
+    token = children[i]
+    href = token.attrGet("href")
+    if not isinstance(href, str) or href.startswith("#"):
+        return
+    if _EXTERNAL.match(href):
+        token.attrSet("rel", "noopener noreferrer")
+        return
+    path = links.resolve(_note_target(href))
+    if path is not None:
+        token.attrSet("href", note_url(path))
+        return
+    close = next(t for t in children[i:] if t.type == "link_close")
+    token.tag = close.tag = "span"
+    token.attrs = {"class": "wikilink missing", "title": MISSING}
+
+
+def _image(token: Token) -> None:
+    """Web images load lazily; a vault attachment, which the store does not hold, shows as a
+    missing embed with its description."""
+    src = token.attrGet("src")
+    if isinstance(src, str) and _EXTERNAL.match(src):
+        token.attrSet("loading", "lazy")
+        return
+    token.type, token.children = "wikilink", None
+    token.meta = {"target": _note_target(str(src or "")), "label": token.content or None}
+
+
+def _trim_bare_url(state: StateCore, children: list[Token], i: int) -> None:
+    """End the bare URL whose link opens at ``i`` before any Japanese punctuation in it."""
+    text = children[i + 1]
+    end = _URL_END.search(text.content)
+    if text.type != "text" or end is None:
+        return
+    rest = Token("text", "", 0, content=text.content[end.start() :])
+    text.content = text.content[: end.start()]
+    children[i].attrSet("href", state.md.normalizeLink(text.content))
+    children.insert(i + 3, rest)
+
+
+def _note_links(state: StateCore) -> None:
+    for block in state.tokens:
+        children = block.children or []
+        for i, token in enumerate(children):
+            if token.type == "link_open" and token.markup == "linkify":
+                _trim_bare_url(state, children, i)
+            if token.type == "link_open":
+                _link(children, i, state.env["links"])
+            elif token.type == "image":
+                _image(token)
+
+
+def _shift_headings(state: StateCore) -> None:
+    # The note's title is the page's <h1>: the note's own headings go one level down.
+    for token in state.tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
+
+
+def _table_open(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    # The wrapper scrolls sideways when the table is wider than the page (a phone).
+    return '<div class="table-wrap">' + renderer.renderToken(tokens, idx, options, env)
+
+
+def _table_close(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    return renderer.renderToken(tokens, idx, options, env) + "</div>\n"
+
+
+def _markdown() -> MarkdownIt:
+    # Obsidian shows a single line break as a break (its default, "strict line breaks" off).
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": True, "tasklists": True})  # fmt: skip
+    md.enable(["table", "strikethrough", "linkify"])
+    if md.linkify is None:
+        raise ModuleNotFoundError("linkify-it-py is missing: reinstall knowledge-assets")
+    md.linkify.set({"fuzzy_link": False})  # "README.md" is a file name, not a site in Moldova
+    md.inline.ruler.before("link", "wikilink", _wikilink)
+    md.core.ruler.push("note_links", _note_links)
+    md.core.ruler.push("shift_headings", _shift_headings)
+    md.add_render_rule("wikilink", _render_wikilink)
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("table_close", _table_close)
+    return md
+
+
+_MARKDOWN = _markdown()
+
+
+def render_note(text: str, links: NoteLinks) -> str:
+    """The HTML of a note's body (its Markdown without the frontmatter)."""
+    return _MARKDOWN.render(text, {"links": links})

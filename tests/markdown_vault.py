@@ -1,0 +1,79 @@
+"""A vault for the note view: the sample vault plus a note written the way Obsidian notes are
+(tables, lists, task lists, quotes, wikilinks) and one whose raw HTML tries to run script."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.conftest import EXAMPLE_VAULT
+
+RAMEN = "projects/ラーメン屋めぐり.md"
+HOSTILE = "raw-html.md"
+
+RAMEN_NOTE = """\
+---
+title: ラーメン屋めぐり
+tags: [料理, 記録]
+created: 2026-01-12
+---
+
+# ラーメン屋めぐり
+
+[[2026-01-10|1月10日の日記]]で作った**味噌ラーメン**と比べるために、近所の店を回った。
+メモの書き方は [[inbox]] と同じ、店の地図は https://example.com/ramen にある。
+
+## 食べた店
+
+| 店 | 味 | 評価 |
+|---|---|---:|
+| 札幌軒 | 味噌 | ★★★ |
+| 博多屋 | 豚骨 | ★★ |
+| 中華そば 青葉 | 醤油 | ★★★ |
+
+## 次に行く店
+
+- [x] 札幌軒
+- [ ] 博多屋で*替え玉*を頼む
+- [ ] [[旭川ラーメンのメモ]]を書く
+
+1. 麺の硬さを選ぶ
+2. スープは最後まで飲まない
+   - 塩分に気をつける
+
+> バターとコーンは `味噌` にいちばん合う。
+
+## 営業時間
+
+| 店 | 月 | 火 | 水 | 木 | 金 | 土 | 日 |
+|---|---|---|---|---|---|---|---|
+| 札幌軒 | 11:00-21:00 | 11:00-21:00 | 休み | 11:00-21:00 | 11:00-22:00 | 10:00-22:00 | 10:00-20:00 |
+"""
+
+HOSTILE_NOTE = """\
+# 危ない HTML
+
+<script>window.hacked = "script"</script>
+<img src="missing.png" onerror="window.hacked = 'onerror'">
+<a href="javascript:window.hacked='a'">a タグ</a>
+[リンク](javascript:window.hacked='link') と [[x" onmouseover="window.hacked='wikilink']]
+"""
+
+
+def markdown_vault(root: Path, *, hostile: bool = False) -> Path:
+    """The sample vault plus the Obsidian-style note (and, with ``hostile``, the note whose raw
+    HTML tries to run script), written under ``root``."""
+    vault = root / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    (vault / RAMEN).write_text(RAMEN_NOTE, encoding="utf-8")
+    if hostile:
+        (vault / HOSTILE).write_text(HOSTILE_NOTE, encoding="utf-8")
+    return vault
+
+
+def hostile_vault(root: Path) -> Path:
+    """A vault of just the note whose raw HTML tries to run script, written under ``root``."""
+    vault = root / "hostile"
+    vault.mkdir()
+    (vault / HOSTILE).write_text(HOSTILE_NOTE, encoding="utf-8")
+    return vault
