@@ -31,11 +31,29 @@ from knowledge_assets.core.search import (
     snippet,
 )
 from knowledge_assets.core.search.explain import rejection
-from knowledge_assets.core.search.notes import UnknownNote, get_doc, list_tags, similar
+from knowledge_assets.core.search.note_sources import (
+    in_source,
+    source_name,
+    source_table,
+    vault_table,
+)
+from knowledge_assets.core.search.notes import (
+    AmbiguousNote,
+    UnknownNote,
+    UnknownSource,
+    get_doc,
+    list_tags,
+    locate,
+    similar,
+)
 
 MAX_LIMIT = 1000  # hits or notes a command prints at most
 SNIPPET_CHARS = 120
 SECTION_CHARS = 80
+SOURCE_HELP = (
+    "the note of this source (local, or a declared source's name) when several hold the path;"
+    " default: the vault's, else the only one that has it"
+)
 EMPTY_STORE = (
     "the store holds no notes yet: run `knowledge-assets demo` to ingest and embed a vault"
 )
@@ -70,11 +88,16 @@ def _store_is_empty(conn: psycopg.Connection) -> bool:
     return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM rag.chunks)").fetchone() == (True,)
 
 
+def _where(file_path: str, source: str) -> str:
+    """A note's path, and its source when it is not the vault's: what `get` needs to reach it."""
+    return file_path if source == source_name(vault_table()) else f"{file_path} ({source})"
+
+
 def _print_response(response: SearchResponse) -> None:
     for i, h in enumerate(response.hits, start=1):
         where = " › ".join(p for p in (h.title, h.heading) if p)
         say(f"{i:2d}. {where}")
-        say(f"    {h.file_path}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
+        say(f"    {_where(h.file_path, h.source)}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:
             say(f"    tags: {', '.join(h.tags)}")
         if h.url:
@@ -134,38 +157,62 @@ def _search(args: argparse.Namespace) -> int:
 def _similar(args: argparse.Namespace) -> int:
     with _connect() as conn:
         try:
-            notes = similar(conn, args.path, limit=args.limit)
+            notes = similar(conn, args.path, limit=args.limit, source=args.source)
+            ref = locate(conn, args.path, args.source, latest_only=True)
         except UnknownNote:
-            return _fail(f"no latest note at {args.path!r} (see `knowledge-assets get`)")
-        except NoActiveModel as exc:
-            return _fail(str(exc))
+            where = in_source(args.source)
+            return _fail(f"no latest note at {args.path!r}{where} (see `knowledge-assets get`)")
+        except (NoActiveModel, UnknownSource, AmbiguousNote) as exc:
+            return _fail(_lookup_error(exc))
+    if ref is not None and ref.also_in:
+        print(
+            f"note: similar to the note of {ref.source}; {_also_in(ref.also_in)}", file=sys.stderr
+        )
     if args.json:
         _print_json([asdict(n) for n in notes])
         return 0
     for i, n in enumerate(notes, start=1):
         say(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
-        say(f"    {n.file_path} › {n.heading}")
+        say(f"    {_where(n.file_path, n.source)} › {n.heading}")
         say(f"    {snippet(n.content, SNIPPET_CHARS)}")
     if not notes:
         say("no similar notes")
     return 0
 
 
+def _lookup_error(exc: Exception) -> str:
+    return exc.explain("--source NAME") if isinstance(exc, AmbiguousNote) else str(exc)
+
+
+def _also_in(others: tuple[str, ...] | list[str]) -> str:
+    """The line saying that other sources hold a note at the same path, and how to read them."""
+    if len(others) == 1:
+        return f"also in source {others[0]}: read it with --source {others[0]}"
+    return f"also in sources {', '.join(others)}: read one with --source NAME"
+
+
 def _get(args: argparse.Namespace) -> int:
     with _connect() as conn:
-        doc = get_doc(conn, args.path)
-        rejected = rejection(conn, args.path) if doc is None else None
+        try:
+            doc = get_doc(conn, args.path, args.source)
+        except (UnknownSource, AmbiguousNote) as exc:
+            return _fail(_lookup_error(exc))
+        table = source_table(args.source) if args.source else None
+        rejected = rejection(conn, args.path, table) if doc is None else None
+    where = in_source(args.source)
     if doc is None:
         if rejected:
-            return _fail(f"{args.path!r} is not stored: rejected because {rejected}")
-        return _fail(f"no note at {args.path!r}")
+            return _fail(f"{args.path!r}{where} is not stored: rejected because {rejected}")
+        return _fail(f"no note at {args.path!r}{where}")
     if args.json:
         _print_json(doc)
         return 0
     why = doc.get("not_searchable")
     state = f"not searchable: {why}" if why else "latest"
     say(f"# {doc['title'] or doc['file_path']}")
-    say(f"path: {doc['file_path']} · {state}")
+    say(f"path: {doc['file_path']} · source: {doc['source']} · {state}")
+    if doc["also_in"]:
+        say(_also_in(doc["also_in"]))
     if doc.get("file_rejected"):
         say(
             f"the file there now is rejected ({doc['file_rejected']}): this is its last good version"
@@ -234,5 +281,8 @@ def add_commands(sub: Any) -> None:
     sim = _add(sub, "similar", "notes similar to a note (active model)", _similar)
     sim.add_argument("path")
     sim.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=5, help="notes (default 5)")
-    _add(sub, "get", "print a note by path", _get).add_argument("path")
+    get = _add(sub, "get", "print a note by path", _get)
+    get.add_argument("path")
+    for parser in (sim, get):
+        parser.add_argument("--source", metavar="NAME", help=SOURCE_HELP)
     _add(sub, "tags", "tags of the latest notes with their counts", _tags)

@@ -153,9 +153,10 @@ def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> Non
     assert search["properties"]["limit"]["default"] == 5
     assert search["properties"]["mode"]["default"] == "hybrid"
     assert tools["get_doc"].input_schema["required"] == ["file_path"]
+    assert set(tools["get_doc"].input_schema["properties"]) == {"file_path", "section", "page", "source"}  # fmt: skip
     assert tools["list_tags"].input_schema.get("properties", {}) == {}
     similar = tools["similar_docs"].input_schema
-    assert set(similar["properties"]) == {"file_path", "limit"}
+    assert set(similar["properties"]) == {"file_path", "limit", "source"}
     assert similar["required"] == ["file_path"]
     for tool in tools.values():
         assert tool.description and len(tool.description) > 40

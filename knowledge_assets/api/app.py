@@ -26,6 +26,7 @@ from knowledge_assets.api import routes
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel
+from knowledge_assets.core.search.note_sources import AmbiguousNote, UnknownSource
 from knowledge_assets.mcp.reader import ServerBusy
 
 STATIC = Path(__file__).parent / "static"
@@ -55,6 +56,8 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (StoreUnavailable, 503, ""),
     (ServerBusy, 503, ""),
     (NoActiveModel, 409, " (or use keyword search)"),
+    (UnknownSource, 404, ""),
+    (AmbiguousNote, 409, ""),
     (LLMError, 502, ""),
     (LLMConfigError, 500, ""),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from sse_starlette.sse import EventSourceResponse
@@ -28,6 +28,7 @@ from knowledge_assets.core.chunks.tokenize import query_terms
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.fusion import HybridWeights
+from knowledge_assets.core.search.note_sources import in_source, source_name, source_table
 from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")
@@ -64,7 +65,7 @@ def _search_result(response: SearchResponse) -> dict[str, Any]:
         {
             "id": h.file_path, "title": h.title, "heading": h.heading, "parentHeading": h.parent_heading,
             "content": h.content, "score": round(h.score, 4), "matchType": _match_type(h),
-            "tags": list(h.tags), "chunkId": h.chunk_id,
+            "tags": list(h.tags), "chunkId": h.chunk_id, "source": h.source,
         }
         for h in response.hits
     ]  # fmt: skip
@@ -198,34 +199,41 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
         yield sse("error", {"error": str(exc)})
 
 
+Source = Annotated[str | None, Query(description="the note's source (as search results give it), when several sources hold the path; default: the vault's, else the only one that has it")]  # fmt: skip
+
+
 @router.get("/ai/similar/{note_id:path}", summary="Notes similar to a note")
-def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, le=50)) -> dict[str, Any]:  # fmt: skip
-    """Notes nearest in meaning to ``note_id`` (a vault-relative path), with a 200-character preview."""
+def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, le=50), source: Source = None) -> dict[str, Any]:  # fmt: skip
+    """Notes nearest in meaning to ``note_id`` (a vault-relative path) of ``source``, with a
+    200-character preview. ``alsoIn`` lists other sources holding the path when none was named."""
     note_id = _note_path(note_id)
 
-    def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[str, str]]:
+    def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[tuple[str, str], str], core_notes.NoteRef | None]:  # fmt: skip
         try:
-            notes = core_notes.similar(conn, note_id, limit=limit)
+            notes = core_notes.similar(conn, note_id, limit=limit, source=source)
         except core_notes.UnknownNote:
-            raise HTTPException(404, f"no current note at {note_id!r}") from None
-        return notes, _bodies(conn, [n.file_path for n in notes])
+            raise HTTPException(404, f"no current note at {note_id!r}{in_source(source)}") from None
+        ref = core_notes.locate(conn, note_id, source, latest_only=True)
+        return notes, _bodies(conn, [(n.source, n.file_path) for n in notes]), ref
 
-    notes, bodies = _read(request, run)
+    notes, bodies, ref = _read(request, run)
     data = [
-        {"id": n.file_path, "title": n.title, "score": round(n.score, 4), "tags": list(n.tags),
-         "preview": (bodies.get(n.file_path) or n.content)[:PREVIEW_CHARS]}
+        {"id": n.file_path, "source": n.source, "title": n.title, "score": round(n.score, 4),
+         "tags": list(n.tags), "preview": (bodies.get((n.source, n.file_path)) or n.content)[:PREVIEW_CHARS]}
         for n in notes
     ]  # fmt: skip
-    return {"success": True, "count": len(data), "data": data}
+    found = {"source": ref.source, "alsoIn": list(ref.also_in)} if ref else {}
+    return {"success": True, "count": len(data), "data": data} | found
 
 
-def _bodies(conn: Any, ids: list[str]) -> dict[str, str]:
+def _bodies(conn: Any, notes: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The body of each (source, path) note."""
     rows = conn.execute(
-        "SELECT DISTINCT ON (file_path) file_path, content FROM rag.latest_docs"
-        " WHERE file_path = ANY(%s) ORDER BY file_path, source_table",
-        (ids,),
+        "SELECT source_table, file_path, content FROM rag.latest_docs"
+        " WHERE (source_table, file_path) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+        ([source_table(s) for s, _ in notes], [p for _, p in notes]),
     ).fetchall()
-    return {r[0]: r[1].strip() for r in rows}
+    return {(source_name(r[0]), r[1]): r[2].strip() for r in rows}
 
 
 @router.get("/ai/qa/history", summary="Past questions and answers")
@@ -238,9 +246,9 @@ def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offs
     return {"success": True, "count": len(data), "total": total, "data": data}
 
 
-def _rendered_doc(conn: Any, note_id: str) -> dict[str, Any] | None:
-    """The latest version of the note with its body as HTML (``html``), or None."""
-    doc = core_notes.get_doc(conn, note_id)
+def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:
+    """The latest version of the note (of ``source``) with its body as HTML (``html``), or None."""
+    doc = core_notes.get_doc(conn, note_id, source)
     if doc is None or not doc.get("latest"):
         return None
     links = NoteLinks(doc["file_path"], lambda: core_notes.latest_paths(conn))
@@ -248,19 +256,20 @@ def _rendered_doc(conn: Any, note_id: str) -> dict[str, Any] | None:
 
 
 @router.get("/notes/{note_id:path}", summary="One note")
-def get_note(note_id: str, request: Request) -> dict[str, Any]:
-    """The current version of a note by its vault-relative path. ``content`` is its Markdown
-    body (without the frontmatter), ``html`` the same rendered for display: raw HTML in the note
-    is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name. Drafts and
-    superseded versions are not served."""
+def get_note(note_id: str, request: Request, source: Source = None) -> dict[str, Any]:
+    """The current version of a note by its vault-relative path (of ``source``). ``content`` is
+    its Markdown body (without the frontmatter), ``html`` the same rendered for display: raw HTML
+    in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name.
+    Drafts and superseded versions are not served. ``alsoIn`` lists other sources holding the
+    path when none was named."""
     note_id = _note_path(note_id)
-    doc = _read(request, lambda conn: _rendered_doc(conn, note_id))
+    doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source))
     if doc is None:
-        raise HTTPException(404, f"no current note at {note_id!r}")
-    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html")  # fmt: skip
+        raise HTTPException(404, f"no current note at {note_id!r}{in_source(source)}")
+    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source")  # fmt: skip
     # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
     data = {k: doc.get(k) for k in fields} | {
-        "id": doc["file_path"], "fileRejected": doc.get("file_rejected"),
+        "id": doc["file_path"], "fileRejected": doc.get("file_rejected"), "alsoIn": doc["also_in"],
     }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
-from knowledge_assets.core.search.notes import SimilarNote
+from knowledge_assets.core.search.notes import NoteRef, SimilarNote
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
@@ -65,6 +65,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
             "title": hit.title,
             "heading": _heading(hit.heading, hit.parent_heading),
             "path": hit.file_path,
+            "source": hit.source,
             "score": round(float(hit.score), 4),
             "retrievers": list(hit.retrievers),
             "tags": list(hit.tags),
@@ -88,14 +89,20 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
     return result
 
 
-def similar_result(file_path: str, notes: Sequence[SimilarNote]) -> dict[str, Any]:
-    """Notes similar to ``file_path``, best first."""
-    return {
+def similar_result(
+    file_path: str, notes: Sequence[SimilarNote], ref: NoteRef | None = None
+) -> dict[str, Any]:
+    """Notes similar to ``file_path`` (the note ``ref`` of its source), best first."""
+    found: dict[str, Any] = {"source": ref.source} if ref else {}
+    if ref and ref.also_in:
+        found["also_in"] = list(ref.also_in)
+    return found | {
         "file_path": file_path,
         "similar": [
             {
                 "title": n.title,
                 "path": n.file_path,
+                "source": n.source,
                 "score": round(float(n.score), 4),
                 "heading": n.heading,
                 "tags": list(n.tags),
@@ -161,6 +168,10 @@ def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = Non
     """A note as text: a short metadata header, ``---``, then the Markdown body (or ``body``,
     the part of it that ``part`` describes)."""
     lines = [f"path: {doc['file_path']}", f"title: {doc.get('title') or ''}"]
+    if doc.get("source"):
+        lines.append(f"source: {doc['source']}")
+    if doc.get("also_in"):
+        lines.append(f"also in: {', '.join(doc['also_in'])} (pass one as source to read its note)")
     for key in ("tags", "aliases"):
         if doc.get(key):
             lines.append(f"{key}: {_listed(doc[key])}")

@@ -25,6 +25,7 @@ class SearchHit(_Open):
     title: str | None = None
     heading: str | None = None
     path: str
+    source: str | None = None  # with path, what get_doc and similar_docs take
     score: float
     retrievers: list[str] = []
     tags: list[str] = []
@@ -42,6 +43,7 @@ class SearchDocsOutput(_Open):
 class SimilarNote(_Open):
     title: str | None = None
     path: str
+    source: str | None = None
     score: float
     heading: str | None = None
     tags: list[str] = []
@@ -49,6 +51,7 @@ class SimilarNote(_Open):
 
 
 class SimilarDocsOutput(_Open):
+    source: str | None = None  # the source of the note compared with
     file_path: str
     similar: list[SimilarNote]
 

@@ -24,6 +24,7 @@ from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import rejection
+from knowledge_assets.core.search.note_sources import in_source, source_table
 from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
@@ -45,6 +46,7 @@ INSTRUCTIONS = (
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "vector", "keyword"]
+Source = Annotated[str | None, Field(description="The note's source, as search_docs returned it (e.g. 'local', 'books'), when several sources hold the path; default: the vault's note, else the only one there is.")]  # fmt: skip
 T = TypeVar("T")
 
 
@@ -74,7 +76,7 @@ class KnowledgeTools:
         Higher scores are better: cosine similarity in vector mode, BM25 in keyword mode and in
         hybrid mode the BM25 score and the cosine similarity, each scaled to 0..1 over the
         query's candidates, added with weights (only the order matters).
-        Pass a hit's path to get_doc to read the whole note. Only the latest version of each
+        Pass a hit's path and source to get_doc to read the whole note. Only the latest version of each
         note is searched; drafts and superseded versions are left out. Returns compact JSON with
         the timings in milliseconds.
         """
@@ -105,6 +107,7 @@ class KnowledgeTools:
         file_path: Annotated[str, Field(description="The note's vault-relative path, exactly as search_docs or similar_docs returned it, e.g. 'projects/garden.md'.")],
         section: Annotated[str | None, Field(description="Only this section: its heading as search_docs showed it (## or ###).")] = None,
         page: Annotated[int, Field(description="Which page of a long note (about 6,000 characters each).", ge=1)] = 1,
+        source: Source = None,
     ) -> str:  # fmt: skip
         """Return a note: a metadata header (path, title, tags, aliases, dates), a line '---',
         then the Markdown body. A long note comes in pages (the header says 'page: 1/3' and lists
@@ -113,19 +116,22 @@ class KnowledgeTools:
         Superseded and empty versions are returned too, with a line 'not searchable:' saying why
         (empty, superseded by X, could not be chunked). Drafts are never served: the error says
         the note is a draft, and a rejected file's error says why it was rejected. An unknown
-        path or one outside the vault (absolute, '..') is an error.
+        path or one outside the vault (absolute, '..') is an error. When several sources hold
+        the path, pass the hit's source; without one the vault's note is returned (the header
+        says 'also in:'), and a path only other sources share is an error naming them.
         """
-        path = self._path(file_path)
-        doc = self._call(lambda conn: self._find_doc(conn, path))
+        path, where = self._path(file_path), in_source(source)
+        doc = self._call(lambda conn: self._find_doc(conn, path, source))
         if doc is None:
-            rejected = self._call(lambda conn: rejection(conn, path))
+            table = source_table(source) if source else None
+            rejected = self._call(lambda conn: rejection(conn, path, table))
             if rejected:
-                raise ToolError(f"{path!r} is not stored: rejected because {rejected}")
+                raise ToolError(f"{path!r}{where} is not stored: rejected because {rejected}")
         elif not (doc.get("latest", True) or doc.get("superseded_by")):
             why = doc.get("not_searchable") or "not searchable"
             raise ToolError(f"{path!r} is not served: {why}")
         if doc is None:
-            raise ToolError(f"no note at {path!r}; search_docs returns valid paths")
+            raise ToolError(f"no note at {path!r}{where}; search_docs returns valid paths")
         try:
             return fmt.document_part(doc, section, page)
         except LookupError as exc:
@@ -140,28 +146,32 @@ class KnowledgeTools:
         self,
         file_path: Annotated[str, Field(description="The vault-relative path of the note to compare with, as search_docs returned it.")],
         limit: Annotated[int, Field(description="How many similar notes to return.", ge=1, le=50)] = 5,
+        source: Source = None,
     ) -> Annotated[CallToolResult, schemas.SimilarDocsOutput]:  # fmt: skip
         """Find the notes most similar in meaning to the given note (by their embeddings).
 
         The note itself and its older or newer versions are never listed. Each result has the
-        title, path, score, the best-matching section heading, tags and a snippet. Returns
-        compact JSON.
+        title, path, source, score, the best-matching section heading, tags and a snippet.
+        Returns compact JSON. Name the note's source as for get_doc.
         """
         path = self._path(file_path)
 
-        def run(conn: psycopg.Connection) -> list[core_notes.SimilarNote] | None:
+        def run(
+            conn: psycopg.Connection,
+        ) -> tuple[list[core_notes.SimilarNote], core_notes.NoteRef | None] | None:
             try:
-                return core_notes.similar(conn, path, limit=limit)
+                notes = core_notes.similar(conn, path, limit=limit, source=source)
             except core_notes.UnknownNote:
                 return None
+            return notes, core_notes.locate(conn, path, source, latest_only=True)
 
-        notes = self._call(run)
-        if notes is None:
+        found = self._call(run)
+        if found is None:
             raise ToolError(
-                f"no current note at {path!r} (unknown, a draft or a superseded version); "
+                f"no current note at {path!r}{in_source(source)} (unknown, a draft or a superseded version); "
                 "search_docs returns valid paths"
             )
-        return schemas.structured(fmt.similar_result(path, notes))
+        return schemas.structured(fmt.similar_result(path, *found))
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)
@@ -170,12 +180,12 @@ class KnowledgeTools:
         return self.store.cached_embedder(info.model, lambda: core_search.query_embedder(conn))
 
     @staticmethod
-    def _find_doc(conn: psycopg.Connection, path: str) -> dict[str, Any] | None:
+    def _find_doc(conn: psycopg.Connection, path: str, source: str | None) -> dict[str, Any] | None:
         # Vaults written on macOS may store decomposed (NFD) Japanese file names.
         for candidate in dict.fromkeys(
             [path, *(unicodedata.normalize(f, path) for f in ("NFC", "NFD"))]
         ):
-            doc = core_notes.get_doc(conn, candidate)
+            doc = core_notes.get_doc(conn, candidate, source)
             if doc is not None:
                 return doc
         return None

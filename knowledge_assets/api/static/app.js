@@ -35,8 +35,13 @@ function escape(text) {
   return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
-function noteUrl(id) {
-  return "/notes/" + id.split("/").map(encodeURIComponent).join("/");
+// A note is its path and, since several sources may hold one path, its source: a/b.md?source=books.
+function noteRef(id, source) {
+  return id.split("/").map(encodeURIComponent).join("/") + (source ? "?source=" + encodeURIComponent(source) : "");
+}
+
+function noteUrl(id, source) {
+  return "/notes/" + noteRef(id, source);
 }
 
 // Snippets: code fences and image syntax dropped, whitespace folded, query terms highlighted.
@@ -108,16 +113,17 @@ async function restoreSearch() {
 function renderResults(data, query) {
   const groups = new Map();
   for (const hit of data.data) {
-    if (!groups.has(hit.id)) groups.set(hit.id, { title: hit.title, tags: hit.tags, hits: [] });
-    groups.get(hit.id).hits.push(hit);
+    const key = JSON.stringify([hit.source, hit.id]);
+    if (!groups.has(key)) groups.set(key, { id: hit.id, source: hit.source, title: hit.title, tags: hit.tags, hits: [] });
+    groups.get(key).hits.push(hit);
   }
   const terms = data.terms.length ? data.terms : [query];
   $("search-status").textContent = groups.size
     ? `${groups.size} 件のノート（${data.count} 箇所）· ${Math.round(data.timing.total)} ms`
     : "一致するノートはありませんでした。別の言葉やモードで試してください。";
-  $("results").innerHTML = [...groups.entries()].map(([id, g]) => `
+  $("results").innerHTML = [...groups.values()].map((g) => `
     <div class="result">
-      <h3><a href="${noteUrl(id)}">${escape(g.title || id)}</a><span class="path">${escape(id)}</span></h3>
+      <h3><a href="${noteUrl(g.id, g.source)}">${escape(g.title || g.id)}</a><span class="path">${escape(g.id)}</span></h3>
       <div class="tags">${tagChips(g.tags)}</div>
       ${g.hits.slice(0, 3).map((h) => `
         <div class="section">
@@ -223,7 +229,7 @@ async function loadTags() {
 async function showNote(id) {
   $("home").hidden = true; $("note-view").hidden = false;
   try {
-    const { data } = await api("/api/notes/" + id.split("/").map(encodeURIComponent).join("/"));
+    const { data } = await api("/api/notes/" + noteRef(id, params.get("source")));
     document.title = (data.title || id) + " · ノート検索";
     $("note-title").textContent = data.title || id;
     $("note-meta").textContent = [id, data.created && "作成 " + data.created, data.updated && "更新 " + data.updated].filter(Boolean).join(" · ");
@@ -236,8 +242,8 @@ async function showNote(id) {
     return;
   }
   try {
-    const similar = await api("/api/ai/similar/" + id.split("/").map(encodeURIComponent).join("/"));
-    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id)}">${escape(n.title || n.id)}</a><div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+    const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
+    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a><div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(err.message) + "</li>";
   }

@@ -219,12 +219,13 @@ def _reason(exc: BaseException) -> str:
 
 def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[SearchHit]:
     """The first ``limit`` distinct notes of ``hits`` (in rank order): each note's best hit, with
-    up to ``sections`` of its later hits attached."""
-    best: dict[str, SearchHit] = {}
-    more: dict[str, list[SearchHit]] = {}
+    up to ``sections`` of its later hits attached. Two sources' notes at one path are two notes."""
+    best: dict[tuple[str, str], SearchHit] = {}
+    more: dict[tuple[str, str], list[SearchHit]] = {}
     for hit in hits:
-        if hit.file_path in best:
-            more[hit.file_path].append(hit)
+        note = (hit.source, hit.file_path)
+        if note in best:
+            more[note].append(hit)
         elif len(best) < limit:
-            best[hit.file_path], more[hit.file_path] = hit, []
+            best[note], more[note] = hit, []
     return [replace(h, sections=tuple(more[p][:sections])) for p, h in best.items()]

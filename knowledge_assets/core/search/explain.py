@@ -9,22 +9,27 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from knowledge_assets.core.ingest.conventions import Conventions
+from knowledge_assets.core.search.note_sources import VAULT_TABLES
 
 
 def why_not_searchable(
-    conn: psycopg.Connection, file_path: str, conventions: Conventions | None = None
-) -> str | None:
-    """A short reason ``file_path`` is not searched, or None when it is a searchable note.
+    conn: psycopg.Connection, file_path: str, conventions: Conventions | None = None,
+    table: str | None = None,
+) -> str | None:  # fmt: skip
+    """A short reason ``file_path`` (of source table ``table``, else of any source) is not
+    searched, or None when it is a searchable note.
 
     Unknown paths give None too: the caller says "no note at ...".
     """
     latest = conn.execute(
         "SELECT f.step, f.reason FROM rag.latest_docs d"
         " LEFT JOIN rag.note_failures f ON f.document_id = d.id"
-        " WHERE d.file_path = %s ORDER BY f.step LIMIT 1",
-        (file_path,),
+        " WHERE d.file_path = %s AND (%s::text IS NULL OR d.source_table = %s)"
+        " ORDER BY f.step LIMIT 1",
+        (file_path, table, table),
     ).fetchone()
     if latest is not None:
         step, reason = latest
@@ -32,18 +37,21 @@ def why_not_searchable(
             return None
         verb = "chunked" if step == "chunks" else "embedded"
         return f"could not be {verb}: {reason}"
-    return _excluded(conn, file_path, conventions or Conventions())
+    return _excluded(conn, file_path, conventions or Conventions(), table)
 
 
-def _excluded(conn: psycopg.Connection, file_path: str, conventions: Conventions) -> str | None:
+def _excluded(
+    conn: psycopg.Connection, file_path: str, conventions: Conventions, table: str | None
+) -> str | None:
     row = conn.execute(
-        "SELECT superseded_by FROM rag.superseded_docs WHERE file_path = %s LIMIT 1",
-        (file_path,),
+        "SELECT superseded_by FROM rag.superseded_docs WHERE file_path = %s"
+        " AND (%s::text IS NULL OR source_table = %s) LIMIT 1",
+        (file_path, table, table),
     ).fetchone()
     if row is not None:
         return f"superseded by {row[0]}"
-    rejected = rejection(conn, file_path)
-    stored = _stored(conn, file_path)
+    rejected = rejection(conn, file_path, table)
+    stored = _stored(conn, file_path, table)
     if stored is None:
         return f"rejected because {rejected}" if rejected else None
     frontmatter, has_body = stored
@@ -68,11 +76,14 @@ def rejection(conn: psycopg.Connection, file_path: str, table: str | None = None
     return str(row[0]) if row else None
 
 
-def _stored(conn: psycopg.Connection, file_path: str) -> tuple[dict[str, Any], bool] | None:
+def _stored(
+    conn: psycopg.Connection, file_path: str, table: str | None
+) -> tuple[dict[str, Any], bool] | None:
+    query = sql.SQL("SELECT frontmatter, has_body FROM {} WHERE file_path = %(p)s")
+    tables = [table] if table else list(VAULT_TABLES)
     row = conn.execute(
-        "SELECT frontmatter, has_body FROM raw.docs_local WHERE file_path = %(p)s"
-        " UNION ALL SELECT frontmatter, has_body FROM raw.docs_github WHERE file_path = %(p)s"
-        " LIMIT 1",
+        sql.SQL(" UNION ALL ").join(query.format(sql.Identifier("raw", t)) for t in tables)
+        + sql.SQL(" LIMIT 1"),
         {"p": file_path},
     ).fetchone()
     return (row[0], bool(row[1])) if row else None

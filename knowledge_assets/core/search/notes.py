@@ -1,6 +1,8 @@
 """Reads of single notes: notes similar to one, a note by path, and the tags in use.
 
-Search (:mod:`knowledge_assets.core.search`) ranks chunks for a query; these start from a note.
+Search (:mod:`knowledge_assets.core.search`) ranks chunks for a query; these start from a note,
+named by its path and, where several sources hold that path, its source
+(:mod:`knowledge_assets.core.search.note_sources`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,26 @@ import psycopg
 
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
+from knowledge_assets.core.search.note_sources import (
+    AmbiguousNote,
+    NoteRef,
+    UnknownSource,
+    locate,
+    source_name,
+)
 
-__all__ = ["SimilarNote", "UnknownNote", "get_doc", "latest_paths", "list_tags", "similar"]
+__all__ = [
+    "AmbiguousNote",
+    "NoteRef",
+    "SimilarNote",
+    "UnknownNote",
+    "UnknownSource",
+    "get_doc",
+    "latest_paths",
+    "list_tags",
+    "locate",
+    "similar",
+]
 
 
 class UnknownNote(KeyError):
@@ -30,26 +50,34 @@ class SimilarNote:
     heading: str
     content: str
     tags: tuple[str, ...]
+    source: str  # the source's name: with file_path, what get and similar take
 
 
-def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list[SimilarNote]:
+def similar(
+    conn: psycopg.Connection, file_path: str, *, limit: int = 5, source: str | None = None
+) -> list[SimilarNote]:
     """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first.
 
-    The note itself and every version of it (older or newer, through ``previous``) are left
-    out. Raises :class:`UnknownNote` when ``file_path`` is not a latest note and
-    :class:`NoActiveModel` before any model is active.
+    ``source`` names the source of the note (None: as :func:`locate` chooses). The note itself
+    and every version of it (older or newer, through ``previous``) are left out; a note of
+    another source at the same path is another note. Raises :class:`UnknownNote` when
+    ``file_path`` is not a latest note, :class:`NoActiveModel` before any model is active, and
+    :class:`UnknownSource` / :class:`AmbiguousNote` as :func:`locate` does.
     """
     info = search_sql.get_model(conn)
     if info is None:
         raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
-    vector, family = notes_sql.note_vector(conn, info, file_path)
+    ref = locate(conn, file_path, source, latest_only=True)
+    if ref is None:
+        raise UnknownNote(file_path)
+    vector, family = notes_sql.note_vector(conn, info, file_path, ref.table)
     if vector is None:
-        if not notes_sql.is_latest(conn, file_path):
-            raise UnknownNote(file_path)
         return []
     k = max(8 * limit, 40)
     while True:
-        rows, got = notes_sql.similar_notes(conn, info, vector, exclude=family, limit=limit, k=k)
+        rows, got = notes_sql.similar_notes(
+            conn, info, vector, table=ref.table, exclude=family, limit=limit, k=k
+        )
         if len(rows) >= limit or got < k or k >= hnsw_scan.EF_SEARCH_MAX:
             break
         k = min(4 * k, hnsw_scan.EF_SEARCH_MAX)
@@ -57,30 +85,37 @@ def similar(conn: psycopg.Connection, file_path: str, *, limit: int = 5) -> list
         SimilarNote(
             file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
             heading=r["heading"], content=r["content"], tags=tuple(r["tags"] or ()),
+            source=source_name(r["source_table"]),
         )
         for r in rows
     ]  # fmt: skip
 
 
-def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
-    """A note by path: the latest version (``latest`` true), else a stored older or draft
-    version (``latest`` false, ``superseded_by`` set when a newer version exists), else None.
+def get_doc(
+    conn: psycopg.Connection, file_path: str, source: str | None = None
+) -> dict[str, Any] | None:
+    """A note by path (in ``source``; None: as :func:`locate` chooses): the latest version
+    (``latest`` true), else a stored older or draft version (``latest`` false,
+    ``superseded_by`` set when a newer version exists), else None.
 
-    ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
-    rejected because Y, could not be chunked), or is None for a searchable note.
-    ``file_rejected`` is the reason the file now at the path was rejected (emptied, broken
-    YAML): what is returned is then its last good version, or None."""
+    ``source`` is the source read; ``also_in`` names the other sources holding the path when
+    none was given. ``not_searchable`` says why search does not return it (draft, empty,
+    superseded by X, rejected because Y, could not be chunked), or is None for a searchable
+    note. ``file_rejected`` is the reason the file now at the path was rejected (emptied,
+    broken YAML): what is returned is then its last good version, or None."""
     from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 
-    doc = notes_sql.get_doc(conn, file_path)
-    if doc is not None:
+    ref = locate(conn, file_path, source)
+    doc = notes_sql.get_doc(conn, file_path, ref.table) if ref is not None else None
+    if ref is not None and doc is not None:
         settings = SourceSettings.from_env()
         conventions = Conventions(
             settings.draft_markers, settings.created_keys, settings.updated_keys
         )
-        doc["not_searchable"] = why_not_searchable(conn, doc["file_path"], conventions)
-        doc["file_rejected"] = rejection(conn, doc["file_path"], doc.get("source_table"))
+        doc["source"], doc["also_in"] = ref.source, list(ref.also_in)
+        doc["not_searchable"] = why_not_searchable(conn, file_path, conventions, ref.table)
+        doc["file_rejected"] = rejection(conn, file_path, ref.table)
     return doc
 
 

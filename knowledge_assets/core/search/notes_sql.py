@@ -18,57 +18,60 @@ from knowledge_assets.core.search.search_sql import ModelInfo, fetch_dicts
 
 
 def note_vector(
-    conn: psycopg.Connection, model: ModelInfo, file_path: str
+    conn: psycopg.Connection, model: ModelInfo, file_path: str, table: str
 ) -> tuple[str | None, list[str]]:
-    """The mean vector of a latest note's chunks (text form) and every path of its versions.
+    """The mean vector of a latest note's chunks (text form) and every path of its versions,
+    all in the source of raw table ``table``.
 
     Versions are followed both ways through rag.superseded_docs, so neither an older nor a newer
-    version of the note counts as "similar" to it.
+    version of the note counts as "similar" to it. ``previous`` names a note of the same source.
     """
     row = conn.execute(
         sql.SQL(
             "WITH RECURSIVE fam(path) AS (SELECT %(p)s::text UNION"
             " SELECT CASE WHEN s.superseded_by = fam.path THEN s.file_path ELSE s.superseded_by END"
             " FROM rag.superseded_docs s JOIN fam"
-            " ON s.superseded_by = fam.path OR s.file_path = fam.path)"
+            " ON s.source_table = %(t)s AND (s.superseded_by = fam.path OR s.file_path = fam.path))"
             " SELECT (SELECT avg(e.embedding::vector({dims}))::text FROM rag.latest_docs d"
             "  JOIN rag.chunks c ON c.document_id = d.id"
             "  JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
             "   AND i.chunk_hash = c.text_hash"
             "  JOIN rag.embeddings e ON e.model = i.model AND e.text_hash = i.text_hash"
-            "  WHERE d.file_path = %(p)s), (SELECT array_agg(path) FROM fam)"
+            "  WHERE d.file_path = %(p)s AND d.source_table = %(t)s), (SELECT array_agg(path) FROM fam)"
         ).format(
             dims=sql.Literal(int(model.dims)),
             model=sql.Literal(model.model),
             template=sql.Literal(model.template),
         ),
-        {"p": file_path},
+        {"p": file_path, "t": table},
     ).fetchone()
     return (row[0], list(row[1] or [])) if row else (None, [file_path])
 
 
 def similar_notes(
-    conn: psycopg.Connection, model: ModelInfo, vector: str, *, exclude: Sequence[str],
-    limit: int, k: int,
+    conn: psycopg.Connection, model: ModelInfo, vector: str, *, table: str,
+    exclude: Sequence[str], limit: int, k: int,
 ) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
-    """Notes owning the ``k`` nearest chunks to ``vector``, best chunk first, minus ``exclude``;
-    and how many neighbours the index returned (fewer than ``k``: the index is exhausted)."""
+    """Notes owning the ``k`` nearest chunks to ``vector``, best chunk first, minus the paths
+    ``exclude`` of the source of raw table ``table``; and how many neighbours the index returned
+    (fewer than ``k``: the index is exhausted)."""
     vt = vec_type(model.dims)
     query = sql.SQL(
         "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
         "  FROM rag.embeddings e WHERE e.model = {model}"
         "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s)"
-        " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.title, d.tags,"
+        " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.source_table, d.title, d.tags,"
         "  max(1 - nn.dist) AS score, (array_agg(c.heading ORDER BY nn.dist, c.id))[1] AS heading,"
         "  (array_agg(c.content ORDER BY nn.dist, c.id))[1] AS content"
         " FROM nn JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
         "  AND i.text_hash = nn.text_hash JOIN rag.chunks c ON c.text_hash = i.chunk_hash"
         " JOIN rag.latest_docs d ON d.id = c.document_id"
-        " WHERE NOT d.file_path = ANY(%(ex)s::text[])"
+        " WHERE NOT (d.source_table = %(t)s AND d.file_path = ANY(%(ex)s::text[]))"
         " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
     ).format(vt=vt, model=sql.Literal(model.model), template=sql.Literal(model.template))
     set_hnsw_scan(conn, ef_search=k)
-    rows = fetch_dicts(conn, query, {"q": vector, "k": k, "ex": list(exclude), "limit": limit})
+    params = {"q": vector, "k": k, "t": table, "ex": list(exclude), "limit": limit}
+    rows = fetch_dicts(conn, query, params)
     if rows:
         return rows, int(rows[0]["nn_count"])
     count = conn.execute(
@@ -79,17 +82,18 @@ def similar_notes(
     return [], min(k, int(count[0]) if count else 0)
 
 
-def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
-    """A note by path: the latest version, else a stored older/draft version (``latest`` false)."""
+def get_doc(conn: psycopg.Connection, file_path: str, table: str) -> dict[str, Any] | None:
+    """The note at ``file_path`` in the source of raw table ``table``: the latest version, else
+    a stored older/draft version (``latest`` false)."""
     latest = fetch_dicts(
         conn,
         sql.SQL(
             "SELECT file_path, title, tags, aliases, content_type, created, updated, frontmatter,"
             " content, true AS latest, NULL::text AS superseded_by, doc_type AS type, top_heading,"
             " url, source_table FROM rag.latest_docs"
-            " WHERE file_path = %(p)s ORDER BY source_table LIMIT 1"
+            " WHERE file_path = %(p)s AND source_table = %(t)s"
         ),
-        {"p": file_path},
+        {"p": file_path, "t": table},
     )
     if latest:
         return latest[0]
@@ -102,11 +106,11 @@ def get_doc(conn: psycopg.Connection, file_path: str) -> dict[str, Any] | None:
             " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
             " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by,"
             " NULL::text AS type, r.frontmatter->>'heading' AS top_heading, NULL::text AS url,"
-            " r.source_table FROM raw.docs r LEFT JOIN rag.superseded_docs s"
-            " ON s.file_path = r.file_path AND s.source_table = r.source_table"
-            " WHERE r.file_path = %(p)s ORDER BY r.source_table LIMIT 1"
-        ),
-        {"p": file_path},
+            " %(t)s::text AS source_table FROM {raw} r LEFT JOIN rag.superseded_docs s"
+            " ON s.file_path = r.file_path AND s.source_table = %(t)s"
+            " WHERE r.file_path = %(p)s"
+        ).format(raw=sql.Identifier("raw", table)),
+        {"p": file_path, "t": table},
     )
     return stored[0] if stored else None
 
@@ -115,12 +119,6 @@ def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     """(tag, number of latest notes carrying it), most used first."""
     rows = conn.execute("SELECT tag, count FROM rag.list_all_tags()").fetchall()
     return [(r[0], int(r[1])) for r in rows]
-
-
-def is_latest(conn: psycopg.Connection, file_path: str) -> bool:
-    """Whether ``file_path`` is a latest note."""
-    row = conn.execute("SELECT 1 FROM rag.latest_docs WHERE file_path = %s", (file_path,))
-    return row.fetchone() is not None
 
 
 def latest_paths(conn: psycopg.Connection) -> list[str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from knowledge_assets.core.search.note_sources import source_name
+
 __all__ = ["SearchHit", "SearchResponse", "make_hit", "payload", "snippet"]
 
 
@@ -22,6 +24,7 @@ class SearchHit:
     retrievers: tuple[str, ...]  # which of ("vector", "keyword") found it
     tags: tuple[str, ...]
     chunk_id: str
+    source: str  # the note's source (``local``, ``books``): with file_path, what names the note
     type: str = "markdown_note"  # seed 004: markdown_note | bookmark_json
     content_type: str | None = None  # notes | books | articles (or the note's own)
     top_heading: str | None = None  # frontmatter ``heading`` or the source's default
@@ -57,6 +60,7 @@ def make_hit(row: dict[str, Any], score: float, retrievers: tuple[str, ...]) -> 
         retrievers=retrievers,
         tags=tuple(row["tags"] or ()),
         chunk_id=str(row["chunk_id"]),
+        source=source_name(row["source_table"]),
         **payload(row),
     )
 

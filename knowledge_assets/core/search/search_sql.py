@@ -33,7 +33,7 @@ EXACT_MAX_ROWS = 5000
 EXACT_FEW_ROWS = 1000
 EXACT_MAX_SHARE = 0.05
 HIT_COLUMNS = sql.SQL(
-    "c.id AS chunk_id, d.file_path, d.title, c.heading, c.parent_heading, c.heading_path,"
+    "c.id AS chunk_id, d.file_path, d.source_table, d.title, c.heading, c.parent_heading, c.heading_path,"
     " c.content, d.tags, d.content_type, d.doc_type, d.top_heading, c.heading_parts,"
     " coalesce(c.url, d.url) AS url, d.created, d.updated"
 )

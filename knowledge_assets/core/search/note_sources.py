@@ -1,0 +1,151 @@
+"""Which source a note is read from when several sources hold the same path.
+
+A note is identified by its source and its path: ``rag.latest_docs`` is unique on
+``(source_table, file_path)``, so the vault and a declared source may both hold
+``daily/2024-01-01.md``. A source's name is its raw table without ``docs_`` (``local`` or
+``github`` for the vault of ``KA_SOURCE``, ``books`` for ``raw.docs_books``).
+
+A path given without a source names the vault's note when the vault has one, else the note of
+the one source that has it; a path that several other sources hold is :class:`AmbiguousNote`.
+Latest notes come first: a draft in the vault does not hide a current note of another source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from knowledge_assets.core.settings import env
+
+__all__ = ["AmbiguousNote", "NoteRef", "UnknownSource", "in_source", "locate", "source_name"]
+
+VAULT_TABLES = ("docs_local", "docs_github")
+
+
+class UnknownSource(ValueError):
+    """A source name that names no source of the store."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        self.name, self.known = name, tuple(known)
+        super().__init__(f"unknown source {name!r}: the sources are {', '.join(self.known)}")
+
+
+class AmbiguousNote(LookupError):
+    """A path held by several sources, none of them the vault, and no source given."""
+
+    def __init__(self, file_path: str, sources: Iterable[str]) -> None:
+        self.file_path, self.sources = file_path, tuple(sources)
+        super().__init__(self.explain("source=NAME"))
+
+    def explain(self, option: str) -> str:
+        """The one-line error, telling how to name a source with ``option`` (``--source NAME``)."""
+        return (
+            f"{self.file_path!r} is in more than one source ({', '.join(self.sources)}):"
+            f" pass {option} to say which"
+        )
+
+
+@dataclass(frozen=True)
+class NoteRef:
+    """One stored note: its path and its source's raw table; ``also_in`` names the other
+    sources holding the same path when the source was chosen by the rule above."""
+
+    file_path: str
+    table: str
+    also_in: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return source_name(self.table)
+
+
+def source_name(table: str) -> str:
+    """The name of the source whose raw table is ``table`` (``docs_books`` -> ``books``)."""
+    return table.removeprefix("docs_")
+
+
+def in_source(source: str | None) -> str:
+    """`` in source NAME`` for messages about a note of a named source, else nothing."""
+    return f" in source {source}" if source else ""
+
+
+def source_table(name: str) -> str:
+    """The raw table of the source named ``name`` (``books`` -> ``docs_books``)."""
+    return f"docs_{name}"
+
+
+def vault_table() -> str:
+    """The raw table of the vault configured by ``KA_SOURCE``."""
+    return "docs_github" if env("KA_SOURCE", "local") == "github" else "docs_local"
+
+
+def known_sources(conn: psycopg.Connection) -> dict[str, str]:
+    """name -> raw table of every source: the vault, the declared sources, and the other vault
+    table while it still holds files (``KA_SOURCE`` was switched); the vault first."""
+    vault = vault_table()
+    rows = conn.execute(
+        "SELECT source_table FROM meta.sources"
+        " UNION SELECT 'docs_local' WHERE %(v)s = 'docs_local'"
+        "  OR EXISTS (SELECT 1 FROM raw.docs_local)"
+        " UNION SELECT 'docs_github' WHERE %(v)s = 'docs_github'"
+        "  OR EXISTS (SELECT 1 FROM raw.docs_github)",
+        {"v": vault},
+    ).fetchall()
+    tables = sorted((r[0] for r in rows), key=lambda t: (t != vault, t))
+    return {source_name(t): t for t in tables}
+
+
+def locate(
+    conn: psycopg.Connection, file_path: str, source: str | None = None, *,
+    latest_only: bool = False,
+) -> NoteRef | None:  # fmt: skip
+    """The note at ``file_path`` in ``source`` (any, by the rule above, when None), or None
+    when no such note is stored (with ``latest_only``: no latest note). Raises
+    :class:`UnknownSource` and :class:`AmbiguousNote`."""
+    known = known_sources(conn)
+    if source is not None and source not in known:
+        raise UnknownSource(source, known)
+    tables = [known[source]] if source is not None else list(known.values())
+    latest = _latest_tables(conn, file_path, tables)
+    stored = [] if latest_only else _stored_tables(conn, file_path, tables)
+    vault = vault_table()
+    table = choose(file_path, latest, vault) or choose(file_path, stored, vault)
+    if table is None:
+        return None
+    others = [] if source is not None else sorted({*latest, *stored} - {table})
+    return NoteRef(file_path, table, tuple(source_name(t) for t in others))
+
+
+def choose(file_path: str, tables: list[str], vault: str) -> str | None:
+    """Which of ``tables`` holding ``file_path`` a path alone names: ``vault``, else the only
+    one; raises :class:`AmbiguousNote` for several others."""
+    if vault in tables:
+        return vault
+    if len(tables) > 1:
+        raise AmbiguousNote(file_path, sorted(source_name(t) for t in tables))
+    return tables[0] if tables else None
+
+
+def _latest_tables(conn: psycopg.Connection, file_path: str, tables: list[str]) -> list[str]:
+    rows = conn.execute(
+        "SELECT source_table FROM rag.latest_docs WHERE file_path = %s"
+        " AND source_table = ANY(%s) ORDER BY source_table",
+        (file_path, tables),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _stored_tables(conn: psycopg.Connection, file_path: str, tables: list[str]) -> list[str]:
+    """The tables among ``tables`` whose raw table holds a version of ``file_path``."""
+    if not tables:
+        return []
+    query = sql.SQL(" UNION ALL ").join(
+        sql.SQL("SELECT {name} FROM {table} WHERE file_path = %(p)s").format(
+            name=sql.Literal(t), table=sql.Identifier("raw", t)
+        )
+        for t in tables
+    )
+    return sorted(r[0] for r in conn.execute(query, {"p": file_path}).fetchall())
