@@ -6,32 +6,65 @@ UNION ALL
 SELECT 'docs_local'::text, id, file_path, frontmatter, content, content_hash, fetched_at
 FROM raw.docs_local;
 
-CREATE OR REPLACE FUNCTION rag.jsonb_text_array(value jsonb) RETURNS text[]
+-- The items of a frontmatter list (tags, aliases) with nested lists flattened into it, each with
+-- its position for ordering: Obsidian reads `tags: [[a, b], c]` as a, b, c. At most 8 levels of
+-- lists are read (knowledge_assets.core.chunks.chunk_text.MAX_LIST_DEPTH); a value that is not
+-- a list has no items.
+CREATE OR REPLACE FUNCTION rag.flat_items(value jsonb) RETURNS TABLE (item jsonb, pos int[])
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE jsonb_typeof(value)
-        WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(value))
-        WHEN 'string' THEN ARRAY[value #>> '{}']
-        ELSE '{}'::text[]
-    END
+    WITH RECURSIVE nested(item, pos) AS (
+        SELECT value, '{}'::int[] WHERE jsonb_typeof(value) = 'array'
+        UNION ALL
+        SELECT e.item, n.pos || e.n::int
+        FROM nested n CROSS JOIN LATERAL jsonb_array_elements(n.item) WITH ORDINALITY AS e(item, n)
+        WHERE jsonb_typeof(n.item) = 'array' AND cardinality(n.pos) < 8
+    )
+    SELECT item, pos FROM nested WHERE jsonb_typeof(item) <> 'array'
 $$;
 
--- Frontmatter tags as the chunker reads them (knowledge_assets.core.chunks.chunking.normalise_tags):
--- a list, or one string split on commas (else on whitespace); a leading '#' and blanks dropped.
+-- Frontmatter aliases: one string, or a list of them (nested lists flattened; texts and
+-- numbers), each trimmed and once, in order; blanks dropped.
+CREATE OR REPLACE FUNCTION rag.jsonb_text_array(value jsonb) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(t ORDER BY first), '{}'::text[])
+    FROM (
+        SELECT btrim(item #>> '{}') AS t, min(pos) AS first
+        FROM (
+            SELECT f.item, f.pos FROM rag.flat_items(value) f
+            WHERE jsonb_typeof(f.item) IN ('string', 'number')
+            UNION ALL
+            SELECT value, '{}'::int[] WHERE jsonb_typeof(value) = 'string'
+        ) items
+        GROUP BY 1
+    ) s
+    WHERE t <> ''
+$$;
+
+-- Frontmatter tags as the chunker reads them (knowledge_assets.core.chunks.chunk_text.normalise_tags):
+-- a list (nested lists flattened; only texts and numbers are tags), or one string split on
+-- commas (else on whitespace); a leading '#' and blanks dropped; each tag once, where it first is.
 CREATE OR REPLACE FUNCTION rag.note_tags(value jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(t ORDER BY n) FILTER (WHERE t <> ''), '{}'::text[])
+    SELECT coalesce(array_agg(t ORDER BY first), '{}'::text[])
     FROM (
-        SELECT btrim(ltrim(btrim(item), '#')) AS t, n
-        FROM unnest(CASE jsonb_typeof(value)
-            WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(value))
-            WHEN 'string' THEN CASE WHEN strpos(value #>> '{}', ',') > 0
-                THEN string_to_array(value #>> '{}', ',')
-                ELSE regexp_split_to_array(btrim(value #>> '{}'), '\s+') END
-            WHEN 'number' THEN ARRAY[value #>> '{}']
-            ELSE '{}'::text[]
-        END) WITH ORDINALITY AS u(item, n)
-        WHERE item IS NOT NULL
+        SELECT btrim(ltrim(btrim(item), '#')) AS t, min(pos) AS first
+        FROM (
+            SELECT f.item #>> '{}' AS item, f.pos
+            FROM rag.flat_items(value) f
+            WHERE jsonb_typeof(f.item) IN ('string', 'number')
+            UNION ALL
+            SELECT u.item, ARRAY[u.n::int]
+            FROM unnest(CASE jsonb_typeof(value)
+                WHEN 'string' THEN CASE WHEN strpos(value #>> '{}', ',') > 0
+                    THEN string_to_array(value #>> '{}', ',')
+                    ELSE regexp_split_to_array(btrim(value #>> '{}'), '\s+') END
+                WHEN 'number' THEN ARRAY[value #>> '{}']
+                ELSE '{}'::text[]
+            END) WITH ORDINALITY AS u(item, n)
+        ) items
+        GROUP BY 1
     ) s
+    WHERE t <> ''
 $$;
 
 CREATE OR REPLACE VIEW rag.documents_with_metadata AS
@@ -56,3 +89,11 @@ EXCEPTION WHEN others THEN
     RETURN NULL;
 END
 $$;
+
+-- latest_docs stores the tags and aliases these functions derive: a note written under an
+-- earlier rule gets the current one without waiting for an edit.
+UPDATE rag.latest_docs
+SET tags = rag.note_tags(frontmatter -> 'tags'),
+    aliases = rag.jsonb_text_array(frontmatter -> 'aliases')
+WHERE tags IS DISTINCT FROM rag.note_tags(frontmatter -> 'tags')
+   OR aliases IS DISTINCT FROM rag.jsonb_text_array(frontmatter -> 'aliases');

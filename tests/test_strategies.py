@@ -11,6 +11,7 @@ import pytest
 from knowledge_assets.core.chunks.strategies import (
     ChunkingOptions,
     chunk_for,
+    inherited,
     pick_strategy,
     split_recursive,
     tail,
@@ -101,6 +102,19 @@ def test_frontmatter_is_inherited_into_metadata_and_embedding_text() -> None:
             }
             assert "characters:cinderella,stepmother" in chunk.embedding_text
             assert "chapter_id:chapter01" in chunk.embedding_text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([["cinderella", "stepmother"], "cinderella"], ["cinderella", "stepmother"]),
+        (["fairy", [" godmother ", ["", None]]], ["fairy", "godmother"]),
+        ([[]], None),
+    ],
+    ids=["nested", "blanks", "empty"],
+)
+def test_inherited_lists_are_flattened_once(value: object, expected: list[str] | None) -> None:
+    assert inherited({"characters": value}, ["characters"]).get("characters") == expected
 
 
 def test_default_options_keep_note_chunking_and_signature() -> None:

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 _ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 _CONTEXT_SPLIT = re.compile(r"[。．.!?！？\n]")
+# How many levels of lists a frontmatter list field (tags, inherited fields) is flattened
+# through: Obsidian reads ``tags: [[a, b], c]`` as a, b, c; anything deeper is not a tag list
+# written by hand. ``rag.flat_items`` (sql/R__views.sql) uses the same bound.
+MAX_LIST_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -101,17 +105,41 @@ def build_embedding_text(
 def normalise_tags(value: Any) -> list[str]:
     """Frontmatter tags as a list: ``[a, b]``, ``"a, b"``, ``"a b"`` or ``"#a"`` all work.
 
-    ``rag.note_tags`` (sql/R__views.sql) applies the same rule to ``latest_docs.tags``, so the
-    tags in the embedding text are the ones search filters on."""
+    Nested lists are flattened into their items, in order (``[[a, b], c]`` is a, b, c); a
+    mapping, a boolean or null inside the list is not a tag. Each tag appears once, where it
+    first does. ``rag.note_tags`` (sql/R__views.sql) applies the same rule to
+    ``latest_docs.tags``, so the tags in the embedding text are the ones search filters on."""
     if value is None:
         return []
     if isinstance(value, str):
-        items: list[Any] = value.split(",") if "," in value else value.split()
+        items: Iterable[Any] = value.split(",") if "," in value else value.split()
     elif isinstance(value, list | tuple | set):
-        items = sorted(value, key=str) if isinstance(value, set) else list(value)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
+        items = (item for item in flat_items(value) if _is_tag_value(item))
+    elif _is_tag_value(value):
         items = [value]
     else:  # a mapping or a boolean is not a tag list
         return []
-    tags = (str(item).strip().lstrip("#").strip() for item in items if item is not None)
-    return [tag for tag in tags if tag]
+    tags = (str(item).strip().lstrip("#").strip() for item in items)
+    return list(dict.fromkeys(tag for tag in tags if tag))
+
+
+def flat_items(
+    values: list[Any] | tuple[Any, ...] | set[Any], depth: int = MAX_LIST_DEPTH
+) -> Iterator[Any]:
+    """The items of a frontmatter list with nested lists flattened into it, in order, through
+    at most ``depth`` levels (deeper lists are left out); a set's items in name order."""
+    for item in _ordered(values):
+        if not isinstance(item, list | tuple | set):
+            yield item
+        elif depth > 1:
+            yield from flat_items(item, depth - 1)
+
+
+def _ordered(values: list[Any] | tuple[Any, ...] | set[Any]) -> Iterable[Any]:
+    return sorted(values, key=str) if isinstance(values, set) else values
+
+
+def _is_tag_value(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, int | float) and not isinstance(value, bool)
+    )

@@ -53,7 +53,9 @@ from knowledge_assets.core.chunks.markdown import (
 )
 from knowledge_assets.core.index.embedding_text import text_hash
 
-CHUNKER_VERSION = "1"
+# Raised when a rule changes what chunks hold (here: tags of nested lists flattened, each
+# once), so every stored note is chunked again once; unchanged texts keep their vectors.
+CHUNKER_VERSION = "2"
 # Chunk size limit, the same for every model: chunks never depend on which model is configured,
 # so a model switch re-chunks nothing. A model with a smaller input limit embeds an over-long
 # chunk in parts (knowledge_assets.core.index.embedding_text.parts). 8,000 is what stores made before

@@ -28,6 +28,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     Chunk,
     build_embedding_text,
     estimate_tokens,
+    flat_items,
     normalise_tags,
     slug_from_filename,
 )
@@ -149,12 +150,14 @@ def pick_strategy(options: ChunkingOptions, content: str) -> str:
 
 
 def inherited(frontmatter: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    """The frontmatter fields a chunk inherits, lists kept as lists, blanks dropped."""
+    """The frontmatter fields a chunk inherits, lists kept as lists (nested lists flattened,
+    as for tags), blanks and repeats dropped."""
     out: dict[str, Any] = {}
     for key in keys:
         value = frontmatter.get(key)
         if isinstance(value, list):
-            items = [str(v).strip() for v in value if v is not None and str(v).strip()]
+            texts = (str(v).strip() for v in flat_items(value) if v is not None)
+            items = list(dict.fromkeys(t for t in texts if t))
             if items:
                 out[key] = items
         elif value is not None and str(value).strip() and not isinstance(value, dict):
