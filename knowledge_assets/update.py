@@ -8,6 +8,10 @@ tokens, so keyword search (and hybrid search, which falls back to it) works at o
 update without the flag, the sensor or the nightly schedule adds the vectors. ``--force`` compares every file of every source
 instead of the diff since the last sync and re-chunks every note; vectors are still reused for
 every text that did not change (they are keyed by the text's hash).
+
+The runs are recorded under the project's jobs, so the UI's runs list names them: a run of
+``embeddings_job`` (``chunks_job`` with ``--no-embeddings``), and for the backfill a run of
+``embeddings_job`` that selects ``embeddings`` alone.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from knowledge_assets.launcher import (
 )
 
 INDEX_KEYS = ("latest_docs", "chunks")
+WHOLE_JOB = "embeddings_job"  # the sources to the vectors: what the sensor and schedule run
+KEYWORD_JOB = "chunks_job"  # the sources to the chunks, for --no-embeddings
 
 
 def _raw_keys(defs: dg.Definitions) -> list[str]:
@@ -65,10 +71,13 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
     config = update_run_config(raw_keys, force=force, debug=debug_output())
     fail_dead_runs_now()  # a killed earlier run would otherwise hold the run queue
     keys = [None] if no_embeddings else _model_keys()
-    results = [_run(loaded, selection, keys[0], config, quiet=quiet)]
+    job = KEYWORD_JOB if no_embeddings else WHOLE_JOB
+    results = [_run(loaded, job, selection, keys[0], config, quiet=quiet)]
     backfill = {"loggers": config["loggers"]}  # no op config: the run holds embeddings only
     for key in keys[1:] if results[0].success else ():
-        results.append(_run(loaded, ["embeddings"], key, backfill, quiet=quiet, label=key))
+        results.append(
+            _run(loaded, WHOLE_JOB, ["embeddings"], key, backfill, quiet=quiet, label=key)
+        )
     if no_embeddings and results[0].success:
         print("keyword index current; vectors are added by the next `update` without the flag")
     ok = all(r.success for r in results)
@@ -89,15 +98,20 @@ def _model_keys() -> list[str]:
 
 
 def _run(
-    loaded: dg.Definitions, selection: list[str], partition: str | None, config: dict[str, Any],
-    *, quiet: bool, label: str | None = None,
+    loaded: dg.Definitions, job_name: str, selection: list[str], partition: str | None,
+    config: dict[str, Any], *, quiet: bool, label: str | None = None,
 ) -> dg.ExecuteInProcessResult:  # fmt: skip
-    """One recorded run of ``selection``; prints its warnings and each asset's summary."""
-    assets = [a for a in loaded.assets or () if isinstance(a, dg.AssetsDefinition)]
+    """One recorded run of ``selection`` as a run of ``job_name``; prints its warnings and each
+    asset's summary.
+
+    The assets run without their checks: an update reports what changed, and the checks run
+    with the runs the sensor and the schedule start."""
+    job = loaded.resolve_job_def(job_name).get_subset(
+        asset_selection={dg.AssetKey(key) for key in selection}, asset_check_selection=set()
+    )
     with dg.DagsterInstance.get() as instance:
-        result = dg.materialize(
-            assets, selection=selection, instance=instance,
-            resources=dict(loaded.resources or {}), partition_key=partition, run_config=config,
+        result = job.execute_in_process(
+            instance=instance, partition_key=partition, run_config=config,
             tags={"knowledge-assets/trigger": "update"}, raise_on_error=False,
         )  # fmt: skip
         warnings = [] if quiet or debug_output() else run_warnings(instance, result.run_id)

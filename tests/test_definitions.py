@@ -24,7 +24,8 @@ def test_code_location_loads_with_assets_resources_and_jobs() -> None:
 
 def test_every_job_runs_its_steps_in_one_process() -> None:
     loaded = defs()
-    jobs = ["embeddings_job", "raw_docs_job", "__ASSET_JOB"]  # the last: the UI's Materialize
+    # the last: the job of the UI's Materialize
+    jobs = ["embeddings_job", "chunks_job", "raw_docs_job", "__ASSET_JOB"]
     assert {loaded.resolve_job_def(j).executor_def.name for j in jobs} == {"in_process"}
 
 
@@ -54,7 +55,7 @@ def _ui_descriptions(loaded: dg.Definitions) -> dict[str, str | None]:
         texts[f"sensor {sensor.name}"] = sensor.description
     for schedule in loaded.schedules or []:
         texts[f"schedule {schedule.name}"] = schedule.description
-    for job in ("embeddings_job", "raw_docs_job"):
+    for job in ("embeddings_job", "chunks_job", "raw_docs_job"):
         texts[f"job {job}"] = loaded.resolve_job_def(job).description
     return texts
 

