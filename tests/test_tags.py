@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from psycopg.types.json import Jsonb
 
+from knowledge_assets.core.chunks.chunk_inputs import docs_to_chunk
+from knowledge_assets.core.chunks.chunk_refresh import chunker_signature, refresh_chunks
 from knowledge_assets.core.chunks.chunk_text import MAX_LIST_DEPTH
-from knowledge_assets.core.chunks.chunking import normalise_tags
+from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, normalise_tags
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
@@ -111,3 +113,30 @@ def test_notes_stored_under_the_earlier_rule_get_the_current_tags(
     with db.connect(db_url) as conn:
         row = conn.execute("SELECT tags, aliases FROM rag.latest_docs").fetchone()
     assert row == (["日記", "夢", "旅"], ["夢日記", "ゆめ"])
+
+
+def test_notes_whose_lists_read_differently_are_chunked_again_and_only_they(
+    db_url: str, tmp_path: Path
+) -> None:
+    (tmp_path / "夢.md").write_text(NESTED_NOTE, encoding="utf-8")
+    (tmp_path / "twice.md").write_text("---\ntags: [旅, '#旅']\n---\n# 旅\n\n京都へ。\n", "utf-8")
+    (tmp_path / "flag.md").write_text(
+        "---\ncharacters: [太郎, true]\n---\n# 劇\n\n台詞。\n", "utf-8"
+    )
+    (tmp_path / "plain.md").write_text("---\ntags: [旅, 日記]\n---\n# 日記\n\n晴れ。\n", "utf-8")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(tmp_path))
+        refresh_latest(conn, "docs_local")
+        refresh_chunks(conn)
+        conn.commit()
+        sig = chunker_signature(CHUNK_MAX_TOKENS)
+        assert docs_to_chunk(conn, sig) == []
+        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '026_%%'")
+        conn.commit()
+    db.migrate(db_url)  # what a store chunked under the earlier rule gets at its next start
+    with db.connect(db_url) as conn:
+        stale = conn.execute(
+            "SELECT file_path FROM rag.latest_docs WHERE id = ANY(%s) ORDER BY file_path",
+            (docs_to_chunk(conn, sig),),
+        ).fetchall()
+    assert [r[0] for r in stale] == ["flag.md", "twice.md", "夢.md"]

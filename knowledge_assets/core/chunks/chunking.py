@@ -53,9 +53,10 @@ from knowledge_assets.core.chunks.markdown import (
 )
 from knowledge_assets.core.index.embedding_text import text_hash
 
-# Raised when a rule changes what chunks hold (here: tags of nested lists flattened, each
-# once), so every stored note is chunked again once; unchanged texts keep their vectors.
-CHUNKER_VERSION = "2"
+# Raised when a rule changes what every note's chunks hold, so every stored note is chunked again
+# once (unchanged texts keep their vectors). A rule that changes only some notes marks just those
+# in a migration instead (sql/026: frontmatter lists read as Obsidian reads them).
+CHUNKER_VERSION = "1"
 # Chunk size limit, the same for every model: chunks never depend on which model is configured,
 # so a model switch re-chunks nothing. A model with a smaller input limit embeds an over-long
 # chunk in parts (knowledge_assets.core.index.embedding_text.parts). 8,000 is what stores made before
