@@ -18,6 +18,7 @@ from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, ST
 from knowledge_assets.cli_args import int_in, port
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters
+from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty, say
 
 MAX_TOP_K = 20  # as the HTTP API's topK
@@ -30,7 +31,9 @@ def _print_sources(result: Answer, conversation_id: str | None) -> None:
     if result.sources:
         say("sources:")
         for i, s in enumerate(result.sources, start=1):
-            say(f"  [{i}] {s.title}  ({s.note_id}, relevance {s.relevance})")
+            # A note of another source than the vault is read with `get PATH --source NAME`.
+            where = "" if s.source == vault_source() else f", source {s.source}"
+            say(f"  [{i}] {s.title}  ({s.note_id}{where}, relevance {s.relevance})")
     for warning in result.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata

@@ -33,9 +33,8 @@ from knowledge_assets.core.search import (
 from knowledge_assets.core.search.explain import rejection
 from knowledge_assets.core.search.note_sources import (
     in_source,
-    source_name,
     source_table,
-    vault_table,
+    vault_source,
 )
 from knowledge_assets.core.search.notes import (
     AmbiguousNote,
@@ -90,7 +89,7 @@ def _store_is_empty(conn: psycopg.Connection) -> bool:
 
 def _where(file_path: str, source: str) -> str:
     """A note's path, and its source when it is not the vault's: what `get` needs to reach it."""
-    return file_path if source == source_name(vault_table()) else f"{file_path} ({source})"
+    return file_path if source == vault_source() else f"{file_path} ({source})"
 
 
 def _print_response(response: SearchResponse) -> None:

@@ -81,7 +81,9 @@ def _note(rank: int, sections: int, chars: int) -> RetrievedNote:
         for i in range(sections)
     ]
     content = "\n\n".join(f"## {p.heading}\n{p.content}" for p in passages)
-    return RetrievedNote(f"n{rank}.md", f"ノート{rank}", ("タグ",), rank, passages, content=content)
+    return RetrievedNote(
+        f"n{rank}.md", "local", f"ノート{rank}", ("タグ",), rank, passages, content=content
+    )
 
 
 @pytest.mark.parametrize("strategy", ["sections", "notes"])

@@ -60,7 +60,7 @@ def test_qa_answers_with_citations_and_records_the_history(client: httpx.Client)
     data = body["data"]
     assert "味噌ラーメン" in data["answer"]
     assert data["sources"][0]["noteId"] == DIARY
-    assert data["sources"][0]["note"]["url"] == f"/notes/{DIARY}"
+    assert data["sources"][0]["note"]["url"] == f"/notes/{quote(DIARY)}"
     meta = data["metadata"]
     assert (
         meta["model"] == "extractive" and meta["retrievedNotes"] >= 1 and meta["responseTime"] > 0

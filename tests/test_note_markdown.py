@@ -27,8 +27,12 @@ MISSING = '<span class="wikilink missing" title="このノートはありませ�
 DIARY_URL = "/notes/" + quote("日記/2026-01-10.md")
 
 
+def vault_notes() -> list[tuple[str, str]]:
+    return [("local", p) for p in PATHS]
+
+
 def render(text: str, source: str = "projects/note.md") -> str:
-    return render_note(text, NoteLinks(source, lambda: PATHS))
+    return render_note(text, NoteLinks(source, vault_notes))
 
 
 @pytest.mark.parametrize(
@@ -104,11 +108,58 @@ def test_links_to_notes_open_their_note_view(markdown: str, expected: str) -> No
     ],
 )
 def test_a_target_resolves_by_path_or_by_name(source: str, target: str, expected: str | None) -> None:  # fmt: skip
-    assert NoteLinks(source, lambda: PATHS).resolve(target) == expected
+    found = NoteLinks(source, vault_notes).resolve(target)
+    assert (found.path if found else None) == expected
+    assert found is None or found.source is None  # a note of the vault needs no source
+
+
+# The vault (local) and the declared sources archive and journal, some paths in several.
+SOURCED = [
+    ("local", "daily/x.md"), ("archive", "daily/x.md"), ("local", "garden.md"),
+    ("local", "plan.md"), ("archive", "ideas/plan.md"), ("archive", "trains/night.md"),
+    ("archive", "shared/memo.md"), ("journal", "shared/memo.md"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"),
+    [
+        ("archive", "daily/x", ("daily/x.md", "archive")),  # its own source's, by path
+        ("archive", "x", ("daily/x.md", "archive")),
+        ("local", "x", ("daily/x.md", None)),
+        ("archive", "plan", ("ideas/plan.md", "archive")),  # its own by name before the vault's
+        ("local", "plan", ("plan.md", None)),
+        ("archive", "garden", ("garden.md", None)),  # not in its source: the vault's
+        ("local", "night", ("trains/night.md", "archive")),  # only another source has it
+        ("local", "memo", ("shared/memo.md", "archive")),  # several others: the first by name
+        ("journal", "memo", ("shared/memo.md", "journal")),
+        ("journal", "", ("links.md", "journal")),  # the note itself
+        ("archive", "nope", None),
+    ],
+)
+def test_a_target_names_a_note_of_the_linking_notes_source_first(
+    source: str, target: str, expected: tuple[str, str | None] | None
+) -> None:
+    found = NoteLinks("links.md", lambda: SOURCED, source=source, vault="local").resolve(target)
+    assert ((found.path, found.source) if found else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("archive", '<a class="wikilink" href="/notes/daily/x.md?source=archive">x</a>'),
+        ("local", '<a class="wikilink" href="/notes/daily/x.md">x</a>'),
+    ],
+)
+def test_a_link_to_a_note_of_another_source_than_the_vault_names_its_source(
+    source: str, expected: str
+) -> None:
+    links = NoteLinks("links.md", lambda: SOURCED, source=source, vault="local")
+    assert expected in render_note("[[x]]", links)
 
 
 def test_a_note_without_note_links_reads_no_paths() -> None:
-    def paths() -> list[str]:
+    def paths() -> list[tuple[str, str]]:
         raise AssertionError("paths read for a note without links to notes")
 
     html = render_note("# t\n[web](https://example.com) `[[x]]`", NoteLinks("n.md", paths))

@@ -31,8 +31,10 @@ class Context:
 
 
 def note_header(note: RetrievedNote) -> str:
-    """Seed 001's metadata injection: title, noteId, dates and tags of one note."""
-    lines = [f"## [{note.rank}] {note.title or note.note_id}", f"noteId: {note.note_id}"]
+    """Seed 001's metadata injection: title, noteId, dates and tags of one note. The noteId is
+    the note's cite id: its path, qualified by its source when another note has that path."""
+    cite_id = note.cite_id or note.note_id
+    lines = [f"## [{note.rank}] {note.title or note.note_id}", f"noteId: {cite_id}"]
     dates = [f"作成日: {note.created}" if note.created else "", f"更新日: {note.updated}" if note.updated else ""]  # fmt: skip
     if any(dates):
         lines.append(" / ".join(d for d in dates if d))

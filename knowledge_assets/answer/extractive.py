@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from knowledge_assets.answer.prompt import NOT_FOUND
 from knowledge_assets.answer.retrieve import RELEVANT, Retrieval, RetrievedNote, coverage
 from knowledge_assets.core.chunks.tokenize import tokens
+from knowledge_assets.core.search.note_sources import vault_source
 
 MAX_QUOTES = 3
 MAX_QUOTE_CHARS = 400
@@ -61,18 +62,26 @@ def best_quotes(retrieval: Retrieval) -> list[Quote]:
     return [lead, *rest[: MAX_QUOTES - 1]]
 
 
+def _path(note: RetrievedNote) -> str:
+    """The quoted note's path, with its source when it is not the vault's note: several sources
+    may hold one path."""
+    path = f"`{note.note_id}`"
+    return path if note.source == vault_source() else f"{note.source} の {path}"
+
+
 def extractive_answer(retrieval: Retrieval) -> tuple[str, list[RetrievedNote]]:
     """The answer text (Markdown) and the quoted notes in retrieval order; NOT_FOUND and no notes
     when nothing relevant was retrieved."""
     quotes = best_quotes(retrieval)
     if not quotes:
         return NOT_FOUND, []
-    cited = sorted({q.note.note_id: q.note for q in quotes}.values(), key=lambda n: n.rank)
+    by_note = {(q.note.source, q.note.note_id): q.note for q in quotes}
+    cited = sorted(by_note.values(), key=lambda n: n.rank)
     blocks = [INTRO]
     for note in cited:
         for heading in dict.fromkeys(q.heading for q in quotes if q.note is note):
             lines = [q.text for q in quotes if q.note is note and q.heading == heading]
             quoted = "\n".join(f"> {_clip(line)}" for line in lines)
             where = " › ".join(p for p in (note.title or note.note_id, heading) if p)
-            blocks.append(f"{quoted}\n\n— {where}（`{note.note_id}`）")
+            blocks.append(f"{quoted}\n\n— {where}（{_path(note)}）")
     return "\n\n".join(blocks), cited

@@ -40,12 +40,18 @@ class HistoryEntry:
             "question": self.question,
             "answer": self.answer,
             "sources": [s["noteId"] for s in self.sources],
-            "sourceNotes": self.sources,
+            "sourceNotes": [_cited(s) for s in self.sources],
             "confidence": self.confidence,
             "model": self.model,
             "tokensUsed": self.tokens_used,
             "createdAt": self.created_at.isoformat(),
         }
+
+
+def _cited(note: dict[str, str]) -> dict[str, str | None]:
+    """A recorded citation with its ``source``: None for answers recorded before citations
+    kept their source, whose ``noteId`` alone names the note as a path alone does."""
+    return {**note, "source": note.get("source")}
 
 
 def new_conversation_id() -> str:

@@ -2,7 +2,7 @@
 
 >>> asker = Asker()                       # the LLM from the environment, else offline
 >>> result = asker.ask(conn, "梅雨明けの別名は？")
->>> result.to_dict()                      # {answer, sources[{noteId, noteTitle, relevance}], ...}
+>>> result.to_dict()                      # {answer, sources[{noteId, source, ...}], ...}
 
 :meth:`Asker.events` is the streaming form: ``sources`` once retrieval is done, ``delta`` for each
 piece of answer text, ``done`` with the final answer (the same as :meth:`Asker.ask` returns).
@@ -40,12 +40,18 @@ class Turn:
 
 @dataclass(frozen=True)
 class Source:
+    """A cited note: its path (``noteId``) and its source, which together name it."""
+
     note_id: str
+    source: str
     title: str
     relevance: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"noteId": self.note_id, "noteTitle": self.title, "relevance": self.relevance}
+        return {
+            "noteId": self.note_id, "source": self.source, "noteTitle": self.title,
+            "relevance": self.relevance,
+        }  # fmt: skip
 
 
 @dataclass
@@ -198,31 +204,34 @@ class Asker:
 
 
 def _source(note: RetrievedNote, relevance: str | None = None) -> Source:
-    return Source(note.note_id, note.title or note.note_id, relevance or note.relevance)
+    return Source(
+        note.note_id, note.source, note.title or note.note_id, relevance or note.relevance
+    )
 
 
 def check_citations(retrieval: Retrieval, reply: ModelAnswer, meta: dict[str, Any]) -> Answer:
     """Keep the model's citations of retrieved notes; drop and flag the others.
 
-    A citation matches by noteId, else by title. When the model cited nothing, the retrieved
-    notes whose titles its answer mentions are cited. Confidence is the lower of the model's own
+    A citation matches by noteId (the id the context gave the note: its path, with its source
+    when another retrieved note has that path), else by title. When the model cited nothing,
+    the retrieved notes whose titles its answer mentions are cited. Confidence is the lower of the model's own
     and the retrieval's (the best note's coverage), one level lower again when a citation was
     made up, and low when the answer says nothing was found.
     """
-    by_id = {n.note_id: n for n in retrieval.notes}
+    by_id = {n.cite_id or n.note_id: n for n in retrieval.notes}
     by_title = {n.title: n for n in retrieval.notes if n.title}
-    sources: dict[str, Source] = {}
+    sources: dict[tuple[str, str], Source] = {}
     dropped: list[dict[str, str]] = []
     for cited in reply.sources:
         note = by_id.get(cited["noteId"]) or by_title.get(cited["noteTitle"])
         if note is None:
             dropped.append(cited)
-        elif note.note_id not in sources:
-            sources[note.note_id] = _source(note, cited["relevance"])
+        elif (note.source, note.note_id) not in sources:
+            sources[note.source, note.note_id] = _source(note, cited["relevance"])
     if not reply.sources:
         for note in retrieval.notes:
             if note.title and note.title in reply.answer:
-                sources[note.note_id] = _source(note)
+                sources[note.source, note.note_id] = _source(note)
     answer = reply.answer or NOT_FOUND
     retrieved = retrieval.notes[0].relevance if retrieval.notes else "low"
     confidence = _lower(reply.confidence or "medium", retrieved)

@@ -20,6 +20,7 @@ import psycopg
 from knowledge_assets.core.chunks.tokenize import query_terms, tokens
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, SearchHit, search
+from knowledge_assets.core.search.note_sources import source_name, source_table, vault_source
 
 DEFAULT_TOP_K = 5
 CHUNKS_PER_QUERY = 50  # sections searched per question: enough to fill five notes
@@ -43,7 +44,8 @@ class Passage:
 class RetrievedNote:
     """A retrieved note: identity, the metadata the context shows, and its matching sections."""
 
-    note_id: str  # the vault-relative path: what get-note, similar and the page link to
+    note_id: str  # the vault-relative path: with source, what get-note, similar and the page take
+    source: str  # the note's source (``local``, ``books``): several sources may hold one path
     title: str
     tags: tuple[str, ...]
     rank: int
@@ -51,6 +53,9 @@ class RetrievedNote:
     created: date | None = None
     updated: date | None = None
     content: str = ""
+    # What the context calls the note and the model cites: its path, unless another retrieved
+    # note has the same path (see ``_cite_ids``).
+    cite_id: str = ""
 
     @property
     def coverage(self) -> float:
@@ -116,24 +121,27 @@ def retrieve(
         conn, question, mode="hybrid", filters=filters, limit=CHUNKS_PER_QUERY, embedder=embedder
     )
     weights = term_weights(conn, query_terms(question))
-    notes: dict[str, RetrievedNote] = {}
+    # A note is its source and its path: the vault and a declared source may hold the same path.
+    notes: dict[tuple[str, str], RetrievedNote] = {}
     hits: list[SearchHit] = []
     for hit in response.hits:
-        if hit.file_path not in notes:
+        key = (hit.source, hit.file_path)
+        if key not in notes:
             if len(notes) >= top_k:
                 continue
-            notes[hit.file_path] = RetrievedNote(hit.file_path, hit.title, hit.tags, len(notes) + 1)
+            notes[key] = RetrievedNote(hit.file_path, hit.source, hit.title, hit.tags, len(notes) + 1)  # fmt: skip
         hits.append(hit)
     lexemes = _chunk_lexemes(conn, [h.chunk_id for h in hits])
-    titles = {path: set(tokens(note.title)) for path, note in notes.items()}
+    titles = {key: set(tokens(note.title)) for key, note in notes.items()}
     for hit in hits:
+        key = (hit.source, hit.file_path)
         own = lexemes.get(hit.chunk_id) or set(tokens(f"{hit.heading}\n{hit.content}"))
-        seen = own | titles[hit.file_path]
-        notes[hit.file_path].passages.append(
-            Passage(hit.chunk_id, hit.heading, hit.content, hit.score, coverage(weights, seen), hit.retrievers)
+        notes[key].passages.append(
+            Passage(hit.chunk_id, hit.heading, hit.content, hit.score, coverage(weights, own | titles[key]), hit.retrievers)
         )  # fmt: skip
-    _add_metadata(conn, list(notes.values()))
     ranked = list(notes.values())
+    _add_metadata(conn, ranked)
+    _cite_ids(ranked)
     return Retrieval(question, ranked, response.model, response.timings["total_ms"], weights)
 
 
@@ -154,12 +162,26 @@ def _add_metadata(conn: psycopg.Connection, notes: list[RetrievedNote]) -> None:
     if not notes:
         return
     rows: list[Any] = conn.execute(
-        "SELECT DISTINCT ON (file_path) file_path, created, updated, content"
-        " FROM rag.latest_docs WHERE file_path = ANY(%s) ORDER BY file_path, source_table",
-        ([n.note_id for n in notes],),
+        "SELECT source_table, file_path, created, updated, content FROM rag.latest_docs"
+        " WHERE (source_table, file_path) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+        ([source_table(n.source) for n in notes], [n.note_id for n in notes]),
     ).fetchall()
-    by_path = {r[0]: r for r in rows}
+    by_note = {(source_name(r[0]), r[1]): r for r in rows}
     for note in notes:
-        row = by_path.get(note.note_id)
+        row = by_note.get((note.source, note.note_id))
         if row is not None:
-            note.created, note.updated, note.content = row[1], row[2], row[3]
+            note.created, note.updated, note.content = row[2], row[3], row[4]
+
+
+def _cite_ids(notes: list[RetrievedNote]) -> None:
+    """Give each note the id the model is to cite it by: its path, or ``path (source)`` when
+    another retrieved note has the same path and a path alone would not name this one (it is
+    not the vault's). Every retrieved note then has its own id, and a path the model cites
+    names the note that the path names everywhere else."""
+    vault = vault_source()
+    sources: dict[str, list[str]] = {}
+    for note in notes:
+        sources.setdefault(note.note_id, []).append(note.source)
+    for note in notes:
+        shared = len(sources[note.note_id]) > 1 and note.source != vault
+        note.cite_id = f"{note.note_id} ({note.source})" if shared else note.note_id

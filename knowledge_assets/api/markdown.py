@@ -21,7 +21,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from knowledge_assets.api.note_links import NoteLinks, note_url
+from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 
 __all__ = ["render_note"]
 
@@ -54,18 +54,18 @@ def _label(target: str, label: str | None) -> str:
     return " > ".join(part.strip() for part in target.split("#") if part.strip())
 
 
-def _note_anchor(path: str | None, inner: str) -> str:
-    if path is None:
+def _note_anchor(note: LinkTarget | None, inner: str) -> str:
+    if note is None:
         return f'<span class="wikilink missing" title="{MISSING}">{inner}</span>'
-    return f'<a class="wikilink" href="{escapeHtml(note_url(path))}">{inner}</a>'
+    return f'<a class="wikilink" href="{escapeHtml(note.url)}">{inner}</a>'
 
 
 def _render_wikilink(
     renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
 ) -> str:
     meta = tokens[idx].meta
-    path = env["links"].resolve(meta["target"].partition("#")[0])
-    return _note_anchor(path, escapeHtml(_label(meta["target"], meta["label"])))
+    note = env["links"].resolve(meta["target"].partition("#")[0])
+    return _note_anchor(note, escapeHtml(_label(meta["target"], meta["label"])))
 
 
 def _note_target(href: str) -> str:
@@ -82,9 +82,9 @@ def _link(children: list[Token], i: int, links: NoteLinks) -> None:
     if _EXTERNAL.match(href):
         token.attrSet("rel", "noopener noreferrer")
         return
-    path = links.resolve(_note_target(href))
-    if path is not None:
-        token.attrSet("href", note_url(path))
+    note = links.resolve(_note_target(href))
+    if note is not None:
+        token.attrSet("href", note.url)
         return
     close = next(t for t in children[i:] if t.type == "link_close")
     token.tag = close.tag = "span"

@@ -4,6 +4,10 @@ A target is a vault path with or without ``.md`` (``日記/2026-01-10``), a path
 linking note's folder (``../inbox.md``), or a file name or the trailing part of a path
 (``2026-01-10``, ``日記/2026-01-10``). Case and Unicode normalization do not matter: a vault
 written on macOS stores Japanese file names decomposed, while links are typed composed.
+
+Several sources may hold notes (the vault and declared sources, even at the same path). As in
+Obsidian, where each is a vault of its own, a link names a note of the linking note's own source
+first; a target its source does not hold names the note of another source, the vault's first.
 """
 
 from __future__ import annotations
@@ -12,14 +16,29 @@ import posixpath
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from urllib.parse import quote
 
-__all__ = ["NoteLinks", "note_url"]
+__all__ = ["LinkTarget", "NoteLinks", "note_url"]
 
 
-def note_url(path: str) -> str:
-    """The address of the note view of ``path`` (as the page's ``noteUrl`` builds it)."""
-    return "/notes/" + quote(path, safe="/")
+def note_url(path: str, source: str | None = None) -> str:
+    """The address of the note view of ``path`` of ``source`` (None: the path alone, which names
+    the vault's note), as the page's ``noteUrl`` builds it."""
+    query = f"?source={quote(source, safe='')}" if source else ""
+    return "/notes/" + quote(path, safe="/") + query
+
+
+@dataclass(frozen=True)
+class LinkTarget:
+    """The note a link leads to: its path and, when it is not the vault's note, its source."""
+
+    path: str
+    source: str | None = None
+
+    @property
+    def url(self) -> str:
+        return note_url(self.path, self.source)
 
 
 def _key(path: str) -> str:
@@ -30,34 +49,23 @@ def _stem(path: str) -> str:
     return path[:-3] if path.lower().endswith(".md") else path
 
 
-class NoteLinks:
-    """Resolves the link targets written in the note at ``source``.
+class _Paths:
+    """Finds the path a target names among one set of note paths."""
 
-    ``paths`` lists the current notes' paths. It is called once, on the first target to
-    resolve, so a note without links costs no query.
-    """
-
-    def __init__(self, source: str, paths: Callable[[], Iterable[str]]) -> None:
-        self.source = source
-        self._paths = paths
-        self._exact: dict[str, str] | None = None
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._exact: dict[str, str] = {}
         self._named: defaultdict[str, list[str]] = defaultdict(list)
+        for path in sorted(paths):
+            key = _key(_stem(path))
+            self._exact.setdefault(key, path)
+            self._named[key.rsplit("/", 1)[-1]].append(path)
 
-    def resolve(self, target: str) -> str | None:
-        """The path of the note ``target`` names, or None when no current note matches. An
-        empty target (``[[#見出し]]``) is the note itself. Of several notes with the name, the
-        one in the linking note's folder wins, then the one with the shortest path."""
-        target = target.strip()
-        if not target:
-            return self.source
-        exact = self._index()
-        folder = posixpath.dirname(self.source)
+    def find(self, target: str, folder: str) -> str | None:
+        """A vault path, else a path relative to ``folder``, else a name: of several notes with
+        the name, the one in ``folder`` wins, then the one with the shortest path."""
         for path in (target.lstrip("/"), posixpath.normpath(posixpath.join(folder, target))):
-            if found := exact.get(_key(_stem(path))):
+            if found := self._exact.get(_key(_stem(path))):
                 return found
-        return self._by_name(target, folder)
-
-    def _by_name(self, target: str, folder: str) -> str | None:
         tail = _key(_stem(target.lstrip("/")))
         named = self._named.get(tail.rsplit("/", 1)[-1], ())
         matches = [p for p in named if _key(_stem(p)) == tail or _key(_stem(p)).endswith("/" + tail)]  # fmt: skip
@@ -65,11 +73,51 @@ class NoteLinks:
             return None
         return min(matches, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
 
-    def _index(self) -> dict[str, str]:
-        if self._exact is None:
-            self._exact = {}
-            for path in sorted(self._paths()):
-                key = _key(_stem(path))
-                self._exact.setdefault(key, path)
-                self._named[key.rsplit("/", 1)[-1]].append(path)
-        return self._exact
+
+class NoteLinks:
+    """Resolves the link targets written in the note at ``path`` of ``source``.
+
+    ``notes`` lists the current notes as (source, path). It is called once, on the first target
+    to resolve, so a note without links costs no query. ``vault`` is the vault's source: a link
+    to its notes needs no source.
+    """
+
+    def __init__(
+        self, path: str, notes: Callable[[], Iterable[tuple[str, str]]], *,
+        source: str = "local", vault: str = "local",
+    ) -> None:  # fmt: skip
+        self.path, self.source, self.vault = path, source, vault
+        self._notes = notes
+        self._own: _Paths | None = None
+        self._every = _Paths(())
+        self._holders: dict[str, list[str]] = {}
+
+    def resolve(self, target: str) -> LinkTarget | None:
+        """The note ``target`` names, or None when no current note matches. An empty target
+        (``[[#見出し]]``) is the note itself. The linking note's own source is searched first,
+        then every source; a path several other sources hold names the vault's note, else the
+        note of the first of them by name."""
+        target = target.strip()
+        if not target:
+            return self._target(self.path, self.source)
+        own = self._index()
+        folder = posixpath.dirname(self.path)
+        if found := own.find(target, folder):
+            return self._target(found, self.source)
+        if found := self._every.find(target, folder):
+            holders = self._holders[found]
+            return self._target(found, self.vault if self.vault in holders else holders[0])
+        return None
+
+    def _target(self, path: str, source: str) -> LinkTarget:
+        return LinkTarget(path, None if source == self.vault else source)
+
+    def _index(self) -> _Paths:
+        if self._own is None:
+            holders: defaultdict[str, list[str]] = defaultdict(list)
+            for source, path in self._notes():
+                holders[path].append(source)
+            self._holders = {path: sorted(sources) for path, sources in holders.items()}
+            self._own = _Paths(p for p, sources in holders.items() if self.source in sources)
+            self._every = _Paths(holders)
+        return self._own

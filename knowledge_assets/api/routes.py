@@ -14,7 +14,7 @@ from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import store
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.api.note_links import NoteLinks, note_url
 from knowledge_assets.api.schemas import (  # fmt: skip
     Filters,
     HybridSearch,
@@ -28,7 +28,12 @@ from knowledge_assets.core.chunks.tokenize import query_terms
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.fusion import HybridWeights
-from knowledge_assets.core.search.note_sources import in_source, source_name, source_table
+from knowledge_assets.core.search.note_sources import (
+    in_source,
+    source_name,
+    source_table,
+    vault_source,
+)
 from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")
@@ -130,10 +135,13 @@ def keyword(body: KeywordSearch, request: Request) -> dict[str, Any]:
     return _search(request, body.query, mode="keyword", limit=body.limit, filters=_filters(body.filters))  # fmt: skip
 
 
-def _qa_data(result: Answer, conversation_id: str, titles: dict[str, dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def _qa_data(result: Answer, conversation_id: str, titles: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
     data = result.to_dict() | {"conversationId": conversation_id, "question": result.question}
-    for source in data["sources"]:
-        source["note"] = titles.get(source["noteId"], {}) | {"url": f"/notes/{source['noteId']}"}
+    vault = vault_source()
+    for cited in data["sources"]:
+        note, source = cited["noteId"], cited["source"]
+        url = note_url(note, None if source == vault else source)
+        cited["note"] = titles.get((source, note), {}) | {"url": url}
     return data
 
 
@@ -150,13 +158,10 @@ def _record(settings: ApiSettings, result: Answer, conversation_id: str) -> None
         qa_history.record(conn, result, conversation_id)
 
 
-def _note_info(conn: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
-    rows = conn.execute(
-        "SELECT DISTINCT ON (file_path) file_path, title, tags FROM rag.latest_docs"
-        " WHERE file_path = ANY(%s) ORDER BY file_path, source_table",
-        (ids,),
-    ).fetchall()
-    return {r[0]: {"title": r[1], "tags": list(r[2] or [])} for r in rows}
+def _note_info(conn: Any, result: Answer) -> dict[tuple[str, str], dict[str, Any]]:
+    """The title and tags of each cited (source, path) note."""
+    rows = _latest_rows(conn, [(s.source, s.note_id) for s in result.sources])
+    return {(r[0], r[1]): {"title": r[2], "tags": list(r[3] or [])} for r in rows}
 
 
 @router.post("/ai/qa", summary="Ask a question (RAG answer with citations)")
@@ -173,7 +178,7 @@ def qa(body: QARequest, request: Request) -> Any:
     with store.reader(settings.reader_url) as conn:
         earlier = qa_history.turns(conn, conversation) if body.conversationId else []
         result = asker.ask(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK)  # fmt: skip
-        info = _note_info(conn, [s.note_id for s in result.sources])
+        info = _note_info(conn, result)
     _record(settings, result, conversation)
     return {"success": True, "data": _qa_data(result, conversation, info)}
 
@@ -192,7 +197,7 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
                     yield sse("delta", {"text": event.data})
                 else:
                     result = event.data
-                    info = _note_info(conn, [s.note_id for s in result.sources])
+                    info = _note_info(conn, result)
         _record(settings, result, conversation)
         yield sse("done", _qa_data(result, conversation, info))
     except (LLMError, store.StoreUnavailable, ValueError) as exc:
@@ -228,12 +233,17 @@ def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, 
 
 def _bodies(conn: Any, notes: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The body of each (source, path) note."""
+    return {(r[0], r[1]): r[4].strip() for r in _latest_rows(conn, notes)}
+
+
+def _latest_rows(conn: Any, notes: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
+    """(source, path, title, tags, content) of the latest version of each (source, path) note."""
     rows = conn.execute(
-        "SELECT source_table, file_path, content FROM rag.latest_docs"
+        "SELECT source_table, file_path, title, tags, content FROM rag.latest_docs"
         " WHERE (source_table, file_path) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
         ([source_table(s) for s, _ in notes], [p for _, p in notes]),
     ).fetchall()
-    return {(source_name(r[0]), r[1]): r[2].strip() for r in rows}
+    return [(source_name(r[0]), *r[1:]) for r in rows]
 
 
 @router.get("/ai/qa/history", summary="Past questions and answers")
@@ -251,7 +261,10 @@ def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any]
     doc = core_notes.get_doc(conn, note_id, source)
     if doc is None or not doc.get("latest"):
         return None
-    links = NoteLinks(doc["file_path"], lambda: core_notes.latest_paths(conn))
+    links = NoteLinks(
+        doc["file_path"], lambda: core_notes.latest_notes(conn), source=doc["source"],
+        vault=vault_source(),
+    )  # fmt: skip
     return doc | {"html": render_note(doc["content"] or "", links)}
 
 
@@ -259,7 +272,8 @@ def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any]
 def get_note(note_id: str, request: Request, source: Source = None) -> dict[str, Any]:
     """The current version of a note by its vault-relative path (of ``source``). ``content`` is
     its Markdown body (without the frontmatter), ``html`` the same rendered for display: raw HTML
-    in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name.
+    in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name,
+    a note of the note's own source first (with ``?source=`` when it is not the vault's).
     Drafts and superseded versions are not served. ``alsoIn`` lists other sources holding the
     path when none was named."""
     note_id = _note_path(note_id)

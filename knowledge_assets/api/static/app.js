@@ -202,7 +202,7 @@ function showAnswer(data) {
   const m = data.metadata;
   $("answer-meta").textContent = `${m.model} · ノート ${m.retrievedNotes} 件を検索 · ${Math.round(m.responseTime)} ms` + (m.tokensUsed ? ` · ${m.tokensUsed} トークン` : "");
   $("citations").innerHTML = data.sources.length
-    ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
+    ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
     : "<li class='meta'>出典なし</li>";
   $("answer-warnings").textContent = (data.warnings || []).join(" / ");
 }

@@ -20,7 +20,15 @@ from psycopg import sql
 
 from knowledge_assets.core.settings import env
 
-__all__ = ["AmbiguousNote", "NoteRef", "UnknownSource", "in_source", "locate", "source_name"]
+__all__ = [
+    "AmbiguousNote",
+    "NoteRef",
+    "UnknownSource",
+    "in_source",
+    "locate",
+    "source_name",
+    "vault_source",
+]
 
 VAULT_TABLES = ("docs_local", "docs_github")
 
@@ -80,6 +88,11 @@ def source_table(name: str) -> str:
 def vault_table() -> str:
     """The raw table of the vault configured by ``KA_SOURCE``."""
     return "docs_github" if env("KA_SOURCE", "local") == "github" else "docs_local"
+
+
+def vault_source() -> str:
+    """The name of the vault's source: what a path given alone names first."""
+    return source_name(vault_table())
 
 
 def known_sources(conn: psycopg.Connection) -> dict[str, str]:

@@ -29,7 +29,7 @@ __all__ = [
     "UnknownNote",
     "UnknownSource",
     "get_doc",
-    "latest_paths",
+    "latest_notes",
     "list_tags",
     "locate",
     "similar",
@@ -124,6 +124,6 @@ def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     return notes_sql.list_tags(conn)
 
 
-def latest_paths(conn: psycopg.Connection) -> list[str]:
-    """The path of every latest note: what links between notes can lead to."""
-    return notes_sql.latest_paths(conn)
+def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
+    """(source, path) of every latest note: what links between notes can lead to."""
+    return [(source_name(table), path) for table, path in notes_sql.latest_notes(conn)]

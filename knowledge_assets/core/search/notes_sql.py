@@ -121,7 +121,7 @@ def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     return [(r[0], int(r[1])) for r in rows]
 
 
-def latest_paths(conn: psycopg.Connection) -> list[str]:
-    """The path of every latest note (each once, whichever sources hold it)."""
-    rows = conn.execute("SELECT DISTINCT file_path FROM rag.latest_docs").fetchall()
-    return [r[0] for r in rows]
+def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
+    """(source table, path) of every latest note."""
+    rows = conn.execute("SELECT source_table, file_path FROM rag.latest_docs").fetchall()
+    return [(r[0], r[1]) for r in rows]
