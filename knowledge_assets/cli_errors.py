@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from knowledge_assets.core import secrets
+from knowledge_assets.core.failures import first_line
 
 if TYPE_CHECKING:
     import pydantic
@@ -30,11 +31,6 @@ def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
     from knowledge_assets.core.settings import env_flag
 
     return len(rest) != len(argv) or env_flag("KA_DEBUG"), rest
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def explain(exc: BaseException) -> tuple[str, str] | None:
@@ -61,7 +57,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     if isinstance(exc, psycopg.OperationalError) and _is_connection_failure(exc):
         where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded store"
         return (
-            f"cannot reach the knowledge store ({where}): {_first_line(exc)}",
+            f"cannot reach the knowledge store ({where}): {first_line(exc)}",
             "start Postgres or fix DATABASE_URL (unset it to use the embedded store), then retry",
         )
     if type(exc).__name__ == "OperationalError" and type(exc).__module__.split(".")[0] in (
@@ -69,16 +65,16 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
         "psycopg2",
     ):  # Dagster's own storage (run and event records) lost the database
         return (
-            f"lost the connection to the store holding Dagster's runs: {_first_line(exc)}",
+            f"lost the connection to the store holding Dagster's runs: {first_line(exc)}",
             "check that Postgres is running, then run again: the next run picks up what is missing",
         )
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return ("the query took too long and was cancelled", "narrow it (fewer words, a filter)")
     if isinstance(exc, psycopg.Error):
-        return (f"the knowledge store refused the request: {_first_line(exc)}",
+        return (f"the knowledge store refused the request: {first_line(exc)}",
                 "run `knowledge-assets migrate`; if it persists, rerun with --debug and report it")  # fmt: skip
     if isinstance(exc, DatabaseUrlError):
-        return (_first_line(exc), "fix DATABASE_URL, or unset it to use the embedded store")
+        return (first_line(exc), "fix DATABASE_URL, or unset it to use the embedded store")
     # Imported here: the command line starts without Dagster or pydantic (``--help``, search).
     import dagster as dg
     import pydantic
@@ -86,17 +82,17 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     if isinstance(exc, pydantic.ValidationError):
         return (_validation_line(exc), _DECLARATION_FIX if exc.title == "KnowledgeSource" else "")
     if isinstance(exc, dg.DagsterInvalidDefinitionError):
-        return (f"the project's definitions do not load: {_first_line(exc)}", _DECLARATION_FIX)
+        return (f"the project's definitions do not load: {first_line(exc)}", _DECLARATION_FIX)
     if isinstance(exc, ConfigError):
-        return (_first_line(exc), "fix the setting and run the command again")
+        return (first_line(exc), "fix the setting and run the command again")
     if isinstance(exc, EmbeddingError):
-        return (_first_line(exc), "check the provider's settings, or search with --mode keyword")
+        return (first_line(exc), "check the provider's settings, or search with --mode keyword")
     if isinstance(exc, (SourceError, StoreBusy, MigrationError)):
-        return (_first_line(exc), "")
+        return (first_line(exc), "")
     if isinstance(exc, (FileNotFoundError, NotADirectoryError, PermissionError)):
-        return (_first_line(exc), "check the path and its permissions")
+        return (first_line(exc), "check the path and its permissions")
     if isinstance(exc, ValueError):
-        return (_first_line(exc), "see `knowledge-assets --help`")
+        return (first_line(exc), "see `knowledge-assets --help`")
     return None
 
 
@@ -132,7 +128,7 @@ def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
             traceback.print_exception(secrets.scrubbed(exc), file=sys.stderr)
         explained = explain(exc)
         if explained is None:
-            what = f"unexpected failure: {type(exc).__name__}: {_first_line(exc)}"
+            what = f"unexpected failure: {type(exc).__name__}: {first_line(exc)}"
             todo = "" if debug else "run again with --debug for the traceback, and report it"
         else:
             what, todo = explained

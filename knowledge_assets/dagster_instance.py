@@ -12,14 +12,18 @@ connection string is written into the instance reference Dagster passes on comma
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any, Self
 
 import dagster as dg
 from dagster._core.storage.local_compute_log_manager import LocalComputeLogManager
 from dagster._core.storage.root import LocalArtifactStorage
 from dagster_postgres.storage import DagsterPostgresStorage
+from dagster_postgres.utils import DagsterPostgresException
 
 from knowledge_assets.core.database import db
+from knowledge_assets.core.failures import first_line
 
 
 def dagster_dir() -> str:
@@ -57,9 +61,35 @@ class ProjectPostgresStorage(_DefaultedSetting, DagsterPostgresStorage):
 
     setting = "postgres_url"
 
+    def __init__(self, postgres_url: str, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().__init__(postgres_url, *args, **kwargs)
+        except DagsterPostgresException as exc:
+            # Dagster's own words are "too many retries for DB connection", under a traceback
+            # of its storage classes; say which server could not be reached and what to do.
+            raise StoreUnreachable(_unreachable(exc)) from None
+
     @classmethod
     def default(cls) -> str:
         return db.dagster_storage_url(db.resolve_url())
+
+
+class StoreUnreachable(DagsterPostgresException):
+    """The Postgres holding Dagster's runs cannot be reached; the message says how to fix it."""
+
+
+_DRIVER_PREFIX = re.compile(r"^\([\w.]+\) ")
+
+
+def _unreachable(exc: DagsterPostgresException) -> str:
+    cause = exc.__cause__
+    # SQLAlchemy prefixes the driver's error with its class: "(psycopg2.OperationalError) ..."
+    reason = _DRIVER_PREFIX.sub("", first_line(cause if cause is not None else exc))
+    where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded store"
+    return (
+        f"cannot reach the Postgres that holds Dagster's runs ({where}): {reason};"
+        " start that Postgres or fix DATABASE_URL (unset it to use the embedded store)"
+    )
 
 
 class ProjectArtifactStorage(_DefaultedSetting, LocalArtifactStorage):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,19 @@ def test_demo_hands_its_synced_head_to_the_sensor(
     result = source_changed_sensor(context)
     assert isinstance(result, dg.SkipReason), result
     assert "unchanged" in (result.skip_message or "")
+
+
+@pytest.mark.slow
+def test_dg_with_an_unreachable_database_url_names_it_and_the_fix(
+    user_env: dict[str, str],
+) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    user_env["DATABASE_URL"] = f"postgresql://ka:s3cret-pw@127.0.0.1:{port}/ka"
+    done = _run(["dg", "list", "defs"], user_env)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "cannot reach the Postgres that holds Dagster's runs (DATABASE_URL)" in last
+    assert f"port {port} failed" in last and "fix DATABASE_URL" in last
+    assert "s3cret-pw" not in done.stdout + done.stderr

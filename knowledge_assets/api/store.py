@@ -16,6 +16,7 @@ from typing import TypeVar
 import psycopg
 
 from knowledge_assets.core.database import db
+from knowledge_assets.core.failures import first_line
 from knowledge_assets.mcp.reader import ReaderStore, is_unreachable, open_reader
 
 # Connections the server keeps for short reads: four hybrid searches at once, each on two.
@@ -86,12 +87,12 @@ def check_roles(reader_url: str, writer_url: str) -> list[str]:
         with reader(reader_url) as conn:
             conn.execute("SELECT 1 FROM rag.latest_docs LIMIT 1")
     except (StoreUnavailable, psycopg.Error) as exc:
-        problems.append(_first_line(exc))
+        problems.append(first_line(exc))
     try:
         with writer(writer_url) as conn:
             conn.execute("SELECT 1 FROM qa.history LIMIT 1")
     except (StoreUnavailable, psycopg.Error) as exc:
-        problems.append(_first_line(exc))
+        problems.append(first_line(exc))
     return problems
 
 
@@ -112,12 +113,7 @@ def _unavailable(role: str, exc: psycopg.OperationalError) -> StoreUnavailable:
     """Why the store cannot be used as ``role``, with the fix that fits: a role refused, or a
     server that is not there (a missing socket is no reason to create roles by hand)."""
     if exc.sqlstate in _ROLE_STATES or _ROLE_REFUSED.search(str(exc)):
-        return StoreUnavailable(f"cannot connect as {role}: {_first_line(exc)}; {ROLE_HINT}")
+        return StoreUnavailable(f"cannot connect as {role}: {first_line(exc)}; {ROLE_HINT}")
     return StoreUnavailable(
-        f"the knowledge store cannot be reached: {_first_line(exc)}; {DOWN_HINT}"
+        f"the knowledge store cannot be reached: {first_line(exc)}; {DOWN_HINT}"
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -18,6 +18,13 @@ from knowledge_assets.core.ingest.frontmatter import clean_text
 MAX_REASON_CHARS = 500
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, else its type's name: driver and library errors
+    add hints and context on later lines that a one-line error leaves out."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def describe(exc: BaseException) -> str:
     """One line naming the error, for the UI: its type and the first line of its message."""
     first = (str(exc).strip().splitlines() or [""])[0]
