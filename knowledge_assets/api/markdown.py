@@ -1,10 +1,11 @@
 """A note's Markdown as HTML for the note view.
 
-CommonMark with tables, task lists, strikethrough and bare URLs (markdown-it-py), plus Obsidian
-wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``, ``![[embed]]``). Raw HTML in a
-note is shown as text and never runs; markdown-it refuses ``javascript:``, ``vbscript:``,
-``file:`` and ``data:`` links (except images). Links to notes lead to their note view, or show as
-a missing link when no current note has that name.
+CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (markdown-it-py and
+its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
+``![[embed]]``). Raw HTML in a note is shown as text and never runs, and HTML comments are left
+out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except
+images). Links to notes lead to their note view, or show as a missing link when no current note
+has that name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 
+from knowledge_assets.api.markdown_comments import skip_comments
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 
 __all__ = ["render_note"]
@@ -31,6 +34,8 @@ _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n|]+?)\\?(?:\|([^\[\]\n]*))?\]\]")
 _EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
 # Japanese punctuation ends a bare URL: written right after one, with no space, it is prose.
 _URL_END = re.compile(r"[、。，．「」『』（）【】〈〉《》！？：；　]")
+# A size after an embedded image's bar (![[diagram.png|300]], |300x200) is no label.
+_SIZE = re.compile(r"\d+(?:x\d+)?")
 MISSING = "このノートはありません"
 
 
@@ -42,14 +47,14 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
         return False
     if not silent:
         token = state.push("wikilink", "", 0)
-        token.meta = {"target": match[2], "label": match[3]}
+        token.meta = {"target": match[2], "label": match[3], "embed": bool(match[1])}
     state.pos = match.end()
     return True
 
 
-def _label(target: str, label: str | None) -> str:
+def _label(target: str, label: str | None, embed: bool = False) -> str:
     """What a wikilink shows: its label, else the target with ``#`` as Obsidian shows it."""
-    if label and label.strip():
+    if label and label.strip() and not (embed and _SIZE.fullmatch(label.strip())):
         return label.strip()
     return " > ".join(part.strip() for part in target.split("#") if part.strip())
 
@@ -65,7 +70,8 @@ def _render_wikilink(
 ) -> str:
     meta = tokens[idx].meta
     note = env["links"].resolve(meta["target"].partition("#")[0])
-    return _note_anchor(note, escapeHtml(_label(meta["target"], meta["label"])))
+    label = _label(meta["target"], meta["label"], meta.get("embed", False))
+    return _note_anchor(note, escapeHtml(label))
 
 
 def _note_target(href: str) -> str:
@@ -153,6 +159,9 @@ def _markdown() -> MarkdownIt:
     if md.linkify is None:
         raise ModuleNotFoundError("linkify-it-py is missing: reinstall knowledge-assets")
     md.linkify.set({"fuzzy_link": False})  # "README.md" is a file name, not a site in Moldova
+    # [^1] is a footnote, never a link: without the plugin, "[^1]: note" defined a link to "note".
+    md.use(footnote_plugin)
+    skip_comments(md)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     md.core.ruler.push("note_links", _note_links)
     md.core.ruler.push("shift_headings", _shift_headings)
