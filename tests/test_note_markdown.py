@@ -50,7 +50,10 @@ def render(text: str, source: str = "projects/note.md") -> str:
         ("`x < y`", "<code>x &lt; y</code>"),
         ("<b>太字</b>", "<p>&lt;b&gt;太字&lt;/b&gt;</p>"),  # raw HTML is shown, as text
         ("```py\nprint(1)\n```", '<pre><code class="language-py">print(1)\n</code></pre>'),
-        ("# 見出し\n## 小見出し", "<h2>見出し</h2>\n<h3>小見出し</h3>"),
+        (
+            "# 見出し\n## 小見出し",
+            '<h2 id="h-見出し">見出し</h2>\n<h3 id="h-小見出し">小見出し</h3>',
+        ),
         ("一行目\n二行目", "一行目<br />\n二行目"),
         (
             "[サイト](https://example.com)",
@@ -75,14 +78,17 @@ def test_markdown_renders_as_obsidian_shows_it(markdown: str, expected: str) -> 
         ("[[inbox]]", '<a class="wikilink" href="/notes/inbox.md">inbox</a>'),
         ("[[2026-01-10|日記]]", f'<a class="wikilink" href="{DIARY_URL}">日記</a>'),
         ("[[日記/2026-01-10.md]]", f'href="{DIARY_URL}">日記/2026-01-10.md</a>'),
-        ("[[garden#Basil]]", 'href="/notes/projects/garden.md">garden &gt; Basil</a>'),
-        ("[[#見出し]]", 'href="/notes/projects/note.md">見出し</a>'),
+        ("[[garden#Basil]]", 'href="/notes/projects/garden.md#h-basil">garden &gt; Basil</a>'),
+        ("[[#見出し]]", f'href="#{quote("h-見出し")}">見出し</a>'),
         ("[[旭川のメモ]]", MISSING + "旭川のメモ</span>"),
         ("![[pic.png]]", MISSING + "pic.png</span>"),
         ("| a |\n|---|\n| [[inbox\\|受信箱]] |", 'href="/notes/inbox.md">受信箱</a></td>'),
         ("`[[inbox]]`", "<code>[[inbox]]</code>"),
         ("[前のメモ](../inbox.md)", '<a href="/notes/inbox.md">前のメモ</a>'),
-        ("[日記](../%E6%97%A5%E8%A8%98/2026-01-10.md#料理)", f'<a href="{DIARY_URL}">日記</a>'),
+        (
+            "[日記](../%E6%97%A5%E8%A8%98/2026-01-10.md#料理)",
+            f'<a href="{DIARY_URL}#{quote("h-料理")}">日記</a>',
+        ),
         ("[ない](nope.md)", MISSING + "ない</span>"),
     ],
 )
@@ -225,7 +231,7 @@ def test_the_note_api_serves_the_body_as_html(base: str) -> None:
     assert '<a class="wikilink" href="/notes/inbox.md">inbox</a>' in html
     assert MISSING + "旭川ラーメンのメモ</span>" in html
     assert "<th>店</th>" in html and 'type="checkbox" checked=""> 札幌軒' in html
-    assert "<h2>ラーメン屋めぐり</h2>" in html
+    assert '<h2 id="h-ラーメン屋めぐり">ラーメン屋めぐり</h2>' in html
     assert "created:" not in html and "tags:" not in html  # no frontmatter in the body
     assert_inert(hostile["html"])
     assert "&lt;script&gt;" in hostile["html"]

@@ -1,7 +1,11 @@
 """The note view's HTML of notes written as documentation is (a docs folder kept in a vault):
-footnotes, HTML comments and embedded images with a size. Unit tests of the renderer."""
+footnotes, HTML comments, Markdown links relative to the note, links to folders, headings with
+ids that ``#heading`` links land on, and embedded images with a size. Unit tests of the renderer
+and of link resolution."""
 
 from __future__ import annotations
+
+from urllib.parse import quote
 
 import pytest
 
@@ -60,3 +64,52 @@ def test_a_footnote_marker_is_never_a_note_link(markdown: str) -> None:
     """A footnote "[^1]: note" defined a link to the note "note": the marker showed as a missing note."""
     html = render(markdown)
     assert "wikilink" not in html and "/notes/" not in html
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("# Café au lait", '<h2 id="h-café-au-lait">'),
+        ("## テンプレートリテラル", '<h3 id="h-テンプレートリテラル">'),
+        ("## `strict` オプション", '<h3 id="h-strict-オプション">'),
+        ("## 使い方\n## 使い方", '<h3 id="h-使い方">使い方</h3>\n<h3 id="h-使い方-1">'),
+    ],
+)
+def test_headings_carry_ids_from_their_text(markdown: str, expected: str) -> None:
+    assert expected in render(markdown)
+
+
+def anchor(slug: str) -> str:
+    """The fragment of a link to the heading whose slug is ``slug``."""
+    return "#" + quote("h-" + slug)
+
+
+@pytest.mark.parametrize(
+    ("markdown", "href"),
+    [
+        ("[x](README.md)", "/notes/qa/sub/README.md"),  # beside the note, not the vault's
+        ("[x](./README.md)", "/notes/qa/sub/README.md"),
+        ("[x](../README.md)", "/notes/qa/README.md"),
+        ("[x](/README.md)", "/notes/README.md"),  # from the vault root
+        ("[x](qa/README.md)", "/notes/qa/README.md"),  # a vault path still works
+        ("[x](./inner/)", "/notes/qa/sub/inner/index.md"),  # a folder: its index.md
+        ("[x](/reference/generics)", "/notes/reference/generics/README.md"),  # or README.md
+        ("[x](/)", "/notes/README.md"),
+        ("[x](../../tips/merge)", "/notes/tips/merge.md"),
+        ("[[README]]", "/notes/qa/sub/README.md"),  # of the name, the one beside wins
+        ("[[qa/README]]", "/notes/qa/README.md"),  # a vault path means that path
+        ("[[merge]]", "/notes/tips/merge.md"),
+        (
+            "[x](/reference/values/string#テンプレートリテラル)",
+            "/notes/reference/values/string.md" + anchor("テンプレートリテラル"),
+        ),
+        ("[x](README.md#Getting%20Started)", "/notes/qa/sub/README.md#h-getting-started"),
+        ("[[README#使い方]]", "/notes/qa/sub/README.md" + anchor("使い方")),
+        ("[[README#準備#使い方]]", "/notes/qa/sub/README.md" + anchor("使い方")),
+        ("[x](#使い方)", anchor("使い方")),  # a heading of this note: no reload
+        ("[[#Getting Started]]", "#h-getting-started"),
+        ("[[guide#Getting Started]]", "#h-getting-started"),
+    ],
+)
+def test_links_open_the_note_beside_and_land_on_the_heading(markdown: str, href: str) -> None:
+    assert f'href="{href}"' in render(markdown)

@@ -143,7 +143,7 @@ def test_a_wikilink_names_the_note_of_the_linking_notes_own_source_first(
         f"/notes/{DAILY}?source=archive",  # [[2024-01-01]]: archive's own, not the vault's
         "/notes/garden/%E6%A2%85.md",  # [[梅]]: only the vault has it
         f"/notes/{SHARED}?source=archive",  # [[memo]]: archive's, not journal's
-        "/notes/links/%E7%B4%A2%E5%BC%95.md?source=archive",  # [[#リンク]]: the note itself
+        "#h-%E3%83%AA%E3%83%B3%E3%82%AF",  # [[#リンク]]: a heading of the note itself
         f"/notes/{DAILY}?source=archive",  # [前の日](../daily/2024-01-01.md)
     ]
     vault = api.get(f"/api/notes/{CONTENTS}").json()["data"]

@@ -4,8 +4,8 @@ CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (mark
 its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
 ``![[embed]]``). Raw HTML in a note is shown as text and never runs, and HTML comments are left
 out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except
-images). Links to notes lead to their note view, or show as a missing link when no current note
-has that name.
+images). Links to notes lead to their note view (at the heading they name), or show as a missing
+link when no current note has that name. Headings carry ids: ``h-`` and the slug of their text.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -21,6 +21,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.footnote import footnote_plugin
 
 from knowledge_assets.api.markdown_comments import skip_comments
@@ -37,6 +39,15 @@ _URL_END = re.compile(r"[、。，．「」『』（）【】〈〉《》！？�
 # A size after an embedded image's bar (![[diagram.png|300]], |300x200) is no label.
 _SIZE = re.compile(r"\d+(?:x\d+)?")
 MISSING = "このノートはありません"
+# Heading ids are prefixed: a heading named like one of the page's own elements ("similar",
+# "home") or a script's global must not take its place.
+HEADING_ID = "h-"
+
+
+def heading_id(heading: str) -> str:
+    """The id of a heading with this text, as a link's fragment names it (``#Café au lait`` or
+    ``#café-au-lait``): the GitHub slug of the text (Japanese kept), prefixed."""
+    return HEADING_ID + slugify(heading.strip())
 
 
 def _wikilink(state: StateInline, silent: bool) -> bool:
@@ -59,38 +70,53 @@ def _label(target: str, label: str | None, embed: bool = False) -> str:
     return " > ".join(part.strip() for part in target.split("#") if part.strip())
 
 
-def _note_anchor(note: LinkTarget | None, inner: str) -> str:
-    if note is None:
+def _href(links: NoteLinks, note: LinkTarget, heading: str) -> str:
+    """The address of ``note`` at ``heading`` (none: its top); a heading of the linking note
+    itself is on the page already."""
+    if not heading.strip():
+        return note.url
+    fragment = "#" + quote(heading_id(heading), safe="")
+    return fragment if links.is_here(note) else note.url + fragment
+
+
+def _note_anchor(href: str | None, inner: str) -> str:
+    if href is None:
         return f'<span class="wikilink missing" title="{MISSING}">{inner}</span>'
-    return f'<a class="wikilink" href="{escapeHtml(note.url)}">{inner}</a>'
+    return f'<a class="wikilink" href="{escapeHtml(href)}">{inner}</a>'
 
 
 def _render_wikilink(
     renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
 ) -> str:
-    meta = tokens[idx].meta
-    note = env["links"].resolve(meta["target"].partition("#")[0])
+    meta, links = tokens[idx].meta, env["links"]
+    name, _, heading = meta["target"].partition("#")
+    note = links.resolve(name, relative=meta.get("relative", False))
+    # [[note#A#B]] is heading B under A, as Obsidian writes a nested heading.
+    href = _href(links, note, heading.rsplit("#", 1)[-1]) if note else None
     label = _label(meta["target"], meta["label"], meta.get("embed", False))
-    return _note_anchor(note, escapeHtml(label))
+    return _note_anchor(href, escapeHtml(label))
 
 
-def _note_target(href: str) -> str:
-    """The note path a relative link names: percent-decoded, without ``#…`` or ``?…``."""
-    return unquote(re.split(r"[#?]", href, maxsplit=1)[0])
+def _note_target(href: str) -> tuple[str, str]:
+    """The note path and the heading a relative link names, percent-decoded (``?…`` dropped)."""
+    path, _, fragment = href.partition("#")
+    return unquote(path.partition("?")[0]), unquote(fragment)
 
 
 def _link(children: list[Token], i: int, links: NoteLinks) -> None:
     """Send a link to a note to its note view; one to a missing note becomes a missing link."""
     token = children[i]
     href = token.attrGet("href")
-    if not isinstance(href, str) or href.startswith("#"):
+    if not isinstance(href, str):
         return
     if _EXTERNAL.match(href):
         token.attrSet("rel", "noopener noreferrer")
         return
-    note = links.resolve(_note_target(href))
+    path, heading = _note_target(href)
+    # A Markdown link's path is relative to the note, as on GitHub and documentation sites.
+    note = links.resolve(path, relative=True)
     if note is not None:
-        token.attrSet("href", note.url)
+        token.attrSet("href", _href(links, note, heading))
         return
     close = next(t for t in children[i:] if t.type == "link_close")
     token.tag = close.tag = "span"
@@ -105,7 +131,8 @@ def _image(token: Token) -> None:
         token.attrSet("loading", "lazy")
         return
     token.type, token.children = "wikilink", None
-    token.meta = {"target": _note_target(str(src or "")), "label": token.content or None}
+    target = _note_target(str(src or ""))[0]
+    token.meta = {"target": target, "label": token.content or None, "relative": True}
 
 
 def _trim_bare_url(state: StateCore, children: list[Token], i: int) -> None:
@@ -160,7 +187,7 @@ def _markdown() -> MarkdownIt:
         raise ModuleNotFoundError("linkify-it-py is missing: reinstall knowledge-assets")
     md.linkify.set({"fuzzy_link": False})  # "README.md" is a file name, not a site in Moldova
     # [^1] is a footnote, never a link: without the plugin, "[^1]: note" defined a link to "note".
-    md.use(footnote_plugin)
+    md.use(footnote_plugin).use(anchors_plugin, max_level=6, slug_func=heading_id)
     skip_comments(md)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     md.core.ruler.push("note_links", _note_links)

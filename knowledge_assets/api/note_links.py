@@ -1,9 +1,13 @@
 """Which stored note a link in a note leads to, found the way Obsidian finds it.
 
-A target is a vault path with or without ``.md`` (``日記/2026-01-10``), a path relative to the
-linking note's folder (``../inbox.md``), or a file name or the trailing part of a path
-(``2026-01-10``, ``日記/2026-01-10``). Case and Unicode normalization do not matter: a vault
-written on macOS stores Japanese file names decomposed, while links are typed composed.
+A Markdown link's path is relative to the linking note's folder (``README.md``, ``../inbox.md``)
+and one starting with ``/`` is from the vault root, as on GitHub or a documentation site; a
+wikilink's path is from the vault root, then relative. A target without a folder (``[[README]]``)
+is a file name: of several notes with it, the one in the linking note's folder wins. A path to a
+folder names its ``README.md`` or ``index.md``. Failing all that, a target may be the file name
+or the trailing part of a path (``2026-01-10``, ``日記/2026-01-10``), with or without ``.md``.
+Case and Unicode normalization do not matter: a vault written on macOS stores Japanese file
+names decomposed, while links are typed composed.
 
 Several sources may hold notes (the vault and declared sources, even at the same path). As in
 Obsidian, where each is a vault of its own, a link names a note of the linking note's own source
@@ -41,6 +45,11 @@ class LinkTarget:
         return note_url(self.path, self.source)
 
 
+# The note a link to a folder opens (``./sub/``, ``/reference/generics``), as on GitHub and
+# documentation sites.
+FOLDER_NOTES = ("README", "index")
+
+
 def _key(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
 
@@ -60,18 +69,35 @@ class _Paths:
             self._exact.setdefault(key, path)
             self._named[key.rsplit("/", 1)[-1]].append(path)
 
-    def find(self, target: str, folder: str) -> str | None:
-        """A vault path, else a path relative to ``folder``, else a name: of several notes with
-        the name, the one in ``folder`` wins, then the one with the shortest path."""
-        for path in (target.lstrip("/"), posixpath.normpath(posixpath.join(folder, target))):
-            if found := self._exact.get(_key(_stem(path))):
-                return found
+    def find(self, target: str, folder: str, *, relative: bool = False) -> str | None:
+        """The path ``target`` names from a note in ``folder``: by path when it has a folder or
+        is a Markdown link (``relative``), else by name; of several notes with the name, the one
+        in ``folder`` wins, then the one with the shortest path."""
+        if relative or "/" in target:
+            for path in _candidates(target, folder, relative):
+                for candidate in (path, *(_join(path, name) for name in FOLDER_NOTES)):
+                    if found := self._exact.get(_key(_stem(candidate))):
+                        return found
         tail = _key(_stem(target.lstrip("/")))
         named = self._named.get(tail.rsplit("/", 1)[-1], ())
         matches = [p for p in named if _key(_stem(p)) == tail or _key(_stem(p)).endswith("/" + tail)]  # fmt: skip
         if not matches:
             return None
         return min(matches, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
+
+
+def _candidates(target: str, folder: str, relative: bool) -> list[str]:
+    """The vault paths a path target may name, likeliest first: a Markdown link's path is
+    relative to the linking note, a wikilink's from the vault root; ``/…`` is from the root."""
+    root = posixpath.normpath("./" + target.lstrip("/"))
+    if target.startswith("/"):
+        return [root]
+    beside = posixpath.normpath(posixpath.join(folder, target))
+    return [beside, root] if relative else [root, beside]
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder in ("", ".") else f"{folder}/{name}"
 
 
 class NoteLinks:
@@ -92,22 +118,27 @@ class NoteLinks:
         self._every = _Paths(())
         self._holders: dict[str, list[str]] = {}
 
-    def resolve(self, target: str) -> LinkTarget | None:
-        """The note ``target`` names, or None when no current note matches. An empty target
-        (``[[#見出し]]``) is the note itself. The linking note's own source is searched first,
-        then every source; a path several other sources hold names the vault's note, else the
-        note of the first of them by name."""
+    def resolve(self, target: str, *, relative: bool = False) -> LinkTarget | None:
+        """The note ``target`` names, or None when no current note matches; ``relative``: the
+        target is a Markdown link's path, not a wikilink's. An empty target (``[[#見出し]]``) is
+        the note itself. The linking note's own source is searched first, then every source; a
+        path several other sources hold names the vault's note, else the note of the first of
+        them by name."""
         target = target.strip()
         if not target:
             return self._target(self.path, self.source)
         own = self._index()
         folder = posixpath.dirname(self.path)
-        if found := own.find(target, folder):
+        if found := own.find(target, folder, relative=relative):
             return self._target(found, self.source)
-        if found := self._every.find(target, folder):
+        if found := self._every.find(target, folder, relative=relative):
             holders = self._holders[found]
             return self._target(found, self.vault if self.vault in holders else holders[0])
         return None
+
+    def is_here(self, note: LinkTarget) -> bool:
+        """Whether ``note`` is the linking note itself."""
+        return note == self._target(self.path, self.source)
 
     def _target(self, path: str, source: str) -> LinkTarget:
         return LinkTarget(path, None if source == self.vault else source)

@@ -272,8 +272,9 @@ def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any]
 def get_note(note_id: str, request: Request, source: Source = None) -> dict[str, Any]:
     """The current version of a note by its vault-relative path (of ``source``). ``content`` is
     its Markdown body (without the frontmatter), ``html`` the same rendered for display: raw HTML
-    in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name,
-    a note of the note's own source first (with ``?source=`` when it is not the vault's).
+    in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name
+    (at the heading they name), a note of the note's own source first (with ``?source=`` when it
+    is not the vault's).
     Drafts and superseded versions are not served. ``alsoIn`` lists other sources holding the
     path when none was named."""
     note_id = _note_path(note_id)
