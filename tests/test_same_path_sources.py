@@ -174,6 +174,14 @@ def test_api_ambiguous_paths_and_unknown_sources_say_what_to_pass(
     assert unknown.json()["error"] == "unknown source 'nope': the sources are local, archive, journal"  # fmt: skip
 
 
+def test_api_an_empty_source_names_no_source(api: httpx.Client) -> None:
+    """?source= (empty) was "unknown source ''"."""
+    note = api.get(f"/api/notes/{DAILY}", params={"source": ""})
+    assert note.status_code == 200 and note.json()["data"]["source"] == "local"
+    similar = api.get(f"/api/ai/similar/{DAILY}", params={"source": ""})
+    assert similar.status_code == 200 and similar.json()["source"] == "local"
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING)
 def test_the_search_page_opens_the_note_of_the_hits_source(api_base: str) -> None:
