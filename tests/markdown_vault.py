@@ -77,3 +77,46 @@ def hostile_vault(root: Path) -> Path:
     vault.mkdir()
     (vault / HOSTILE).write_text(HOSTILE_NOTE, encoding="utf-8")
     return vault
+
+
+# A documentation folder kept as a vault: words too long for a phone's line, footnotes, HTML
+# comments, a list of plain and task items, links beside the note and to a heading.
+LONG = "noPropertyAccessFromIndexSignatureAndExactOptionalPropertyTypes"
+GUIDE = "qa/sub/guide.md"
+BESIDE = "qa/sub/README.md"
+LONG_NOTE = f"tsconfig/{LONG}WithAVeryLongFileName.md"
+REJECTED = "broken.md"
+PERCENT = "100%.md"
+DOCS_NOTES = {
+    "README.md": "# ドキュメント\n\nルートの README。\n",
+    BESIDE: "# サブフォルダの README\n\n"
+    + "前置きの段落。\n\n" * 60
+    + "## 使い方\n\nここから使い方。\n",
+    GUIDE: f"""\
+# {LONG}の設定ガイド
+
+[隣の README](README.md) と [[README]] と [使い方へ](README.md#使い方)。
+
+## {LONG}の見出し
+
+設定は https://example.com/reference/tsconfig/{LONG}/{LONG} にある[^1]。
+
+<!--prettier-ignore-->
+- {LONG}
+- [ ] 設定を見直す
+
+[^1]: tsconfig のリファレンス。
+""",
+    LONG_NOTE: f"# {LONG}WithAVeryLongTitle\n\n{LONG} を有効にする。\n",
+    REJECTED: "# 壊れる前\n\n最後に読めた本文。\n",
+    PERCENT: "# 百パーセント\n\n名前に % がある。\n",
+}
+
+
+def docs_vault(root: Path) -> Path:
+    """The documentation folder above, written under ``root``."""
+    vault = root / "docs"
+    for path, text in DOCS_NOTES.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text, encoding="utf-8")
+    return vault

@@ -155,7 +155,7 @@ def test_a_wikilink_names_the_note_of_the_linking_notes_own_source_first(
 
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING)
-def test_the_search_page_opens_the_cited_note_of_its_source(api_base: str) -> None:
+def test_the_search_page_names_and_opens_the_cited_note_of_its_source(api_base: str) -> None:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
@@ -165,6 +165,7 @@ def test_the_search_page_opens_the_cited_note_of_its_source(api_base: str) -> No
         page.click("#ask-form button")
         citation = page.locator("a.citation").first
         expect(citation).to_have_text("元日の読書")
+        expect(page.locator("#citations li", has_text="元日の読書").locator(".source")).to_have_text("archive")  # fmt: skip
         citation.click()
         page.wait_for_url("**/notes/daily/2024-01-01.md?source=archive")
         expect(page.locator("#note-body")).to_contain_text("銀河鉄道の夜")

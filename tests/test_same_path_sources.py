@@ -184,6 +184,27 @@ def test_api_an_empty_source_names_no_source(api: httpx.Client) -> None:
 
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING)
+def test_the_page_names_the_source_of_a_note_not_of_the_vault(api_base: str) -> None:
+    """Hits, notes and similar notes of a declared source looked like the vault's."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(api_base + "/?q=%E5%85%83%E6%97%A5&mode=keyword")  # 元日
+        expect(page.locator(".result", has_text="元日の読書").locator(".path .source")).to_have_text("archive")  # fmt: skip
+        expect(page.locator(".result", has_text="元日の散歩").locator(".source")).to_have_count(0)
+        page.goto(api_base + "/notes/" + DAILY)  # the vault's note, which archive holds too
+        expect(page.locator("#note-body")).to_contain_text("梅の花を見た")
+        expect(page.locator("#note-meta .source")).to_have_count(0)
+        page.locator("#note-also a", has_text="archive").click()
+        page.wait_for_url("**/notes/daily/2024-01-01.md?source=archive")
+        expect(page.locator("#note-meta .source")).to_have_text("archive")
+        expect(page.locator("#note-also")).to_be_hidden()
+        expect(page.locator("#similar .source").first).to_be_visible()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING)
 def test_the_search_page_opens_the_note_of_the_hits_source(api_base: str) -> None:
     from playwright.sync_api import expect
 

@@ -44,6 +44,13 @@ function noteUrl(id, source) {
   return "/notes/" + noteRef(id, source);
 }
 
+// The vault's source names; a note of any other source shows its source beside its path.
+const VAULT_SOURCES = new Set(["local", "github"]);
+
+function sourceLabel(source) {
+  return source && !VAULT_SOURCES.has(source) ? ` <span class="source">${escape(source)}</span>` : "";
+}
+
 // Snippets: code fences and image syntax dropped, whitespace folded, query terms highlighted.
 function cleanText(text) {
   return String(text || "").replace(/^#{1,6}\s+/gm, "").replace(/!\[[^\]]*\]\([^)]*\)/g, "").replace(/^```.*$/gm, "").replace(/\s+/g, " ").trim();
@@ -95,6 +102,7 @@ function rememberSearch(query, mode, tag) {
   url.searchParams.set("mode", mode);
   if (tag) url.searchParams.set("tag", tag); else url.searchParams.delete("tag");
   history.replaceState(null, "", url);
+  sessionStorage.setItem("ka-search", url.pathname + url.search); // where a note's back link leads
 }
 
 async function restoreSearch() {
@@ -123,7 +131,7 @@ function renderResults(data, query) {
     : "一致するノートはありませんでした。別の言葉やモードで試してください。";
   $("results").innerHTML = [...groups.values()].map((g) => `
     <div class="result">
-      <h3><a href="${noteUrl(g.id, g.source)}">${escape(g.title || g.id)}</a><span class="path">${escape(g.id)}</span></h3>
+      <h3><a href="${noteUrl(g.id, g.source)}">${escape(g.title || g.id)}</a><span class="path">${escape(g.id)}${sourceLabel(g.source)}</span></h3>
       <div class="tags">${tagChips(g.tags)}</div>
       ${g.hits.slice(0, 3).map((h) => `
         <div class="section">
@@ -202,7 +210,7 @@ function showAnswer(data) {
   const m = data.metadata;
   $("answer-meta").textContent = `${m.model} · ノート ${m.retrievedNotes} 件を検索 · ${Math.round(m.responseTime)} ms` + (m.tokensUsed ? ` · ${m.tokensUsed} トークン` : "");
   $("citations").innerHTML = data.sources.length
-    ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
+    ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
     : "<li class='meta'>出典なし</li>";
   $("answer-warnings").textContent = (data.warnings || []).join(" / ");
 }
@@ -226,16 +234,55 @@ async function loadTags() {
   } catch (err) { /* the search still works without the tag list */ }
 }
 
+// The back link returns to the search the note was opened from: through the browser's history
+// when the previous page is that search (as it was, answer and scroll included), else to this
+// tab's last search, else home.
+function setUpBack() {
+  const back = $("back");
+  back.href = sessionStorage.getItem("ka-search") || "/";
+  const from = document.referrer ? new URL(document.referrer) : null;
+  if (from && from.origin === location.origin && from.pathname === "/" && history.length > 1) {
+    back.addEventListener("click", (event) => { event.preventDefault(); history.back(); });
+  }
+}
+
+// The path in the address: a "%" that starts no escape (/notes/100%.md) is part of the name.
+function addressPath() {
+  return location.pathname.slice("/notes/".length).replace(/(%[0-9a-f]{2})+/gi, (m) => {
+    try { return decodeURIComponent(m); } catch { return m; }
+  });
+}
+
+// The note arrives after the page has loaded, so the browser cannot go to the heading the
+// address names: #h-… as the note's links write it, or a heading's bare slug.
+function showHeading() {
+  let name = location.hash.slice(1);
+  if (!name) return;
+  try { name = decodeURIComponent(name); } catch { /* not an escape: the name as written */ }
+  const heading = [name, "h-" + name].map((h) => document.getElementById(h)).find((e) => e && $("note-body").contains(e));
+  heading?.scrollIntoView();
+}
+
+function showNoteHead(id, data) {
+  document.title = (data.title || id) + " · ノート検索";
+  $("note-title").textContent = data.title || id;
+  $("note-meta").innerHTML = escape(id) + sourceLabel(data.source) + [data.created && "作成 " + data.created, data.updated && "更新 " + data.updated].filter(Boolean).map((d) => " · " + escape(d)).join("");
+  $("note-also").hidden = !data.alsoIn?.length;
+  $("note-also").innerHTML = "同じパスのノートがほかのソースにもあります: " + (data.alsoIn || []).map((s) => `<a href="${noteUrl(id, s)}">${escape(s)}</a>`).join(", ");
+  $("note-rejected").hidden = !data.fileRejected;
+  $("note-rejected").textContent = `ファイルを読み込めませんでした（${data.fileRejected}）。表示しているのは最後に読み込めた版です。ファイルを直すと次の同期で更新されます。`;
+  $("note-tags").innerHTML = tagChips(data.tags);
+}
+
 async function showNote(id) {
   $("home").hidden = true; $("note-view").hidden = false;
+  setUpBack();
   try {
     const { data } = await api("/api/notes/" + noteRef(id, params.get("source")));
-    document.title = (data.title || id) + " · ノート検索";
-    $("note-title").textContent = data.title || id;
-    $("note-meta").textContent = [id, data.created && "作成 " + data.created, data.updated && "更新 " + data.updated].filter(Boolean).join(" · ");
-    $("note-tags").innerHTML = tagChips(data.tags);
+    showNoteHead(id, data);
     // The server renders the Markdown: raw HTML in the note arrives escaped, links checked.
     $("note-body").innerHTML = data.html;
+    showHeading();
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
     $("note-body").textContent = err.message;
@@ -243,14 +290,14 @@ async function showNote(id) {
   }
   try {
     const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
-    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a><div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(err.message) + "</li>";
   }
 }
 
 if (location.pathname.startsWith("/notes/")) {
-  showNote(decodeURIComponent(location.pathname.slice("/notes/".length)));
+  showNote(addressPath());
 } else {
   $("search-form").addEventListener("submit", runSearch);
   $("ask-form").addEventListener("submit", ask);

@@ -1,0 +1,149 @@
+"""The note view of a documentation folder kept as a vault, in headless Chromium against a real
+API server: long words wrap on a phone, footnotes and lists show as written, links open the note
+beside and land on the heading they name, the back link returns to the search, a note whose file
+is now rejected says so, and an address with a stray ``%`` still opens its note."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import pytest
+
+from knowledge_assets.answer import Asker, LLMSettings
+from tests.answer_support import sample_vault_database
+from tests.api_support import api_server
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
+from tests.markdown_vault import BESIDE, GUIDE, LONG, LONG_NOTE, REJECTED, docs_vault
+from tests.test_search import ingest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING),
+]
+SEARCH = f"/?q={LONG}&mode=keyword"
+
+
+@pytest.fixture(scope="module")
+def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The API over the documentation folder, after REJECTED was emptied: the store keeps its
+    last good version and records why the file there now is rejected."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    vault = docs_vault(tmp_path_factory.mktemp("docs"))
+    with sample_vault_database(server_url, None, vault) as url:
+        (vault / REJECTED).write_text("")
+        os.utime(vault / REJECTED, ns=(7, 7))
+        ingest(url, None, vault)
+        with api_server(url, Asker(LLMSettings())) as base:
+            yield base
+
+
+def note(base: str, path: str) -> str:
+    return base + "/notes/" + quote(path)
+
+
+def page_width(page: Page) -> int:
+    """How wide the page is laid out: wider than the window, it scrolls sideways."""
+    width: int = page.evaluate("document.documentElement.scrollWidth")
+    return width
+
+
+def test_long_words_wrap_instead_of_widening_a_phone_page(base: str) -> None:
+    """A note title, heading, list item or search result path with a long unbroken word made the
+    page wider than the phone: it scrolled sideways."""
+    from playwright.sync_api import expect
+
+    with chromium_page(width=390, height=844, timeout_ms=60_000) as page:
+        page.goto(note(base, GUIDE))
+        expect(page.locator("#note-title")).to_contain_text(LONG)
+        expect(page.locator("#note-body ul li").first).to_have_text(LONG)
+        expect(page.locator("#similar li").first).to_be_visible()
+        assert page_width(page) == 390
+        page.goto(base + SEARCH)
+        expect(page.locator(".result .path", has_text=LONG_NOTE)).to_be_visible()
+        assert page_width(page) == 390
+
+
+def test_footnotes_and_a_list_of_plain_and_task_items_show_as_written(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, GUIDE))
+        body = page.locator("#note-body")
+        expect(body.locator("sup.footnote-ref a")).to_have_text("[1]")
+        expect(body.locator(".footnotes li")).to_contain_text("tsconfig のリファレンス。")
+        expect(body).not_to_contain_text("prettier-ignore")
+        expect(body).not_to_contain_text("[^1]")
+        items = body.locator("ul").first.locator("li")
+        bullets = items.evaluate_all("items => items.map(i => getComputedStyle(i).listStyleType)")
+        assert bullets == ["disc", "none"]  # the task's checkbox stands for its bullet
+
+
+def test_links_open_the_note_beside_and_land_on_the_heading(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, GUIDE))
+        page.locator("#note-body a", has_text="隣の README").click()
+        page.wait_for_url("**/notes/" + BESIDE)
+        expect(page.locator("#note-title")).to_have_text("サブフォルダの README")
+        page.go_back()
+        page.locator("#note-body a", has_text="使い方へ").click()
+        page.wait_for_url("**/notes/" + BESIDE + "#h-*")
+        expect(page.locator("#note-body h3", has_text="使い方")).to_be_in_viewport()
+
+
+def test_the_back_link_returns_to_the_search_the_note_was_opened_from(base: str) -> None:
+    """It led to the empty home page."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + SEARCH)
+        page.locator(".result h3 a", has_text="設定ガイド").click()
+        page.wait_for_url("**/notes/**")
+        page.click("#back")
+        expect(page.locator(".result h3 a").first).to_be_visible()
+        assert page.url == base + SEARCH
+        page.go_forward()  # Back went through the history: the note is the next page
+        expect(page.locator("#note-title")).to_contain_text("設定ガイド")
+        page.locator("#note-body a", has_text="隣の README").click()
+        page.wait_for_url("**/notes/" + BESIDE)
+        page.click("#back")  # from a note opened from a note: this tab's search
+        page.wait_for_url(base + SEARCH)
+        expect(page.locator(".result h3 a").first).to_be_visible()
+        browser = page.context.browser
+        assert browser is not None
+        elsewhere = browser.new_page()  # a tab that searched nothing
+        elsewhere.goto(note(base, GUIDE))
+        expect(elsewhere.locator("#back")).to_have_attribute("href", "/")
+
+
+def test_a_note_whose_file_is_now_rejected_says_so(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, REJECTED))
+        expect(page.locator("#note-body")).to_contain_text("最後に読めた本文。")
+        warning = page.locator("#note-rejected")
+        expect(warning).to_be_visible()
+        expect(warning).to_contain_text("empty file")
+        expect(warning).to_contain_text("最後に読み込めた版")
+        page.goto(note(base, GUIDE))
+        expect(page.locator("#note-title")).to_contain_text(LONG)
+        expect(warning).to_be_hidden()
+
+
+def test_a_percent_sign_that_starts_no_escape_is_part_of_the_name(base: str) -> None:
+    """decodeURIComponent threw "URI malformed" and the page stayed empty."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/notes/100%.md")
+        expect(page.locator("#note-title")).to_have_text("百パーセント")
