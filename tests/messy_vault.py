@@ -119,9 +119,9 @@ def _content_cases() -> list[tuple[Case, str | bytes]]:
     def body(name: str, expect: str, text: str | bytes, reason: str = "") -> None:
         add(Case(name, f"body/{name}.md", "body", expect, marker(name), reason), text)
 
-    body("empty", "rejected", b"", "empty file")
-    body("blank", "rejected", " \n\t\n", "empty file")
-    body("bom-only", "rejected", b"\xef\xbb\xbf", "empty file")
+    body("empty", "stored", b"")
+    body("blank", "stored", " \n\t\n")
+    body("bom-only", "stored", b"\xef\xbb\xbf")
     body("frontmatter-only", "stored", "---\ntitle: only frontmatter\n---\n")
     body("headings-only", "stored", "# a\n## b\n### c\n")
     body("huge-one-line", "searchable", f"{marker('huge-one-line')} {words}\n")

@@ -133,19 +133,19 @@ def test_get_says_when_it_shows_the_last_good_version_of_a_rejected_file(
     note = vault / "note.md"
     note.write_text("# 良い\n\n本文です。\n")
     ingest(db_url, None, vault)
-    note.write_text("")  # emptied: rejected, and the stored version is kept
+    note.write_text("---\ntitle: [oops\n---\n")  # broken YAML: rejected, the stored one kept
     os.utime(note, ns=(7, 7))
     ingest(db_url, None, vault)
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
     assert main(["get", "note.md"]) == 0
     out = capsys.readouterr().out
-    assert "the file there now is rejected (empty file): this is its last good version" in out
+    assert "the file there now is rejected (malformed YAML" in out and "last good version" in out
     assert "本文です。" in out
     assert main(["get", "note.md", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["file_rejected"] == "empty file" and doc["latest"] is True
-    assert "last good version: the file now is rejected (empty file)" in document_text(doc)
+    assert doc["file_rejected"].startswith("malformed YAML") and doc["latest"] is True
+    assert "last good version: the file now is rejected (malformed YAML" in document_text(doc)
 
 
 def test_get_names_a_rejection_of_its_own_source_only(db_url: str) -> None:

@@ -3,10 +3,12 @@ lines) stays stored and readable by path, but makes no passage to embed and no s
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
@@ -89,3 +91,33 @@ def test_notes_stored_before_are_judged_by_the_same_blanks(
         ).fetchone()
     assert latest == [("週報.md",)] and blank == (0,)
     assert marks == (False,)
+
+
+@pytest.mark.parametrize(
+    "cleared",
+    [b"", b" \n\n", "\u00a0\n\u3000\n".encode(), b"\xef\xbb\xbf"],
+    ids=["zero-bytes", "spaces-and-newlines", "nbsp-and-ideographic-space", "bom-only"],
+)
+def test_a_cleared_note_becomes_an_empty_note_and_its_old_text_leaves_search(
+    db_url: str, tmp_path: Path, cleared: bytes
+) -> None:
+    """Select all and delete in the editor: the note stays, empty, and its words find nothing."""
+    vault = _vault(tmp_path / "vault")
+    resources = pipeline_resources(db_url, vault)
+    dg.materialize(ALL, resources=resources, partition_key="usem3")
+    (vault / "週報.md").write_bytes(cleared)
+    os.utime(vault / "週報.md", ns=(7, 7))
+    dg.materialize(ALL, resources=resources, partition_key="usem3")
+    with db.connect(db_url) as conn:
+        raw = conn.execute("SELECT content FROM raw.docs_local WHERE file_path = '週報.md'")
+        rejected = conn.execute("SELECT count(*) FROM raw.rejected_files").fetchone()
+        latest = conn.execute("SELECT file_path FROM rag.latest_docs").fetchall()
+        passages = conn.execute("SELECT count(*) FROM rag.chunks").fetchone()
+        vectors = conn.execute("SELECT count(*) FROM rag.embeddings").fetchone()
+        hits = [h for mode in ("keyword", "vector", "hybrid")
+                for h in search(conn, "週報 庭の水やり", mode=mode).hits]  # fmt: skip
+        doc = get_doc(conn, "週報.md")
+    assert raw.fetchall() == [(cleared.decode("utf-8-sig"),)] and rejected == (0,)
+    assert latest == [] and passages == vectors == (0,) and hits == []
+    assert doc is not None and "水やり" not in doc["content"]
+    assert doc["not_searchable"] == "empty: no text besides headings"

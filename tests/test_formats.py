@@ -88,11 +88,17 @@ def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -
         ),
         (b"\xff\xfe{}", "UTF-16 text, not UTF-8: save it as UTF-8"),
         (b"{\x81}", "not valid UTF-8: byte 0x81 at offset 1; save it as UTF-8"),
-        (b"  ", "empty file"),
     ],
 )
 def test_malformed_bookmark_files_are_rejected_with_a_reason(data: bytes, reason: str) -> None:
     assert parse_bookmarks("bad.json", data) == Rejection("bad.json", reason)
+
+
+@pytest.mark.parametrize("data", [b"", b"  \n"], ids=["zero-bytes", "blank"])
+def test_a_cleared_bookmark_file_is_an_empty_note(data: bytes) -> None:
+    doc = parse_bookmarks("marks.json", data)
+    assert isinstance(doc, ParsedDoc) and doc.body == "" and doc.frontmatter == {}
+    assert bookmark_sections(doc.body) == []
 
 
 def _profile(name: str, kind: str, heading: str | None = None) -> SourceProfile:

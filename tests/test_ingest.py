@@ -81,7 +81,6 @@ BAD_FILES: dict[str, bytes] = {
     "bad/list.md": b"---\n- a\n---\nbody",
     "bad/latin1.md": "café".encode("latin-1"),
     "bad/binary.md": b"\x00\x01\x02PK\x03\x04",
-    "bad/empty.md": b"",
     "bad/huge.md": b"# huge\n" + b"a" * (10 * 1024 * 1024),
 }
 
@@ -100,7 +99,6 @@ def test_bad_files_are_rejected_with_reasons_and_the_rest_lands(db_url: str, vau
     assert "malformed YAML" in rejected["bad/yaml.md"]
     assert "UTF-8" in rejected["bad/latin1.md"]
     assert "binary" in rejected["bad/binary.md"]
-    assert "empty" in rejected["bad/empty.md"]
     assert "limit" in rejected["bad/huge.md"]
     assert "Case/Note.md" in paths and "20251230_rag-design.md" in paths
     assert len(report.rejected) == len(rejected)

@@ -158,9 +158,9 @@ def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
     text = utf8_text(path, data)
     if isinstance(text, Rejection):
         return text
+    # An emptied file (0 bytes, or only blanks) is a cleared note, stored as an empty note:
+    # rejecting it would keep the old text searchable.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
-        return Rejection(path, "empty file")
     fm_text, body = _split(text)
     if fm_text is None:
         return ParsedDoc(path, {}, text, content_hash("", text))

@@ -101,8 +101,8 @@ def get_doc(
     ``source`` is the source read; ``also_in`` names the other sources holding the path when
     none was given. ``not_searchable`` says why search does not return it (draft, empty,
     superseded by X, rejected because Y, could not be chunked), or is None for a searchable
-    note. ``file_rejected`` is the reason the file now at the path was rejected (emptied,
-    broken YAML): what is returned is then its last good version, or None."""
+    note. ``file_rejected`` is the reason the file now at the path was rejected (broken
+    YAML, not UTF-8): what is returned is then its last good version, or None."""
     from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 

@@ -50,7 +50,9 @@ def parse_bookmarks(
     if isinstance(text, Rejection):
         return text
     if not text.strip():
-        return Rejection(path, "empty file")
+        # A cleared file is an empty note (no bookmarks), not a rejection that would keep
+        # the old bookmarks searchable.
+        return ParsedDoc(path, {}, "", content_hash("{}", ""))
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
