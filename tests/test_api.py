@@ -107,6 +107,23 @@ def test_notes_and_tags_serve_current_notes_only(client: httpx.Client) -> None:
     assert {"tag": "日記", "count": 2} in tags
 
 
+def test_an_empty_note_is_served_and_says_it_is_empty(client: httpx.Client, vault_url: str) -> None:
+    """A note of frontmatter alone is not searched, but reading it by path works (as `get`)."""
+    from knowledge_assets.core.database import db
+    from knowledge_assets.core.ingest import store
+    from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
+
+    doc = parse_document("栞/空.md", "---\ntitle: 空の栞\ntags: [栞]\n---\n".encode())
+    assert isinstance(doc, ParsedDoc)
+    with db.connect(vault_url) as conn:
+        store.upsert_docs(conn, "docs_local", [(doc, "v1")])
+    response = client.get(f"/api/notes/{quote('栞/空.md')}")
+    assert response.status_code == 200, response.text
+    note = response.json()["data"]
+    assert note["title"] == "空の栞" and note["empty"] is True and note["content"] == ""
+    assert client.get(f"/api/notes/{quote(DIARY)}").json()["data"]["empty"] is False
+
+
 def test_the_page_and_the_openapi_docs_are_served(client: httpx.Client) -> None:
     page = client.get("/")
     assert page.status_code == 200 and "ノート検索" in page.text

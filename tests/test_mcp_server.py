@@ -471,6 +471,23 @@ def test_get_doc_never_serves_a_draft(client: McpClient) -> None:
     assert "---" not in text  # no body, not even the header of the draft
 
 
+def test_get_doc_serves_an_empty_note_and_says_it_is_empty(
+    client: McpClient, store_url: str
+) -> None:
+    from knowledge_assets.core.ingest import store
+    from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
+
+    doc = parse_document("栞/空.md", "---\ntitle: 空の栞\n---\n## 見出しだけ\n".encode())
+    assert isinstance(doc, ParsedDoc)
+    with db.connect(store_url) as conn:
+        store.upsert_docs(conn, "docs_local", [(doc, "v1")])
+    result = client.call("get_doc", {"file_path": "栞/空.md"})
+    assert not result.is_error, text_of(result)
+    header, body = text_of(result).split("\n---\n", 1)
+    assert "title: 空の栞" in header and "not searchable: empty: no text besides headings" in header
+    assert body.strip() == "## 見出しだけ"
+
+
 def test_get_doc_returns_one_section(client: McpClient) -> None:
     text = text_of(client.call("get_doc", {"file_path": LATEST, "section": "チャンキング"}))
     header, body = text.split("\n---\n", 1)

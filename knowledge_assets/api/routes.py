@@ -27,6 +27,7 @@ from knowledge_assets.core import search as core_search
 from knowledge_assets.core.chunks.tokenize import query_terms
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
+from knowledge_assets.core.search.explain import EMPTY
 from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.core.search.note_sources import (
     in_source,
@@ -257,9 +258,10 @@ def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offs
 
 
 def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:
-    """The latest version of the note (of ``source``) with its body as HTML (``html``), or None."""
+    """The latest version of the note (of ``source``), or its empty one (frontmatter only, a
+    cleared file), with its body as HTML (``html``), or None."""
     doc = core_notes.get_doc(conn, note_id, source)
-    if doc is None or not doc.get("latest"):
+    if doc is None or not (doc.get("latest") or doc.get("not_searchable") == EMPTY):
         return None
     links = NoteLinks(
         doc["file_path"], lambda: core_notes.latest_notes(conn), source=doc["source"],
@@ -275,8 +277,8 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name
     (at the heading they name), a note of the note's own source first (with ``?source=`` when it
     is not the vault's).
-    Drafts and superseded versions are not served. ``alsoIn`` lists other sources holding the
-    path when none was named."""
+    Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
+    ``alsoIn`` lists other sources holding the path when none was named."""
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
     doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source))
     if doc is None:
@@ -285,6 +287,7 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
     data = {k: doc.get(k) for k in fields} | {
         "id": doc["file_path"], "fileRejected": doc.get("file_rejected"), "alsoIn": doc["also_in"],
+        "empty": doc.get("not_searchable") == EMPTY,
     }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
 

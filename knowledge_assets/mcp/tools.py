@@ -23,7 +23,7 @@ from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.search import notes as core_notes
-from knowledge_assets.core.search.explain import rejection
+from knowledge_assets.core.search.explain import EMPTY, rejection
 from knowledge_assets.core.search.note_sources import in_source, source_table
 from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
@@ -127,7 +127,7 @@ class KnowledgeTools:
             rejected = self._call(lambda conn: rejection(conn, path, table))
             if rejected:
                 raise ToolError(f"{path!r}{where} is not stored: rejected because {rejected}")
-        elif not (doc.get("latest", True) or doc.get("superseded_by")):
+        elif not _served(doc):
             why = doc.get("not_searchable") or "not searchable"
             raise ToolError(f"{path!r} is not served: {why}")
         if doc is None:
@@ -208,6 +208,14 @@ class KnowledgeTools:
             return self.store.run_pair(fn) if pair else self.store.run(lambda c: fn(c, None))
         except Exception as exc:
             raise ToolError(secrets.redact(describe_failure(exc))) from None
+
+
+def _served(doc: dict[str, Any]) -> bool:
+    """Whether get_doc returns ``doc``: the latest version, an older one or an empty note, but
+    never a draft."""
+    if doc.get("latest", True) or doc.get("superseded_by"):
+        return True
+    return doc.get("not_searchable") == EMPTY
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -281,8 +281,9 @@ async function showNote(id) {
     const { data } = await api("/api/notes/" + noteRef(id, params.get("source")));
     showNoteHead(id, data);
     // The server renders the Markdown: raw HTML in the note arrives escaped, links checked.
-    $("note-body").innerHTML = data.html;
+    $("note-body").innerHTML = data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : "");
     showHeading();
+    if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
     $("note-body").textContent = err.message;

@@ -14,6 +14,10 @@ from psycopg import sql
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.search.note_sources import VAULT_TABLES
 
+# Why an empty note (frontmatter only, headings and blank lines, a cleared file) is not searched;
+# get (CLI, MCP, API) serves such a note and marks it with this.
+EMPTY = "empty: no text besides headings"
+
 
 def why_not_searchable(
     conn: psycopg.Connection, file_path: str, conventions: Conventions | None = None,
@@ -59,7 +63,7 @@ def _excluded(
     if marker:
         return f"draft ({marker})"
     if not has_body:
-        return "empty: no text besides headings"
+        return EMPTY
     if rejected:
         return f"rejected because {rejected}"
     return "not indexed yet: materialize latest_docs"
