@@ -12,11 +12,14 @@ connection string is written into the instance reference Dagster passes on comma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator, Sequence
 from typing import Any, Self
 
 import dagster as dg
+from dagster._core.storage.compute_log_manager import CapturedLogContext
 from dagster._core.storage.local_compute_log_manager import LocalComputeLogManager
 from dagster._core.storage.root import LocalArtifactStorage
 from dagster_postgres.storage import DagsterPostgresStorage
@@ -24,6 +27,7 @@ from dagster_postgres.utils import DagsterPostgresException
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.failures import first_line
+from knowledge_assets.core.workers import interrupts_held
 
 
 def dagster_dir() -> str:
@@ -110,3 +114,14 @@ class ProjectComputeLogManager(_DefaultedSetting, LocalComputeLogManager):
     @classmethod
     def default(cls) -> str:
         return f"{dagster_dir()}/compute_logs"
+
+    @contextlib.contextmanager
+    def capture_logs(self, log_key: Sequence[str]) -> Iterator[CapturedLogContext]:
+        """Dagster's capture, whose helper processes (``tail`` and its watcher, per stream) do not
+        take Ctrl-C: the terminal sends it to every process of the command, and the watchers, in
+        Python, would each print a ``KeyboardInterrupt`` traceback. The step itself still gets
+        it, so the run stops as interrupted."""
+        with contextlib.ExitStack() as stack:
+            with interrupts_held():
+                context = stack.enter_context(super().capture_logs(log_key))
+            yield context

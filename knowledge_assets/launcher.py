@@ -135,6 +135,29 @@ def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
     return lines
 
 
+# What Dagster records as the error of a step or run stopped by Ctrl-C.
+_INTERRUPTS = ("KeyboardInterrupt", "DagsterExecutionInterruptedError")
+
+
+def was_interrupted(events: Sequence[dg.DagsterEvent]) -> bool:
+    """Whether a run stopped because it was interrupted (Ctrl-C), not because a step failed:
+    the interrupt is a failure's error, or what that error was raised from or during (a
+    clean-up the interrupt cut short)."""
+    for event in events:
+        if event.event_type_value in ("STEP_FAILURE", "RUN_FAILURE"):
+            if _interrupt_in(getattr(event.event_specific_data, "error", None)):
+                return True
+    return False
+
+
+def _interrupt_in(error: Any, depth: int = 0) -> bool:
+    if error is None or depth > 20:  # a chain is short; the bound guards against a cycle
+        return False
+    if error.cls_name in _INTERRUPTS:
+        return True
+    return _interrupt_in(error.cause, depth + 1) or _interrupt_in(error.context, depth + 1)
+
+
 def _telling_error(error: Any) -> Any:
     """The outermost error of a chain that the project raised, else the innermost one.
 

@@ -3,7 +3,9 @@ until a run calls a verb, so loading definitions is always cheap and offline."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,8 +67,33 @@ class PostgresResource(dg.ConfigurableResource):
             if sys.stderr.isatty():  # `update` or `demo` in a terminal: their log is silent
                 print(message, file=sys.stderr, flush=True)
 
-        with db.connect(self.url()) as conn, store_write_lock(conn, on_wait=on_wait):
+        with (
+            _interrupts_cancel_queries(),
+            db.connect(self.url()) as conn,
+            store_write_lock(conn, on_wait=on_wait),
+        ):
             yield conn
+
+
+@contextmanager
+def _interrupts_cancel_queries() -> Iterator[None]:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt in the block, as outside Dagster.
+
+    In a step Dagster raises its own error instead, which psycopg does not take for an
+    interruption: a query it lands in goes on running, the connection stays busy, and the
+    rollback on the way out fails with an error that hides the interruption. On KeyboardInterrupt
+    psycopg cancels the query, the step's transaction rolls back, and the run ends interrupted.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set signal handlers, and only it gets SIGINT
+        return
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGINT, before)
 
 
 class VaultResource(dg.ConfigurableResource):

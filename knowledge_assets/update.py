@@ -28,11 +28,15 @@ from knowledge_assets.launcher import (
     fail_dead_runs_now,
     prepare_environment,
     report_failures,
+    was_interrupted,
 )
 
 INDEX_KEYS = ("latest_docs", "chunks")
 WHOLE_JOB = "embeddings_job"  # the sources to the vectors: what the sensor and schedule run
 KEYWORD_JOB = "chunks_job"  # the sources to the chunks, for --no-embeddings
+# Every step writes in transactions and the next update resumes from what is stored.
+INTERRUPTED = "interrupted: nothing is lost; run update again to finish"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 def _raw_keys(defs: dg.Definitions) -> list[str]:
@@ -59,7 +63,29 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
     The embeddings are those of the model search uses (as the sensor's runs do: after `models
     activate`, new notes would otherwise be missing from vector search) and, in a second run,
     those of the configured model when it is another one (its backfill, before it is activated).
+    Ctrl-C, before or during a run, ends with one line and exit code 130.
     """
+    try:
+        results = _update(force=force, no_embeddings=no_embeddings, quiet=quiet)
+    except KeyboardInterrupt:
+        results = None
+    if results is None:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    ok = all(r.success for r in results)
+    runs = ", ".join(r.run_id for r in results)
+    print("update " + ("succeeded" if ok else "FAILED") + f": run{'s' * (len(results) > 1)} {runs}")
+    for result in results:
+        if not result.success:
+            report_failures(result)
+    return 0 if ok else 1
+
+
+def _update(
+    *, force: bool, no_embeddings: bool, quiet: bool
+) -> list[dg.ExecuteInProcessResult] | None:
+    """The update's runs, or None when one was interrupted (Dagster ends such a run as failed
+    instead of raising)."""
     from knowledge_assets.core.preflight import check_environment
     from knowledge_assets.definitions import defs
 
@@ -78,15 +104,11 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
         results.append(
             _run(loaded, WHOLE_JOB, ["embeddings"], key, backfill, quiet=quiet, label=key)
         )
+    if any(was_interrupted(r.all_events) for r in results):
+        return None
     if no_embeddings and results[0].success:
         print("keyword index current; vectors are added by the next `update` without the flag")
-    ok = all(r.success for r in results)
-    runs = ", ".join(r.run_id for r in results)
-    print("update " + ("succeeded" if ok else "FAILED") + f": run{'s' * (len(results) > 1)} {runs}")
-    for result in results:
-        if not result.success:
-            report_failures(result)
-    return 0 if ok else 1
+    return results
 
 
 def _model_keys() -> list[str]:

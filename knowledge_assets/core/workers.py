@@ -16,8 +16,9 @@ import contextlib
 import math
 import multiprocessing
 import os
+import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
@@ -64,6 +65,24 @@ class Closing:
         self.close()
 
 
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT back in this thread, so that processes started meanwhile inherit it blocked;
+    an interrupt that arrives meanwhile is delivered on leaving, not lost.
+
+    Ctrl-C reaches every process of the terminal's command. A helper process is stopped by the
+    process that started it; taking Ctrl-C itself, it would only print a traceback (a Python
+    one, often half-started)."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _started() -> None:
     """A worker's first task: nothing, only so that it starts (see WorkerPool)."""
 
@@ -85,20 +104,26 @@ class WorkerPool(Closing, Generic[T, R]):
         self.workers = workers
         self._pool: ProcessPoolExecutor | None = None
         if workers > 1:
-            methods = multiprocessing.get_all_start_methods()
-            method = "spawn" if spawn else "fork" if "fork" in methods else None
-            self._pool = ProcessPoolExecutor(
-                workers,
-                mp_context=multiprocessing.get_context(method),
-                initializer=start,
-                initargs=start_args,
-            )
-            if method != "fork":
-                # Start every worker now. Python starts spawned workers one per submit while
-                # none is idle, so one may start while the pool breaks (a worker killed, say
-                # out of memory); the executor's clean-up then misses it and waits for it
-                # forever, or the submit fails with "handle is closed". Forked ones all start
-                # at the first submit.
+            self._start(workers, spawn, start, start_args)
+
+    def _start(
+        self, workers: int, spawn: bool, start: Callable[..., None] | None,
+        start_args: tuple[Any, ...],
+    ) -> None:  # fmt: skip
+        methods = multiprocessing.get_all_start_methods()
+        method = "spawn" if spawn else "fork" if "fork" in methods else None
+        self._pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=start,
+            initargs=start_args,
+        )
+        if method != "fork":
+            # Start every worker now. Python starts spawned workers one per submit while none
+            # is idle, so one may start while the pool breaks (a worker killed, say out of
+            # memory); the executor's clean-up then misses it and waits for it forever, or the
+            # submit fails with "handle is closed". Forked ones all start at the first submit.
+            with interrupts_held():  # the pool's owner stops them (see close)
                 for _ in range(workers):
                     self._pool.submit(_started)
 
@@ -106,7 +131,8 @@ class WorkerPool(Closing, Generic[T, R]):
         items = list(batch)
         if self._pool is None or not items:
             return lambda: self.fn(items)
-        return self._pool.submit(self.fn, items).result
+        with interrupts_held():  # a submit may start (fork) the workers
+            return self._pool.submit(self.fn, items).result
 
     def map(self, items: Sequence[T]) -> Callable[[], list[R]]:
         if self._pool is None:

@@ -1,0 +1,73 @@
+"""Ctrl-C during ``knowledge-assets update``: one line, exit code 130, and the next update
+finishes the work with what the interrupted one stored."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.core.database import db
+from knowledge_assets.update import INTERRUPTED
+from tests.pipeline_support import sectioned_vault
+from tests.process_support import wait_for
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT_S = 300
+
+pytestmark = pytest.mark.timeout(WAIT_S * 2)
+
+
+def _default_sigint() -> None:
+    # A test run started in the background ignores SIGINT, and children would inherit that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _count(url: str, query: str) -> int:
+    with db.connect(url) as conn:
+        row = conn.execute(query).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_ctrl_c_during_update_says_so_in_one_line_and_exits_130(
+    db_url: str, tmp_path: Path
+) -> None:
+    vault = sectioned_vault(tmp_path / "vault", notes=300, sections=20)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
+    env |= {
+        "DATABASE_URL": db_url, "KA_VAULT_PATH": str(vault), "KA_DATA_DIR": str(tmp_path / "d"),
+        "KA_AUTOMATION": "off", "KA_EMBED_WORKERS": "2",
+    }  # fmt: skip
+    command = [sys.executable, "-m", "knowledge_assets.cli", "update"]
+    update = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=_default_sigint,
+    )  # fmt: skip
+    try:
+        embedding = wait_for(
+            lambda: _count(db_url, "SELECT count(*) FROM rag.embeddings"), WAIT_S, every=0.1
+        )
+        assert embedding, "the update never reached its embedding pass"
+        # As a terminal's Ctrl-C: to every process of the command, its helpers and workers too.
+        os.killpg(update.pid, signal.SIGINT)
+        out, err = update.communicate(timeout=WAIT_S)
+    finally:
+        if update.poll() is None:
+            os.killpg(update.pid, signal.SIGKILL)
+            update.wait(timeout=30)
+    assert update.returncode == 130, out + err
+    assert err.splitlines() == [INTERRUPTED], err
+    assert "FAILED" not in out and "Traceback" not in out
+    again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=WAIT_S)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    counts = re.search(r"embeddings +([\d,]+) embedded, ([\d,]+) reused", again.stdout)
+    assert counts, again.stdout
+    embedded, reused = (int(n.replace(",", "")) for n in counts.groups())
+    assert reused > 0 and embedded + reused == 6000  # what the interrupted run stored was kept
+    assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 6000
