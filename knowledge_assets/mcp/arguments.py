@@ -164,9 +164,13 @@ def _shown(value: Any) -> str:
 
 
 def strict_model(model: type[T]) -> type[T]:
-    """``model`` refusing unknown keys and NaN/Infinity; a subclass keeps the fields, so the
-    SDK's JSON pre-parsing still finds them."""
+    """``model`` refusing unknown keys, NaN/Infinity and values of another JSON type; a
+    subclass keeps the fields, so the SDK's JSON pre-parsing still finds them.
+
+    Strict: pydantic would otherwise read ``"3"`` and ``true`` as a limit of 3 and 1, and
+    ``"yes"`` or ``1`` as true, so a client's mistake ran as some other call. A list sent as
+    JSON text still works: the SDK parses it before validation."""
     return type(model.__name__, (model,), {
         "__module__": model.__module__,
-        "model_config": ConfigDict(extra="forbid", allow_inf_nan=False),
+        "model_config": ConfigDict(extra="forbid", allow_inf_nan=False, strict=True),
     })  # fmt: skip
