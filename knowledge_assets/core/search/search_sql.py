@@ -20,6 +20,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.index.index_build import vec_type
 from knowledge_assets.core.search.hnsw_scan import set_hnsw_scan
 
@@ -43,7 +44,8 @@ HIT_COLUMNS = sql.SQL(
 class SearchFilters:
     """Restrictions on which latest notes may match; every set field must hold.
 
-    ``tags``: any of them (``&&``). ``alias_prefix``: an alias starting with it (``jira:``).
+    ``tags``: any of them, or a tag nested under one (``project`` matches ``project/alpha``, as
+    in Obsidian); written as in frontmatter, so ``#旅`` is ``旅``. ``alias_prefix``: an alias starting with it (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
@@ -59,6 +61,12 @@ class SearchFilters:
     created_to: date | None = None
     updated_from: date | None = None
     updated_to: date | None = None
+
+    def __post_init__(self) -> None:
+        # Tags as frontmatter's are stored (a leading '#' and blanks dropped). A filter of
+        # blank tags alone stays as given: it matches no note, rather than every note.
+        tags = normalise_tags(list(self.tags))
+        object.__setattr__(self, "tags", tuple(tags) or self.tags)
 
     def is_empty(self) -> bool:
         """True when nothing is restricted."""
@@ -91,7 +99,8 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
         params[name] = value
 
     if f.tags:
-        add("d.tags && %(f_tags)s::text[]", "f_tags", list(f.tags))
+        # tag_paths (sql/027): each tag of the note with its parents, GIN-indexed
+        add("d.tag_paths && %(f_tags)s::text[]", "f_tags", list(f.tags))
     if f.alias_prefix:
         add(
             "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
