@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 import dagster as dg
@@ -43,10 +45,30 @@ def wire_sources(defs: dg.Definitions) -> dg.Definitions:
         resources=defs.resources,
         executor=defs.executor,
         loggers=defs.loggers,
-        asset_checks=defs.asset_checks,
+        asset_checks=_check_definitions(defs.asset_checks or ()),
         metadata=defs.metadata,
         component_tree=defs.component_tree,
     )
+
+
+def _check_definitions(checks: Iterable[dg.AssetsDefinition]) -> list[dg.AssetsDefinition]:
+    """The checks, each as an ``AssetChecksDefinition``.
+
+    Loaded from a component (a declared source), checks come back as plain
+    ``AssetsDefinition``; Dagster converts them when it builds the asset graph, through a beta
+    parameter (``execution_type``), and so printed a BetaWarning at every ``update``. Converted
+    here once, with that one warning silenced: the conversion is Dagster's own, not a beta
+    feature the project uses."""
+    out: list[dg.AssetsDefinition] = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="Parameter `execution_type`", category=dg.BetaWarning
+        )
+        for check in checks:
+            if not isinstance(check, dg.AssetChecksDefinition):
+                check = dg.AssetChecksDefinition(**check.get_attributes_dict())
+            out.append(check)
+    return out
 
 
 # Every run executes its steps one after the other in its own process. Dagster's default starts

@@ -4,6 +4,7 @@ asset keys, checks, sensors and lineage, and the clean removal of one."""
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,6 +104,18 @@ def test_two_sources_have_their_own_assets_checks_sensors_and_feed_latest_docs(
         assert (
             spec.metadata["content_type"] == "articles" and spec.metadata["type"] == "bookmark_json"
         )
+
+
+def test_a_declared_source_loads_without_a_beta_warning(folders: dict[str, Path]) -> None:
+    """Its checks come back from the component as plain assets definitions; Dagster's own
+    conversion of them went through a beta parameter, warned at every `update`."""
+    books = {"books": {"kind": "books", "path": str(folders["books"])}}
+    with declared(books) as defs, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        defs.resolve_asset_graph()
+        defs.resolve_job_def("embeddings_job")
+    beta = [str(w.message) for w in caught if issubclass(w.category, dg.BetaWarning)]
+    assert not [m for m in beta if "execution_type" in m], beta
 
 
 @pytest.mark.parametrize(
