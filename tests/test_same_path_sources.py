@@ -71,6 +71,10 @@ def test_cli_search_hits_name_their_source_and_get_reads_each(
     code, out, _ = run(capsys, "get", DAILY)
     assert code == 0 and "散歩して" in out and f"path: {DAILY} · source: local · latest" in out
     assert "also in source archive: read it with --source archive" in out
+    # With a source named, the other sources holding the path are shown all the same.
+    code, out, _ = run(capsys, "get", DAILY, "--source", "archive")
+    assert code == 0 and f"path: {DAILY} · source: archive · latest" in out
+    assert "also in source local: read it with --source local" in out
 
 
 def test_cli_similar_compares_the_named_note_and_lists_the_others(
@@ -149,7 +153,9 @@ def test_api_hits_carry_the_source_that_get_and_similar_take(api: httpx.Client) 
     hits = api.post("/api/search/keyword", json={"query": "元日"}).json()["data"]
     assert {(h["source"], h["id"]) for h in hits} == {("local", DAILY), ("archive", DAILY)}
     note = api.get(f"/api/notes/{DAILY}", params={"source": "archive"}).json()["data"]
-    assert (note["source"], note["alsoIn"]) == ("archive", []) and "銀河鉄道" in note["content"]
+    assert (note["source"], note["alsoIn"]) == ("archive", ["local"]) and "銀河鉄道" in note[
+        "content"
+    ]
     note = api.get(f"/api/notes/{DAILY}").json()["data"]
     assert (note["source"], note["alsoIn"]) == ("local", ["archive"]) and "散歩" in note["content"]
     similar = api.get(f"/api/ai/similar/{DAILY}", params={"source": "archive", "limit": 10}).json()

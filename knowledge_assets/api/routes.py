@@ -211,7 +211,7 @@ Source = Annotated[str | None, Query(description="the note's source (as search r
 @router.get("/ai/similar/{note_id:path}", summary="Notes similar to a note")
 def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, le=50), source: Source = None) -> dict[str, Any]:  # fmt: skip
     """Notes nearest in meaning to ``note_id`` (a vault-relative path) of ``source``, with a
-    200-character preview. ``alsoIn`` lists other sources holding the path when none was named."""
+    200-character preview. ``alsoIn`` lists the other sources holding the path."""
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
 
     def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[tuple[str, str], str], core_notes.NoteRef | None]:  # fmt: skip
@@ -278,7 +278,7 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     (at the heading they name), a note of the note's own source first (with ``?source=`` when it
     is not the vault's).
     Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
-    ``alsoIn`` lists other sources holding the path when none was named."""
+    ``alsoIn`` lists the other sources holding the path."""
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
     doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source))
     if doc is None:

@@ -59,7 +59,7 @@ class AmbiguousNote(LookupError):
 @dataclass(frozen=True)
 class NoteRef:
     """One stored note: its path and its source's raw table; ``also_in`` names the other
-    sources holding the same path when the source was chosen by the rule above."""
+    sources holding the same path (whether the source was named or chosen by the rule above)."""
 
     file_path: str
     table: str
@@ -121,15 +121,22 @@ def locate(
     known = known_sources(conn)
     if source is not None and source not in known:
         raise UnknownSource(source, known)
-    tables = [known[source]] if source is not None else list(known.values())
-    latest = _latest_tables(conn, file_path, tables)
-    stored = [] if latest_only else _stored_tables(conn, file_path, tables)
+    # Every source is looked at, also when one is named: the others are shown either way.
+    latest = _latest_tables(conn, file_path, list(known.values()))
+    stored = [] if latest_only else _stored_tables(conn, file_path, list(known.values()))
+    named = [known[source]] if source is not None else None
     vault = vault_table()
-    table = choose(file_path, latest, vault) or choose(file_path, stored, vault)
+    table = choose(file_path, _among(latest, named), vault) or choose(
+        file_path, _among(stored, named), vault
+    )
     if table is None:
         return None
-    others = [] if source is not None else sorted({*latest, *stored} - {table})
+    others = sorted({*latest, *stored} - {table})
     return NoteRef(file_path, table, tuple(source_name(t) for t in others))
+
+
+def _among(tables: list[str], named: list[str] | None) -> list[str]:
+    return tables if named is None else [t for t in tables if t in named]
 
 
 def choose(file_path: str, tables: list[str], vault: str) -> str | None:
