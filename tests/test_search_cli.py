@@ -108,7 +108,12 @@ def test_empty_store_and_no_active_model_are_clear_messages(
     assert "knowledge-assets demo" in capsys.readouterr().err
     ingest(db_url, None)  # chunks, but no model embedded yet
     assert main(["search", "検索", "--mode", "vector"]) == 2
-    assert "no active embedding model" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "error: no active embedding model: run `knowledge-assets update` to embed the notes"
+        " (or use --mode keyword)\n"
+    )
+    assert main(["similar", DIARY]) == 2
+    assert "run `knowledge-assets update` to embed the notes" in capsys.readouterr().err
     result = run_json(capsys, "search", "味噌ラーメン")
     assert result["model"] is None and result["hits"][0]["file_path"] == DIARY
 

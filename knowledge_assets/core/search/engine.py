@@ -52,6 +52,11 @@ class NoActiveModel(LookupError):
     """Vector search was asked for, but no embedding model is active yet."""
 
 
+# What to do is the same wherever the notes were indexed from: `update --no-embeddings` and a
+# keyword-only hook leave the store this way too.
+NO_ACTIVE_MODEL = "no active embedding model: run `knowledge-assets update` to embed the notes"
+
+
 class QueryEmbeddingFailed(RuntimeError):
     """Vector search could not embed the query (provider down, bad key, timeout)."""
 
@@ -161,7 +166,7 @@ def search(
     started = time.perf_counter()
     info = search_sql.get_model(conn) if mode != "keyword" else None
     if info is None and mode == "vector":
-        raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
+        raise NoActiveModel(NO_ACTIVE_MODEL)
     depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
     legs = Legs(conn, companion, query, info, None, filters, threshold)
     with _keyword_ahead(legs, mode, depth, weights) as ahead:

@@ -14,6 +14,7 @@ import psycopg
 
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
+from knowledge_assets.core.search.engine import NO_ACTIVE_MODEL
 from knowledge_assets.core.search.note_sources import (
     AmbiguousNote,
     NoteRef,
@@ -66,7 +67,7 @@ def similar(
     """
     info = search_sql.get_model(conn)
     if info is None:
-        raise NoActiveModel("no active embedding model: materialize the embeddings asset first")
+        raise NoActiveModel(NO_ACTIVE_MODEL)
     ref = locate(conn, file_path, source, latest_only=True)
     if ref is None:
         raise UnknownNote(file_path)
