@@ -35,6 +35,12 @@ def test_a_section_by_heading() -> None:
     assert body.startswith("## 第12節\n") and "## 第13節" not in body
 
 
+@pytest.mark.parametrize("section", [None, "", "  ", "\u3000", "\t\n", "## "])
+def test_a_blank_section_is_the_whole_note_not_its_first_section(section: str | None) -> None:
+    doc = {"file_path": "n.md", "title": "n", "content": "# n\n## 朝\n起きた。\n## 夜\n寝た。\n"}
+    assert document_part(doc, section, 1).split("\n---\n", 1)[1] == doc["content"]
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

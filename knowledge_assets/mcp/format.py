@@ -145,8 +145,9 @@ def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str
     metadata header and a line saying which part this is and what else there is."""
     content = doc.get("content") or ""
     heads = sections(content)
-    if section:
-        wanted = section.strip().lstrip("#").strip().lower()
+    # A blank section (spaces, or '#' alone) names none: the whole note, as for "" or None.
+    wanted = (section or "").strip().lstrip("#").strip().lower()
+    if wanted:
         match = next((h for h in heads if h[0].lower() == wanted), None) or next((h for h in heads if wanted in h[0].lower()), None)  # fmt: skip
         if match is None:
             names = " | ".join(h[0] for h in heads) or "(no ## sections)"
