@@ -26,6 +26,8 @@ EMPTY = {
     "栞.md": "---\ntitle: 週報の書き方\nurl: https://example.com/weekly\n---\n",
     "空白.md": "---\ntitle: 週報の空白\n---\n\n \t\n\u3000\n",
     "雛形.md": TEMPLATE,
+    # Zero-width characters only: nothing to see, so nothing to search.
+    "ゼロ幅.md": "---\ntitle: 週報のゼロ幅\n---\n\u200b\n\ufeff\u200d\n## 見出し\n\u2060\u200c\n",
 }
 REAL = "# 週報\n\n## 今週\n\n週報に庭の水やりを書いた。\n"
 
@@ -61,6 +63,31 @@ def test_empty_notes_are_stored_and_readable_but_never_embedded_or_hit(
         assert doc["not_searchable"] == "empty: no text besides headings", name
 
 
+def test_notes_of_zero_width_text_stored_before_leave_search_once_migrated(
+    blank_db_url: str, tmp_path: Path
+) -> None:
+    older = tmp_path / "sql"
+    shutil.copytree(db.SQL_DIR, older)
+    (older / "028_zero_width_text_is_blank.sql").unlink()
+    db.migrate(blank_db_url, older)
+    vault = _vault(tmp_path / "vault")
+    with db.connect(blank_db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        refresh_latest(conn, "docs_local")
+        before = conn.execute("SELECT file_path FROM rag.latest_docs ORDER BY 1").fetchall()
+    assert before == [("ゼロ幅.md",), ("週報.md",)]
+    db.migrate(blank_db_url)
+    with db.connect(blank_db_url) as conn:
+        refresh_latest(conn, "docs_local")
+        refresh_chunks(conn)
+        latest = conn.execute("SELECT file_path FROM rag.latest_docs").fetchall()
+        chunked = conn.execute(
+            "SELECT DISTINCT d.file_path FROM rag.chunks c JOIN rag.latest_docs d"
+            " ON d.id = c.document_id"
+        ).fetchall()
+    assert latest == chunked == [("週報.md",)]
+
+
 def test_notes_stored_before_are_judged_by_the_same_blanks(
     blank_db_url: str, tmp_path: Path
 ) -> None:
@@ -68,7 +95,8 @@ def test_notes_stored_before_are_judged_by_the_same_blanks(
     drops it from search once migrated, at the next refresh."""
     older = tmp_path / "sql"
     shutil.copytree(db.SQL_DIR, older)
-    (older / "025_blank_bodies_by_unicode_whitespace.sql").unlink()
+    for later in ("025_blank_bodies_by_unicode_whitespace.sql", "028_zero_width_text_is_blank.sql"):
+        (older / later).unlink()  # 028 judges blanks by 025's rule and more
     db.migrate(blank_db_url, older)
     vault = _vault(tmp_path / "vault")
     with db.connect(blank_db_url) as conn:
