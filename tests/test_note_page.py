@@ -31,14 +31,14 @@ SEARCH = f"/?q={LONG}&mode=keyword"
 
 @pytest.fixture(scope="module")
 def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The API over the documentation folder, after REJECTED was emptied: the store keeps its
-    last good version and records why the file there now is rejected."""
+    """The API over the documentation folder, after REJECTED got frontmatter YAML cannot read:
+    the store keeps its last good version and records why the file there now is rejected."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
     vault = docs_vault(tmp_path_factory.mktemp("docs"))
     with sample_vault_database(server_url, None, vault) as url:
-        (vault / REJECTED).write_text("")
+        (vault / REJECTED).write_text("---\ntitle: [壊れた\n---\n本文。\n", encoding="utf-8")
         os.utime(vault / REJECTED, ns=(7, 7))
         ingest(url, None, vault)
         with api_server(url, Asker(LLMSettings())) as base:
@@ -133,7 +133,7 @@ def test_a_note_whose_file_is_now_rejected_says_so(base: str) -> None:
         expect(page.locator("#note-body")).to_contain_text("最後に読めた本文。")
         warning = page.locator("#note-rejected")
         expect(warning).to_be_visible()
-        expect(warning).to_contain_text("empty file")
+        expect(warning).to_contain_text("malformed YAML frontmatter")
         expect(warning).to_contain_text("最後に読み込めた版")
         page.goto(note(base, GUIDE))
         expect(page.locator("#note-title")).to_contain_text(LONG)

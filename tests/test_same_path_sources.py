@@ -205,7 +205,7 @@ def test_the_page_names_the_source_of_a_note_not_of_the_vault(api_base: str) -> 
         page.locator("#note-also a", has_text="archive").click()
         page.wait_for_url("**/notes/daily/2024-01-01.md?source=archive")
         expect(page.locator("#note-meta .source")).to_have_text("archive")
-        expect(page.locator("#note-also")).to_be_hidden()
+        expect(page.locator("#note-also a")).to_have_text(["local"])  # and back to the vault's
         expect(page.locator("#similar .source").first).to_be_visible()
 
 
