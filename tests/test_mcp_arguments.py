@@ -13,14 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from anyio.from_thread import start_blocking_portal
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from knowledge_assets.core.database import db
 from knowledge_assets.mcp.arguments import argument_problem
-from tests.test_mcp_server import TOOLS, McpClient, server_env, text_of
+from tests.mcp_support import TOOLS, McpClient, server_env, stdio_session, text_of
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -33,19 +29,8 @@ UNREACHABLE = "postgresql://postgres@/postgres?host=/nonexistent-socket-dir"
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[McpClient]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "knowledge_assets.mcp_server"],
-        env={**server_env(""), "DATABASE_URL": UNREACHABLE},
-        cwd=str(db.PROJECT_ROOT),
-    )
-    with (
-        start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(stdio_client(params)) as (read, write),
-        portal.wrap_async_context_manager(ClientSession(read, write)) as session,
-    ):
-        portal.call(session.initialize)
-        yield McpClient(portal, session)
+    with stdio_session({**server_env(""), "DATABASE_URL": UNREACHABLE}) as session:
+        yield session
 
 
 def refusal(client: McpClient, tool: str, arguments: dict[str, Any]) -> str:

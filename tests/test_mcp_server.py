@@ -17,11 +17,10 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 from psycopg import sql
 
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
@@ -40,11 +39,18 @@ from knowledge_assets.mcp.reader import (
     reader_url,
 )
 from tests.conftest import EXAMPLE_VAULT
+from tests.mcp_support import (
+    CALL_TIMEOUT,
+    TOOLS,
+    McpClient,
+    json_of,
+    server_env,
+    stdio_session,
+    text_of,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
-CALL_TIMEOUT = 60  # the first search loads the query embedder
-TOOLS = {"search_docs", "get_doc", "list_tags", "similar_docs"}
 LATEST = "20251230_rag-design.md"
 DRAFT = "20251201_rag-design-draft.md"
 
@@ -84,61 +90,11 @@ def store_url(server_url: str) -> Iterator[str]:
             )
 
 
-def server_env(url: str) -> dict[str, str]:
-    env = {"DATABASE_URL": url, "PYTHONPATH": str(db.PROJECT_ROOT)}
-    if os.environ.get("KA_READER_URL"):
-        env["KA_READER_URL"] = os.environ["KA_READER_URL"]
-    return env
-
-
-class McpClient:
-    """Blocking calls into an MCP ClientSession that lives in a portal's event loop."""
-
-    def __init__(self, portal: BlockingPortal, session: ClientSession) -> None:
-        self.portal = portal
-        self.session = session
-
-    def _run(self, fn: Any, *args: Any) -> Any:
-        async def bounded() -> Any:
-            with anyio.fail_after(CALL_TIMEOUT):
-                return await fn(*args)
-
-        return self.portal.call(bounded)
-
-    def list_tools(self) -> dict[str, Any]:
-        return {t.name: t for t in self._run(self.session.list_tools).tools}
-
-    def call(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
-        return self._run(self.session.call_tool, name, arguments or {})
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-def json_of(result: CallToolResult) -> Any:
-    assert not result.is_error, text_of(result)
-    return json.loads(text_of(result))
-
-
 @pytest.fixture(scope="module")
 def client(store_url: str) -> Iterator[McpClient]:
     """The server as a subprocess (``python -m knowledge_assets.mcp_server``) over stdio."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "knowledge_assets.mcp_server"],
-        env=server_env(store_url),
-        cwd=str(db.PROJECT_ROOT),
-    )
-    with (
-        start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(stdio_client(params)) as (read, write),
-        portal.wrap_async_context_manager(ClientSession(read, write)) as session,
-    ):
-        portal.call(session.initialize)
-        yield McpClient(portal, session)
+    with stdio_session(server_env(store_url)) as session:
+        yield session
 
 
 def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> None:
