@@ -214,9 +214,9 @@ def check_citations(retrieval: Retrieval, reply: ModelAnswer, meta: dict[str, An
 
     A citation matches by noteId (the id the context gave the note: its path, with its source
     when another retrieved note has that path), else by title. When the model cited nothing,
-    the retrieved notes whose titles its answer mentions are cited. Confidence is the lower of the model's own
-    and the retrieval's (the best note's coverage), one level lower again when a citation was
-    made up, and low when the answer says nothing was found.
+    the retrieved notes whose titles its answer mentions are cited. Confidence is the lower of
+    the model's own and the retrieval's (the best note's coverage), one level lower again when a
+    citation was made up, and low when the answer says nothing was found.
     """
     by_id = {n.cite_id or n.note_id: n for n in retrieval.notes}
     by_title = {n.title: n for n in retrieval.notes if n.title}

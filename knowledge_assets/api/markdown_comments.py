@@ -1,5 +1,5 @@
-"""HTML comments left out of a note's HTML: ``<!-- … -->`` and ``<!--prettier-ignore-->`` are notes
-to the writer or to a tool, which Obsidian and documentation sites do not show. Raw HTML is
+"""HTML comments left out of a note's HTML: ``<!-- … -->`` and ``<!--prettier-ignore-->`` are
+notes to the writer or to a tool, which Obsidian and documentation sites do not show. Raw HTML is
 otherwise shown as text (the renderer's ``html`` option stays off), so these rules only skip
 comments: one on lines of its own, or one inside a paragraph. A comment inside code is code, and
 an unclosed ``<!--`` stays text, so nothing after it is lost."""

@@ -99,10 +99,11 @@ def get_doc(
     (``latest`` true), else a stored older or draft version (``latest`` false,
     ``superseded_by`` set when a newer version exists), else None.
 
-    ``source`` is the source read; ``also_in`` names the other sources holding the path. ``not_searchable`` says why search does not return it (draft, empty,
-    superseded by X, rejected because Y, could not be chunked), or is None for a searchable
-    note. ``file_rejected`` is the reason the file now at the path was rejected (broken
-    YAML, not UTF-8): what is returned is then its last good version, or None."""
+    ``source`` is the source read; ``also_in`` names the other sources holding the path.
+    ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
+    rejected because Y, could not be chunked), or is None for a searchable note.
+    ``file_rejected`` is the reason the file now at the path was rejected (broken YAML, not
+    UTF-8): what is returned is then its last good version, or None."""
     from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 

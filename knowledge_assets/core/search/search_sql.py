@@ -45,7 +45,8 @@ class SearchFilters:
     """Restrictions on which latest notes may match; every set field must hold.
 
     ``tags``: any of them, or a tag nested under one (``project`` matches ``project/alpha``, as
-    in Obsidian); written as in frontmatter, so ``#旅`` is ``旅``. ``alias_prefix``: an alias starting with it (``jira:``).
+    in Obsidian); written as in frontmatter, so ``#旅`` is ``旅``. ``alias_prefix``: an alias
+    starting with it (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
