@@ -92,8 +92,8 @@ def run_demo(full: bool = False) -> int:
             summary = mat.metadata.get("summary")
             text = getattr(summary, "value", None) or _counts(mat.metadata)
             print(f"  {key:12s} {text}")
-        if result.success and "raw_docs" in materialized:
-            _hand_over_to_sensor(instance, str(materialized["raw_docs"].metadata["head_sha"].value))
+        if result.success:
+            hand_over_to_sensor(instance, result)
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     if not result.success:
         report_failures(result)
@@ -189,14 +189,22 @@ def fail_dead_runs_now() -> None:
             print(f"marked run {run_id} failed: its process had died")
 
 
-def _hand_over_to_sensor(instance: dg.DagsterInstance, head: str) -> None:
-    """Store the head this run synced as the sensor's cursor: the daemon's first tick after
-    ``demo`` then finds the source unchanged instead of running the whole graph again."""
+def hand_over_to_sensor(
+    instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult, *, announce: bool = True
+) -> None:
+    """Store the head a run of ``demo`` or ``update`` synced as the sensor's cursor: the daemon's
+    next tick then finds the source unchanged instead of running the whole graph again (and
+    the asset pages keep showing what this run changed). Nothing when the run synced no vault."""
     from knowledge_assets.automation_state import set_sensor_cursor
     from knowledge_assets.defs.ingest.sensors import source_changed_sensor
 
-    set_sensor_cursor(instance, source_changed_sensor.name, head)
-    print(f"  {source_changed_sensor.name} continues from {head[:12]}")
+    for event in result.get_asset_materialization_events():
+        mat = event.materialization
+        if mat is not None and mat.asset_key.to_user_string() == "raw_docs":
+            head = str(mat.metadata["head_sha"].value)
+            set_sensor_cursor(instance, source_changed_sensor.name, head)
+            if announce:
+                print(f"  {source_changed_sensor.name} continues from {head[:12]}")
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:

@@ -26,6 +26,7 @@ import dagster as dg
 from knowledge_assets.launcher import (
     debug_output,
     fail_dead_runs_now,
+    hand_over_to_sensor,
     prepare_environment,
     report_failures,
     was_interrupted,
@@ -137,6 +138,8 @@ def _run(
             tags={"knowledge-assets/trigger": "update"}, raise_on_error=False,
         )  # fmt: skip
         warnings = [] if quiet or debug_output() else run_warnings(instance, result.run_id)
+        if result.success:
+            hand_over_to_sensor(instance, result, announce=False)
     for line in warnings:
         print(f"  {line}", file=sys.stderr)
     for event in result.get_asset_materialization_events():

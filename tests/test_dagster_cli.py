@@ -113,9 +113,12 @@ def test_dg_dev_serves_the_code_location(user_env: dict[str, str], tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_demo_hands_its_synced_head_to_the_sensor(
-    user_env: dict[str, str], db_url: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("command", ["demo", "update"])
+def test_demo_and_update_hand_their_synced_head_to_the_sensor(
+    command: str, user_env: dict[str, str], db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Otherwise the sensor's next tick runs the whole graph again, and the asset pages show
+    that run's "no changes" instead of what the update changed."""
     import dagster as dg
     from dagster._core.definitions.selector import InstigatorSelector
 
@@ -123,7 +126,7 @@ def test_demo_hands_its_synced_head_to_the_sensor(
     from knowledge_assets.defs.ingest.sensors import source_changed_sensor
     from knowledge_assets.resources import PostgresResource, VaultResource
 
-    done = _run(["knowledge-assets", "demo"], user_env)
+    done = _run(["knowledge-assets", command], user_env)
     assert done.returncode == 0, done.stderr[-3000:]
     monkeypatch.setenv("DATABASE_URL", db_url)
     selector = InstigatorSelector(
