@@ -31,6 +31,8 @@ def test_every_table_asset_carries_typed_table_metadata(db_url: str, vault: Path
         assert isinstance(schema, dg.TableSchemaMetadataValue), key
         columns = {c.name: c for c in schema.value.columns}
         assert "file_path" in columns or "text_hash" in columns, key
+        undescribed = [name for name, column in columns.items() if not column.description]
+        assert undescribed == [], f"{key}: columns without a description in the catalog"
     chunk_columns = {
         c.name: c
         for c in materialization_metadata(result, "chunks")["dagster/column_schema"].value.columns
