@@ -4,6 +4,7 @@ the knowledge store and Dagster's storage, with ``DAGSTER_HOME`` pointing at thi
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -42,10 +43,44 @@ def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
         "-w", str(db.PROJECT_ROOT / "workspace.yaml"),
         "-h", host, "-p", str(port),
     ]  # fmt: skip
+    return supervise(command)
+
+
+# How long ``dagster dev`` gets to shut its webserver, daemon and code servers down.
+SHUTDOWN_GRACE_S = 60
+
+
+def supervise(command: list[str]) -> int:
+    """Run ``command`` (``dagster dev``) until it ends, passing a stop on to it.
+
+    A service manager (systemd, ``docker stop``) sends SIGTERM to this process only; ended by
+    it, the webserver and the daemon would keep running. It is passed on, and ``dagster dev``
+    shuts its services down. Ctrl-C in a terminal reaches both processes: this one waits for
+    that shutdown instead of killing it halfway (``subprocess.call`` kills its child).
+    """
+    child = subprocess.Popen(command, cwd=db.PROJECT_ROOT)
+    previous = signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
     try:
-        return subprocess.call(command, cwd=db.PROJECT_ROOT)
+        return child.wait()
     except KeyboardInterrupt:
+        _wait_for_shutdown(child)
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _wait_for_shutdown(child: subprocess.Popen[bytes]) -> None:
+    """Wait for ``child`` to stop after Ctrl-C, which a terminal sends it too; one still
+    running after the grace period (a Ctrl-C sent to this process alone) gets SIGTERM, then is
+    killed. Not signalled at once: a second interrupt would cut its own shutdown short."""
+    for stop in (None, child.terminate, child.kill):
+        if stop is not None:
+            stop()
+        try:
+            child.wait(timeout=SHUTDOWN_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def run_demo(full: bool = False) -> int:

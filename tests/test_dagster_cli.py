@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -166,3 +167,21 @@ def test_dg_with_an_unreachable_database_url_names_it_and_the_fix(
     assert "cannot reach the Postgres that holds Dagster's runs (DATABASE_URL)" in last
     assert f"port {port} failed" in last and "fix DATABASE_URL" in last
     assert "s3cret-pw" not in done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_dev_stopped_with_sigterm_stops_its_webserver_daemon_and_code_servers(
+    user_env: dict[str, str], tmp_path: Path
+) -> None:
+    """What a service manager does (systemd, ``docker stop``): SIGTERM to the process it
+    started, and to it alone. Before, that process ended and left the services running."""
+    import psutil
+
+    with DagsterDev(tmp_path, user_env["DATABASE_URL"], Path(user_env["KA_VAULT_PATH"])) as dev:
+        assert dev.process is not None
+        services = psutil.Process(dev.process.pid).children(recursive=True)
+        assert len(services) >= 3, services  # dagster dev, the webserver, the daemon
+        os.kill(dev.process.pid, signal.SIGTERM)
+        assert dev.process.wait(timeout=120) is not None
+        _, alive = psutil.wait_procs(services, timeout=60)
+        assert alive == [], [p.cmdline()[:4] for p in alive]
