@@ -6,7 +6,6 @@ line printed passes through the secret redaction: a server may have quoted a key
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -48,6 +47,7 @@ def explain(exc: BaseException) -> tuple[str, str] | None:
 
 
 def _explain_one(exc: BaseException) -> tuple[str, str] | None:
+    from knowledge_assets.core.database import db
     from knowledge_assets.core.database.db import DatabaseUrlError, MigrationError
     from knowledge_assets.core.database.locks import StoreBusy
     from knowledge_assets.core.embedders import EmbeddingError
@@ -55,7 +55,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     from knowledge_assets.core.sources.base import SourceError
 
     if isinstance(exc, psycopg.OperationalError) and _is_connection_failure(exc):
-        where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded store"
+        where = db.store_label()
         return (
             f"cannot reach the knowledge store ({where}): {first_line(exc)}",
             "start Postgres or fix DATABASE_URL (unset it to use the embedded store), then retry",

@@ -13,7 +13,6 @@ connection string is written into the instance reference Dagster passes on comma
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Self
@@ -89,7 +88,7 @@ def _unreachable(exc: DagsterPostgresException) -> str:
     cause = exc.__cause__
     # SQLAlchemy prefixes the driver's error with its class: "(psycopg2.OperationalError) ..."
     reason = _DRIVER_PREFIX.sub("", first_line(cause if cause is not None else exc))
-    where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded store"
+    where = db.store_label()
     return (
         f"cannot reach the Postgres that holds Dagster's runs ({where}): {reason};"
         " start that Postgres or fix DATABASE_URL (unset it to use the embedded store)"

@@ -42,8 +42,7 @@ from knowledge_assets.core.search.notes import (
     UnknownSource,
     get_doc,
     list_tags,
-    locate,
-    similar,
+    similar_to,
 )
 
 MAX_LIMIT = 1000  # hits or notes a command prints at most
@@ -156,14 +155,13 @@ def _search(args: argparse.Namespace) -> int:
 def _similar(args: argparse.Namespace) -> int:
     with _connect() as conn:
         try:
-            notes = similar(conn, args.path, limit=args.limit, source=args.source)
-            ref = locate(conn, args.path, args.source, latest_only=True)
+            ref, notes = similar_to(conn, args.path, limit=args.limit, source=args.source)
         except UnknownNote:
             where = in_source(args.source)
             return _fail(f"no latest note at {args.path!r}{where} (see `knowledge-assets get`)")
         except (NoActiveModel, UnknownSource, AmbiguousNote) as exc:
             return _fail(_lookup_error(exc))
-    if ref is not None and ref.also_in:
+    if ref.also_in:
         print(
             f"note: similar to the note of {ref.source}; {_also_in(ref.also_in)}", file=sys.stderr
         )

@@ -13,14 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 import psycopg
 
 from knowledge_assets.core.chunks.tokenize import query_terms, tokens
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, SearchHit, search
-from knowledge_assets.core.search.note_sources import source_name, source_table, vault_source
+from knowledge_assets.core.search.note_sources import vault_source
+from knowledge_assets.core.search.notes import latest_fields
 
 DEFAULT_TOP_K = 5
 CHUNKS_PER_QUERY = 50  # sections searched per question: enough to fill five notes
@@ -161,16 +161,15 @@ def _add_metadata(conn: psycopg.Connection, notes: list[RetrievedNote]) -> None:
     """Dates and the whole body of each note, in one query."""
     if not notes:
         return
-    rows: list[Any] = conn.execute(
-        "SELECT source_table, file_path, created, updated, content FROM rag.latest_docs"
-        " WHERE (source_table, file_path) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
-        ([source_table(n.source) for n in notes], [n.note_id for n in notes]),
-    ).fetchall()
-    by_note = {(source_name(r[0]), r[1]): r for r in rows}
+    found = latest_fields(conn, [(n.source, n.note_id) for n in notes])
     for note in notes:
-        row = by_note.get((note.source, note.note_id))
+        row = found.get((note.source, note.note_id))
         if row is not None:
-            note.created, note.updated, note.content = row[2], row[3], row[4]
+            note.created, note.updated, note.content = (
+                row["created"],
+                row["updated"],
+                row["content"],
+            )
 
 
 def _cite_ids(notes: list[RetrievedNote]) -> None:

@@ -31,8 +31,6 @@ from knowledge_assets.core.search.explain import EMPTY
 from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.core.search.note_sources import (
     in_source,
-    source_name,
-    source_table,
     vault_source,
 )
 from knowledge_assets.mcp.reader import ReaderStore
@@ -161,8 +159,8 @@ def _record(settings: ApiSettings, result: Answer, conversation_id: str) -> None
 
 def _note_info(conn: Any, result: Answer) -> dict[tuple[str, str], dict[str, Any]]:
     """The title and tags of each cited (source, path) note."""
-    rows = _latest_rows(conn, [(s.source, s.note_id) for s in result.sources])
-    return {(r[0], r[1]): {"title": r[2], "tags": list(r[3] or [])} for r in rows}
+    found = core_notes.latest_fields(conn, [(s.source, s.note_id) for s in result.sources])
+    return {key: {"title": r["title"], "tags": list(r["tags"] or [])} for key, r in found.items()}
 
 
 @router.post("/ai/qa", summary="Ask a question (RAG answer with citations)")
@@ -214,12 +212,11 @@ def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, 
     200-character preview. ``alsoIn`` lists the other sources holding the path."""
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
 
-    def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[tuple[str, str], str], core_notes.NoteRef | None]:  # fmt: skip
+    def run(conn: Any) -> tuple[list[core_notes.SimilarNote], dict[tuple[str, str], str], core_notes.NoteRef]:  # fmt: skip
         try:
-            notes = core_notes.similar(conn, note_id, limit=limit, source=source)
+            ref, notes = core_notes.similar_to(conn, note_id, limit=limit, source=source)
         except core_notes.UnknownNote:
             raise HTTPException(404, f"no current note at {note_id!r}{in_source(source)}") from None
-        ref = core_notes.locate(conn, note_id, source, latest_only=True)
         return notes, _bodies(conn, [(n.source, n.file_path) for n in notes]), ref
 
     notes, bodies, ref = _read(request, run)
@@ -228,23 +225,13 @@ def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, 
          "tags": list(n.tags), "preview": (bodies.get((n.source, n.file_path)) or n.content)[:PREVIEW_CHARS]}
         for n in notes
     ]  # fmt: skip
-    found = {"source": ref.source, "alsoIn": list(ref.also_in)} if ref else {}
+    found = {"source": ref.source, "alsoIn": list(ref.also_in)}
     return {"success": True, "count": len(data), "data": data} | found
 
 
 def _bodies(conn: Any, notes: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The body of each (source, path) note."""
-    return {(r[0], r[1]): r[4].strip() for r in _latest_rows(conn, notes)}
-
-
-def _latest_rows(conn: Any, notes: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
-    """(source, path, title, tags, content) of the latest version of each (source, path) note."""
-    rows = conn.execute(
-        "SELECT source_table, file_path, title, tags, content FROM rag.latest_docs"
-        " WHERE (source_table, file_path) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
-        ([source_table(s) for s, _ in notes], [p for _, p in notes]),
-    ).fetchall()
-    return [(source_name(r[0]), *r[1:]) for r in rows]
+    return {key: r["content"].strip() for key, r in core_notes.latest_fields(conn, notes).items()}
 
 
 @router.get("/ai/qa/history", summary="Past questions and answers")

@@ -158,12 +158,12 @@ class KnowledgeTools:
 
         def run(
             conn: psycopg.Connection,
-        ) -> tuple[list[core_notes.SimilarNote], core_notes.NoteRef | None] | None:
+        ) -> tuple[list[core_notes.SimilarNote], core_notes.NoteRef] | None:
             try:
-                notes = core_notes.similar(conn, path, limit=limit, source=source)
+                ref, notes = core_notes.similar_to(conn, path, limit=limit, source=source)
             except core_notes.UnknownNote:
                 return None
-            return notes, core_notes.locate(conn, path, source, latest_only=True)
+            return notes, ref
 
         found = self._call(run)
         if found is None:

@@ -60,6 +60,11 @@ class DatabaseUrlError(ValueError):
     (it may hold a password)."""
 
 
+def store_label() -> str:
+    """Which store the URL resolves to, for messages: ``DATABASE_URL`` or the embedded store."""
+    return "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded store"
+
+
 def resolve_url(database_url: str | None = None) -> str:
     """The libpq URL to use: the argument, else ``DATABASE_URL``, else the embedded server."""
     url = database_url or os.environ.get("DATABASE_URL")

@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.ingest.parsing import ParsedDoc
 
-RAW_TABLES = ("docs_local", "docs_github")
+RAW_TABLES = ("docs_local", "docs_github")  # the vault of KA_SOURCE: a folder or a repository
 SOURCE_TABLE = re.compile(r"docs_[a-z][a-z0-9_]{0,40}")
 _DOC_NAMESPACE = uuid.UUID("6f1c2a57-3f0e-4d8b-9a59-8f1d0e3c7b21")
 
@@ -23,6 +23,17 @@ _DOC_NAMESPACE = uuid.UUID("6f1c2a57-3f0e-4d8b-9a59-8f1d0e3c7b21")
 def doc_id(table: str, path: str) -> uuid.UUID:
     """Deterministic document id, so re-ingesting a path keeps its id and its chunks."""
     return uuid.uuid5(_DOC_NAMESPACE, f"{table}:{path}")
+
+
+def source_table(name: str) -> str:
+    """The raw table of the source named ``name`` (``books`` -> ``docs_books``; ``local`` and
+    ``github`` are the vault's)."""
+    return f"docs_{name}"
+
+
+def source_name(table: str) -> str:
+    """The name of the source whose raw table is ``table`` (``docs_books`` -> ``books``)."""
+    return table.removeprefix("docs_")
 
 
 def raw_table(table: str) -> sql.Identifier:

@@ -12,7 +12,7 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.ingest.conventions import Conventions
-from knowledge_assets.core.search.note_sources import VAULT_TABLES
+from knowledge_assets.core.ingest.store import RAW_TABLES
 
 # Why an empty note (frontmatter only, headings and blank lines, a cleared file) is not searched;
 # get (CLI, MCP, API) serves such a note and marks it with this.
@@ -84,7 +84,7 @@ def _stored(
     conn: psycopg.Connection, file_path: str, table: str | None
 ) -> tuple[dict[str, Any], bool] | None:
     query = sql.SQL("SELECT frontmatter, has_body FROM {} WHERE file_path = %(p)s")
-    tables = [table] if table else list(VAULT_TABLES)
+    tables = [table] if table else list(RAW_TABLES)
     row = conn.execute(
         sql.SQL(" UNION ALL ").join(query.format(sql.Identifier("raw", t)) for t in tables)
         + sql.SQL(" LIMIT 1"),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from knowledge_assets.core.ingest.store import source_name, source_table
 from knowledge_assets.core.settings import env
 
 __all__ = [
@@ -27,10 +28,9 @@ __all__ = [
     "in_source",
     "locate",
     "source_name",
+    "source_table",
     "vault_source",
 ]
-
-VAULT_TABLES = ("docs_local", "docs_github")
 
 
 class UnknownSource(ValueError):
@@ -70,19 +70,9 @@ class NoteRef:
         return source_name(self.table)
 
 
-def source_name(table: str) -> str:
-    """The name of the source whose raw table is ``table`` (``docs_books`` -> ``books``)."""
-    return table.removeprefix("docs_")
-
-
 def in_source(source: str | None) -> str:
     """`` in source NAME`` for messages about a note of a named source, else nothing."""
     return f" in source {source}" if source else ""
-
-
-def source_table(name: str) -> str:
-    """The raw table of the source named ``name`` (``books`` -> ``docs_books``)."""
-    return f"docs_{name}"
 
 
 def vault_table() -> str:

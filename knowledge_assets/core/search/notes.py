@@ -7,6 +7,7 @@ named by its path and, where several sources hold that path, its source
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from knowledge_assets.core.search.note_sources import (
     UnknownSource,
     locate,
     source_name,
+    source_table,
 )
 
 __all__ = [
@@ -30,10 +32,12 @@ __all__ = [
     "UnknownNote",
     "UnknownSource",
     "get_doc",
+    "latest_fields",
     "latest_notes",
     "list_tags",
     "locate",
     "similar",
+    "similar_to",
 ]
 
 
@@ -57,7 +61,16 @@ class SimilarNote:
 def similar(
     conn: psycopg.Connection, file_path: str, *, limit: int = 5, source: str | None = None
 ) -> list[SimilarNote]:
-    """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first.
+    """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first;
+    see :func:`similar_to`."""
+    return similar_to(conn, file_path, limit=limit, source=source)[1]
+
+
+def similar_to(
+    conn: psycopg.Connection, file_path: str, *, limit: int = 5, source: str | None = None
+) -> tuple[NoteRef, list[SimilarNote]]:
+    """The note compared with (its source and the other sources holding its path) and the notes
+    whose chunks lie nearest to its mean vector (active model), best first.
 
     ``source`` names the source of the note (None: as :func:`locate` chooses). The note itself
     and every version of it (older or newer, through ``previous``) are left out; a note of
@@ -73,7 +86,7 @@ def similar(
         raise UnknownNote(file_path)
     vector, family = notes_sql.note_vector(conn, info, file_path, ref.table)
     if vector is None:
-        return []
+        return ref, []
     k = max(8 * limit, 40)
     while True:
         rows, got = notes_sql.similar_notes(
@@ -82,7 +95,7 @@ def similar(
         if len(rows) >= limit or got < k or k >= hnsw_scan.EF_SEARCH_MAX:
             break
         k = min(4 * k, hnsw_scan.EF_SEARCH_MAX)
-    return [
+    return ref, [
         SimilarNote(
             file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
             heading=r["heading"], content=r["content"], tags=tuple(r["tags"] or ()),
@@ -123,6 +136,15 @@ def get_doc(
 def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     """(tag, number of latest notes carrying it), most used first."""
     return notes_sql.list_tags(conn)
+
+
+def latest_fields(
+    conn: psycopg.Connection, notes: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The title, tags, dates and body of the latest version of each (source, path) note, in
+    one query; a note with no latest version is left out."""
+    rows = notes_sql.latest_fields(conn, [(source_table(source), path) for source, path in notes])
+    return {(source_name(r.pop("source_table")), r.pop("file_path")): r for r in rows}
 
 
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:

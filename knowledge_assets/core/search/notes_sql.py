@@ -121,6 +121,22 @@ def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     return [(r[0], int(r[1])) for r in rows]
 
 
+def latest_fields(
+    conn: psycopg.Connection, notes: Sequence[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """source_table, file_path, title, tags, dates and content of the latest version of each
+    (raw table, path) note."""
+    return fetch_dicts(
+        conn,
+        sql.SQL(
+            "SELECT source_table, file_path, title, tags, created, updated, content"
+            " FROM rag.latest_docs WHERE (source_table, file_path) IN"
+            " (SELECT * FROM unnest(%(t)s::text[], %(p)s::text[]))"
+        ),
+        {"t": [table for table, _ in notes], "p": [path for _, path in notes]},
+    )
+
+
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     """(source table, path) of every latest note."""
     rows = conn.execute("SELECT source_table, file_path FROM rag.latest_docs").fetchall()

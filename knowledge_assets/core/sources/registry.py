@@ -19,13 +19,14 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunks.strategies import BOOKMARK_TYPE, NOTE_TYPE, ChunkingOptions
+from knowledge_assets.core.ingest.store import RAW_TABLES, source_name, source_table
 from knowledge_assets.core.sources.base import MARKDOWN_SUFFIXES, Source, SourceError
 from knowledge_assets.core.sources.bookmarks import BOOKMARK_SUFFIXES
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
 # raw.docs_local and raw.docs_github hold the KA_SOURCE vault: a declared source of either name
 # would share its table, and each sync would delete the other's notes.
-RESERVED_NAMES = ("local", "github")
+RESERVED_NAMES = tuple(source_name(table) for table in RAW_TABLES)
 # kind -> (type, content_type) of seed 004's payload
 KIND_DEFAULTS = {
     "local": (NOTE_TYPE, "notes"),
@@ -57,14 +58,14 @@ class SourceProfile:
         if self.name in RESERVED_NAMES:
             raise ValueError(
                 f"source name {self.name!r} is taken by the vault of KA_SOURCE (its notes are in"
-                f" raw.docs_{self.name}): choose another name"
+                f" raw.{source_table(self.name)}): choose another name"
             )
         if self.kind not in KIND_DEFAULTS:
             raise ValueError(f"unknown source kind {self.kind!r}: use one of {list(KIND_DEFAULTS)}")
 
     @property
     def table(self) -> str:
-        return f"docs_{self.name}"
+        return source_table(self.name)
 
     @property
     def asset_key(self) -> str:
