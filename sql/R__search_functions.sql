@@ -5,9 +5,10 @@
 DROP FUNCTION IF EXISTS rag.search_chunks(vector, text[], int, float, text);
 -- Vector search over the latest notes, through each model's embedding inputs (a chunk embedded
 -- in parts scores as its best part). model NULL means the active model; filter_tags matches any
--- of the tags. Unfiltered queries use the model's partial HNSW index (the model name and the
--- dimension are spliced in as literals so the planner can match the index predicate); filtered
--- ones scan the matching chunks exactly, because HNSW post-filtering can return too few rows.
+-- of the tags or a tag nested under one, in any case, as the Python search's tag filter does.
+-- Unfiltered queries use the model's partial HNSW index (the model name and the dimension are
+-- spliced in as literals so the planner can match the index predicate); filtered ones scan the
+-- matching chunks exactly, because HNSW post-filtering can return too few rows.
 CREATE FUNCTION rag.search_chunks(
     query_embedding vector,
     filter_tags text[] DEFAULT NULL,
@@ -51,25 +52,39 @@ BEGIN
         '  AND i.text_hash = s.text_hash'
         ' JOIN rag.chunks c ON c.text_hash = i.chunk_hash'
         ' JOIN rag.latest_docs d ON d.id = c.document_id'
-        ' WHERE ($2 IS NULL OR d.tags && $2) AND 1 - s.dist >= $4'
+        ' WHERE ($2 IS NULL OR d.tag_paths && rag.tag_keys($2)) AND 1 - s.dist >= $4'
         ' ORDER BY c.id, s.dist) b ORDER BY b.dist, b.id LIMIT $3',
         dist, m,
         CASE WHEN filter_tags IS NULL THEN '' ELSE
             'AND EXISTS (SELECT 1 FROM rag.embedding_inputs i2 JOIN rag.chunks c2'
             ' ON c2.text_hash = i2.chunk_hash JOIN rag.latest_docs d2 ON d2.id = c2.document_id'
-            ' WHERE i2.model = e.model AND i2.text_hash = e.text_hash AND d2.tags && $2)'
+            ' WHERE i2.model = e.model AND i2.text_hash = e.text_hash'
+            ' AND d2.tag_paths && rag.tag_keys($2))'
         END, t)
     USING query_embedding, filter_tags, match_count, similarity_threshold;
 END
 $$;
 
--- Tags of the latest notes with the number of notes carrying each, most used first.
+-- Tags of the latest notes with the number of notes carrying each, most used first. Tags fold
+-- case (rag.tag_key, sql/029): Project and project are one entry, shown in its most common
+-- spelling (on a tie, the first in code point order). A note carrying two spellings counts once:
+-- only its first spelling of the tag counts it. One pass over the tags (a join of the spellings
+-- with per-note distinct tags took twice as long at 50,000 notes).
 CREATE OR REPLACE FUNCTION rag.list_all_tags()
 RETURNS TABLE (tag text, count bigint)
 LANGUAGE sql STABLE
 AS $$
-    SELECT t.tag, count(*) AS count
-    FROM rag.latest_docs d, unnest(d.tags) AS t(tag)
-    GROUP BY t.tag
-    ORDER BY count DESC, t.tag
+    SELECT (array_agg(s.tag ORDER BY s.notes DESC, s.tag COLLATE "C"))[1] AS tag,
+           sum(s.counted)::bigint AS count
+    FROM (
+        SELECT t.key, t.tag, count(*) AS notes, count(*) FILTER (WHERE t.first) AS counted
+        FROM rag.latest_docs d, LATERAL (
+            SELECT u.tag, rag.tag_key(u.tag) AS key,
+                   u.n = min(u.n) OVER (PARTITION BY rag.tag_key(u.tag)) AS first
+            FROM unnest(d.tags) WITH ORDINALITY AS u(tag, n)
+        ) t
+        GROUP BY t.key, t.tag
+    ) s
+    GROUP BY s.key
+    ORDER BY count DESC, tag
 $$;

@@ -28,7 +28,10 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     "source_table": "Raw table the note comes from.",
     "title": "Title: frontmatter title, else the first H1, else the file name.",
     "tags": "Frontmatter tags, normalised.",
-    "tag_paths": "Each tag and every tag it is nested under (project/alpha: also project).",
+    "tag_paths": (
+        "Each tag and every tag it is nested under, lower-cased (Project/Alpha: project/alpha,"
+        " project)."
+    ),
     "doc_type": "Kind of document: a note, or the source's own type (e.g. a bookmark).",
     "top_heading": "The note's first top-level heading.",
     "url": "Web address of the note or section, when its source has one.",

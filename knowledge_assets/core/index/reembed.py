@@ -27,7 +27,7 @@ class DocumentFilter:
     """Which latest documents to (re-)embed; the criteria that are set must all match.
 
     ``paths``: exact file paths; ``path_prefix``: e.g. ``projects/``; ``tag``: a frontmatter tag
-    (a leading ``#`` is ignored on both sides).
+    in any case (a leading ``#`` is ignored on both sides).
     """
 
     paths: tuple[str, ...] = ()
@@ -59,8 +59,9 @@ def matching_documents(
         "SELECT d.id, d.file_path FROM rag.latest_docs d"
         " WHERE (cardinality(%(paths)s::text[]) = 0 OR d.file_path = ANY(%(paths)s::text[]))"
         " AND (%(prefix)s = '' OR starts_with(d.file_path, %(prefix)s))"
-        # latest_docs.tags are normalised (rag.note_tags): no leading '#' to strip there.
-        " AND (%(tag)s = '' OR %(tag)s = ANY(d.tags))"
+        # latest_docs.tags are normalised (rag.note_tags): no leading '#' to strip there. Tags
+        # fold case as search filters do (rag.tag_key, sql/029): `Project` selects `project`.
+        " AND (%(tag)s = '' OR rag.tag_key(%(tag)s) = ANY(rag.tag_keys(d.tags)))"
         " ORDER BY d.file_path",
         {
             "paths": list(selection.paths),

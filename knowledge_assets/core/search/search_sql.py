@@ -45,8 +45,8 @@ class SearchFilters:
     """Restrictions on which latest notes may match; every set field must hold.
 
     ``tags``: any of them, or a tag nested under one (``project`` matches ``project/alpha``, as
-    in Obsidian); written as in frontmatter, so ``#旅`` is ``旅``. ``alias_prefix``: an alias
-    starting with it (``jira:``).
+    in Obsidian), in any case (``project`` matches ``Project``); written as in frontmatter, so
+    ``#旅`` is ``旅``. ``alias_prefix``: an alias starting with it (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
@@ -100,8 +100,10 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
         params[name] = value
 
     if f.tags:
-        # tag_paths (sql/027): each tag of the note with its parents, GIN-indexed
-        add("d.tag_paths && %(f_tags)s::text[]", "f_tags", list(f.tags))
+        # tag_paths (sql/027, sql/029): the keys of each tag of the note and of its parents,
+        # GIN-indexed. The filter's tags take their keys from the same SQL function, so case
+        # folds alike on both sides; with constant tags the planner computes them once.
+        add("d.tag_paths && rag.tag_keys(%(f_tags)s::text[])", "f_tags", list(f.tags))
     if f.alias_prefix:
         add(
             "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
