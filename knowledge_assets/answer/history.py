@@ -1,4 +1,5 @@
-"""Seed 001's Q&A history: record answers, read a conversation's turns, list past questions.
+"""Seed 001's Q&A history: record answers, read a conversation's turns, list past questions and
+open one of them again.
 
 Every value travels as a parameter. Writers only ever INSERT, so the API can record answers as a
 role that may do nothing else (``ka_qa_writer``, created by ``sql/008_qa_history.sql``).
@@ -32,6 +33,9 @@ class HistoryEntry:
     model: str
     tokens_used: int
     created_at: datetime
+    response_ms: float | None = None
+    metadata: dict[str, Any] | None = None  # None: recorded before the history kept it
+    warnings: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +50,34 @@ class HistoryEntry:
             "tokensUsed": self.tokens_used,
             "createdAt": self.created_at.isoformat(),
         }
+
+    def answer_dict(self) -> dict[str, Any]:
+        """The entry as the answer was first given (``Answer.to_dict`` with its question and
+        conversation): full citations, metadata and warnings. An entry recorded before the
+        history kept metadata has its model, tokens and response time as its metadata."""
+        ms = None if self.response_ms is None else round(self.response_ms, 1)  # a float4 column
+        kept = {"model": self.model, "tokensUsed": self.tokens_used, "responseTime": ms}
+        return {
+            "id": self.id, "conversationId": self.conversation_id, "question": self.question,
+            "answer": self.answer, "sources": [_cited(s) for s in self.sources],
+            "confidence": self.confidence, "metadata": kept | (self.metadata or {}),
+            "warnings": list(self.warnings or []), "createdAt": self.created_at.isoformat(),
+        }  # fmt: skip
+
+
+_COLUMNS = (
+    "SELECT id, conversation_id, question, answer, sources, confidence, model, tokens_used,"
+    " created_at, response_ms, metadata, warnings FROM qa.history"
+)
+
+
+def _entry(row: tuple[Any, ...]) -> HistoryEntry:
+    entry_id, conversation, question, answer, sources, confidence, model, tokens, *rest = row
+    created_at, response_ms, metadata, warnings = rest
+    return HistoryEntry(
+        str(entry_id), str(conversation), question, answer, list(sources or []), confidence,
+        model, int(tokens), created_at, response_ms, metadata, warnings,
+    )  # fmt: skip
 
 
 def _cited(note: dict[str, str]) -> dict[str, str | None]:
@@ -73,12 +105,13 @@ def record(conn: psycopg.Connection, answer: Answer, conversation_id: str) -> st
     entry_id = str(uuid.uuid4())
     conn.execute(
         "INSERT INTO qa.history (id, conversation_id, question, answer, sources, confidence,"
-        " model, tokens_used, response_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        " model, tokens_used, response_ms, metadata, warnings)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             entry_id, conversation_id, answer.question, answer.answer,
             Jsonb([s.to_dict() for s in answer.sources]), answer.confidence,
             str(answer.metadata.get("model", "")), int(answer.metadata.get("tokensUsed", 0)),
-            answer.metadata.get("responseTime"),
+            answer.metadata.get("responseTime"), Jsonb(answer.metadata), Jsonb(answer.warnings),
         ),
     )  # fmt: skip
     return entry_id
@@ -101,12 +134,17 @@ def listing(conn: psycopg.Connection, *, limit: int = 20, offset: int = 0) -> tu
         raise ValueError("limit must be at least 1 and offset at least 0")
     total_row = conn.execute("SELECT count(*) FROM qa.history").fetchone()
     rows = conn.execute(
-        "SELECT id, conversation_id, question, answer, sources, confidence, model, tokens_used,"
-        " created_at FROM qa.history ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s",
-        (limit, offset),
+        _COLUMNS + " ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s", (limit, offset)
     ).fetchall()
-    entries = [
-        HistoryEntry(str(r[0]), str(r[1]), r[2], r[3], list(r[4] or []), r[5], r[6], int(r[7]), r[8])
-        for r in rows
-    ]  # fmt: skip
-    return (int(total_row[0]) if total_row else 0), entries
+    return (int(total_row[0]) if total_row else 0), [_entry(r) for r in rows]
+
+
+def entry(conn: psycopg.Connection, entry_id: str) -> HistoryEntry | None:
+    """The entry ``entry_id`` (as :func:`record` returned it), or None when there is none: no
+    such entry, or an id that is not a UUID, which none has."""
+    try:
+        canonical = str(uuid.UUID(entry_id))
+    except ValueError:
+        return None
+    row = conn.execute(_COLUMNS + " WHERE id = %s", (canonical,)).fetchone()
+    return _entry(row) if row else None

@@ -12,9 +12,9 @@ from sse_starlette.sse import EventSourceResponse
 
 from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
-from knowledge_assets.api import store
+from knowledge_assets.api import answers, store
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks, note_url
+from knowledge_assets.api.note_links import NoteLinks
 from knowledge_assets.api.schemas import (  # fmt: skip
     Filters,
     HybridSearch,
@@ -134,14 +134,9 @@ def keyword(body: KeywordSearch, request: Request) -> dict[str, Any]:
     return _search(request, body.query, mode="keyword", limit=body.limit, filters=_filters(body.filters))  # fmt: skip
 
 
-def _qa_data(result: Answer, conversation_id: str, titles: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def _qa_data(conn: Any, result: Answer, conversation_id: str) -> dict[str, Any]:
     data = result.to_dict() | {"conversationId": conversation_id, "question": result.question}
-    vault = vault_source()
-    for cited in data["sources"]:
-        note, source = cited["noteId"], cited["source"]
-        url = note_url(note, None if source == vault else source)
-        cited["note"] = titles.get((source, note), {}) | {"url": url}
-    return data
+    return answers.with_notes(conn, data)
 
 
 def _ask_setup(body: QARequest) -> tuple[str, SearchFilters | None]:
@@ -152,15 +147,10 @@ def _ask_setup(body: QARequest) -> tuple[str, SearchFilters | None]:
     return conversation, _filters(None, body.options.tags)
 
 
-def _record(settings: ApiSettings, result: Answer, conversation_id: str) -> None:
+def _record(settings: ApiSettings, result: Answer, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``id``: the answer's entry in the history, once recorded there."""
     with store.writer(settings.writer_url) as conn:
-        qa_history.record(conn, result, conversation_id)
-
-
-def _note_info(conn: Any, result: Answer) -> dict[tuple[str, str], dict[str, Any]]:
-    """The title and tags of each cited (source, path) note."""
-    found = core_notes.latest_fields(conn, [(s.source, s.note_id) for s in result.sources])
-    return {key: {"title": r["title"], "tags": list(r["tags"] or [])} for key, r in found.items()}
+        return {"id": qa_history.record(conn, result, data["conversationId"])} | data
 
 
 @router.post("/ai/qa", summary="Ask a question (RAG answer with citations)")
@@ -168,7 +158,8 @@ def qa(body: QARequest, request: Request) -> Any:
     """Seed 001's Q&A: hybrid retrieval of the top-K notes, then an LLM answer (or, with no LLM
     configured, quoted passages), with cited notes, confidence and metadata. With
     ``options.stream`` the answer comes as server-sent events: ``sources``, ``delta``…, ``done``
-    (or ``error``). Every answer is kept in the history; pass ``conversationId`` to follow up."""
+    (or ``error``). Every answer is kept in the history (``id``: its entry there); pass
+    ``conversationId`` to follow up."""
     settings, asker = _settings(request), request.app.state.asker
     conversation, filters = _ask_setup(body)
     if body.options.stream:
@@ -177,9 +168,8 @@ def qa(body: QARequest, request: Request) -> Any:
     with store.reader(settings.reader_url) as conn:
         earlier = qa_history.turns(conn, conversation) if body.conversationId else []
         result = asker.ask(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK)  # fmt: skip
-        info = _note_info(conn, result)
-    _record(settings, result, conversation)
-    return {"success": True, "data": _qa_data(result, conversation, info)}
+        data = _qa_data(conn, result, conversation)
+    return {"success": True, "data": _record(settings, result, data)}
 
 
 def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversation: str, filters: SearchFilters | None) -> Iterator[dict[str, str]]:  # fmt: skip
@@ -196,9 +186,8 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
                     yield sse("delta", {"text": event.data})
                 else:
                     result = event.data
-                    info = _note_info(conn, result)
-        _record(settings, result, conversation)
-        yield sse("done", _qa_data(result, conversation, info))
+                    data = _qa_data(conn, result, conversation)
+        yield sse("done", _record(settings, result, data))
     except (LLMError, store.StoreUnavailable, ValueError) as exc:
         yield sse("error", {"error": str(exc)})
 
@@ -242,6 +231,23 @@ def history(request: Request, limit: int = Query(default=20, ge=1, le=200), offs
     )
     data = [e.to_dict() for e in entries]
     return {"success": True, "count": len(data), "total": total, "data": data}
+
+
+@router.get("/ai/qa/history/{entry_id}", summary="One past answer, to show it again")
+def history_entry(entry_id: str, request: Request) -> dict[str, Any]:
+    """The history entry ``entry_id`` (a listed entry's ``id``) as ``POST /api/ai/qa`` gave the
+    answer: full citations, confidence, metadata and warnings, no new LLM call. Its
+    ``conversationId`` continues the conversation. An entry recorded before the history kept
+    metadata and warnings has only its model, tokens and response time, and no warnings."""
+
+    def run(conn: Any) -> dict[str, Any] | None:
+        found = qa_history.entry(conn, entry_id)
+        return answers.with_notes(conn, found.answer_dict()) if found else None
+
+    data = _read(request, run)
+    if data is None:
+        raise HTTPException(404, f"no answer {entry_id!r} in the Q&A history")
+    return {"success": True, "data": data}
 
 
 def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:

