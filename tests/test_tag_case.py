@@ -116,10 +116,20 @@ def test_the_sql_search_function_filters_tags_in_any_case(store: str, usem3: Emb
     assert {r[0] for r in rows} == PROJECT
 
 
-def test_re_embedding_a_tag_selects_it_in_any_case(store: str) -> None:
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("#PROJECT", PROJECT),  # nested tags too, as in search filters
+        ("project/ALPHA", {"alpha.md"}),
+        ("beta", {"beta-upper.md", "beta-lower.md"}),
+    ],
+)
+def test_re_embedding_a_tag_selects_it_in_any_case(
+    store: str, tag: str, expected: set[str]
+) -> None:
     with db.connect(store) as conn:
-        paths = {p for _, p in matching_documents(conn, DocumentFilter(tag="#PROJECT"))}
-    assert paths == {"upper.md", "upper2.md", "lower.md", "both.md"}
+        paths = {p for _, p in matching_documents(conn, DocumentFilter(tag=tag))}
+    assert paths == expected
 
 
 def test_the_folded_tag_filter_reads_the_tag_index(store: str) -> None:

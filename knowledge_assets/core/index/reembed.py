@@ -27,7 +27,8 @@ class DocumentFilter:
     """Which latest documents to (re-)embed; the criteria that are set must all match.
 
     ``paths``: exact file paths; ``path_prefix``: e.g. ``projects/``; ``tag``: a frontmatter tag
-    in any case (a leading ``#`` is ignored on both sides).
+    in any case, or a tag nested under it (``project`` selects ``Project/Alpha``), as search
+    filters match tags; a leading ``#`` is ignored on both sides.
     """
 
     paths: tuple[str, ...] = ()
@@ -59,9 +60,9 @@ def matching_documents(
         "SELECT d.id, d.file_path FROM rag.latest_docs d"
         " WHERE (cardinality(%(paths)s::text[]) = 0 OR d.file_path = ANY(%(paths)s::text[]))"
         " AND (%(prefix)s = '' OR starts_with(d.file_path, %(prefix)s))"
-        # latest_docs.tags are normalised (rag.note_tags): no leading '#' to strip there. Tags
-        # fold case as search filters do (rag.tag_key, sql/029): `Project` selects `project`.
-        " AND (%(tag)s = '' OR rag.tag_key(%(tag)s) = ANY(rag.tag_keys(d.tags)))"
+        # The search filters' rule (search_sql.filter_clause): tag_paths holds the folded keys of
+        # each tag and its parents (sql/027, sql/029), so `Project` selects `project/alpha`.
+        " AND (%(tag)s = '' OR d.tag_paths && rag.tag_keys(ARRAY[%(tag)s]::text[]))"
         " ORDER BY d.file_path",
         {
             "paths": list(selection.paths),

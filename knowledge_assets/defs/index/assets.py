@@ -129,7 +129,10 @@ class EmbeddingsConfig(dg.Config):
         default_factory=list, description="Exact file paths, e.g. projects/garden.md."
     )
     path_prefix: str = Field(default="", description="A folder, e.g. projects/.")
-    tag: str = Field(default="", description="A frontmatter tag (the # is optional).")
+    tag: str = Field(
+        default="",
+        description="A frontmatter tag in any case, with the tags nested under it (the # is optional).",
+    )
     force: bool = Field(
         default=False,
         description="Embed the selected notes again and overwrite their vectors (after a model "
