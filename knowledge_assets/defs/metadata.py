@@ -26,7 +26,9 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     "version": "Source version: git blob SHA, or size and modification time of a local file.",
     "has_body": "Whether the body has text besides headings.",
     "source_table": "Raw table the note comes from.",
-    "title": "Title: frontmatter title, else the first H1, else the file name.",
+    "title": (
+        "Title: frontmatter title, else the first H1 outside HTML comments, else the file name."
+    ),
     "tags": "Frontmatter tags, normalised.",
     "tag_paths": (
         "Each tag and every tag it is nested under, lower-cased (Project/Alpha: project/alpha,"

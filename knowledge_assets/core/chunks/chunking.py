@@ -18,9 +18,9 @@ Rules (pure Python, deterministic: the same input always gives the same chunks):
   ``Section (i/n)``. A paragraph too big on its own is packed by sentences (cut after
   ``。．.!?！？`` or a newline). A single sentence over the budget is kept whole, as its own
   over-limit chunk with a warning (the embedder must cope with it): nothing is cut at a fixed
-  length or dropped, so every non-blank character outside H1/``##`` lines is in some chunk's
-  content. Packing sums the estimates of the pieces, which bounds the estimate of their joined
-  text for :func:`estimate_tokens`. ``heading_path`` is the parent heading and the heading parts
+  length or dropped, so every non-blank character outside H1/``##`` lines and HTML comments is
+  in some chunk's content. Packing sums the estimates of the pieces, which bounds the estimate
+  of their joined text for :func:`estimate_tokens`. ``heading_path`` is the parent heading and the heading parts
   joined by ``" > "`` (``Title > Section > Subsection (2/3)``).
 - ``context_previous`` is the last one or two sentences of the previous chunk (seed 000); in
   :func:`chunk_document` one sentence, then none, is used if two would exceed the reservation.

@@ -1,7 +1,7 @@
 """Line-level Markdown structure for the chunker: ATX headings outside fenced code.
 
 A full Markdown parser would normalise the text, and the chunker must keep every character of a
-note verbatim, so this module only classifies lines:
+note verbatim (but its HTML comments), so this module only classifies lines:
 
 - ATX headings ``#`` .. ``######`` indented at most 3 spaces, followed by a space/tab or the end of
   the line (so ``#hashtag`` is text), with an optional closing run of ``#`` (``## Title ##``).
@@ -9,13 +9,20 @@ note verbatim, so this module only classifies lines:
   info string may not contain a backtick, so ````` ```inline``` ````` is not a fence) and closed by
   a run of the same character at least as long. Nothing inside a fence is a heading. An unclosed
   fence runs to the end of the note, as in CommonMark.
-- Setext headings, HTML blocks and MDX/JSX lines are ordinary text.
+- HTML comments are left out, as the note page leaves them out: a comment block's lines are not
+  returned at all, and a comment inside a line is cut from it
+  (:mod:`knowledge_assets.core.chunks.html_comments`). So a ``# heading`` inside a comment never
+  titles a note, and no passage holds a comment.
+- Setext headings, other HTML blocks and MDX/JSX lines are ordinary text.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import islice
+
+from knowledge_assets.core.chunks.html_comments import comment_block_lines, strip_inline_comments
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t])#+$")
@@ -61,10 +68,15 @@ def parse_heading(line: str) -> tuple[int, str]:
 
 
 def scan_lines(text: str) -> list[Line]:
-    """Classify each line of LF-separated ``text``; headings inside fences are plain lines."""
+    """Classify each line of LF-separated ``text``; headings inside fences are plain lines, and
+    HTML comments outside fences are left out."""
+    raw_lines = text.split("\n")
     out: list[Line] = []
     fence: str | None = None  # the opening run, e.g. "````"
-    for raw in text.split("\n"):
+    index = 0
+    while index < len(raw_lines):
+        raw = raw_lines[index]
+        index += 1
         if fence is not None:
             out.append(Line(raw, fenced=True))
             close = _FENCE_CLOSE.match(raw)
@@ -76,6 +88,11 @@ def scan_lines(text: str) -> list[Line]:
             fence = opened[1]
             out.append(Line(raw, fenced=True))
             continue
+        comment = comment_block_lines(islice(raw_lines, index - 1, None))
+        if comment is not None:
+            index += comment - 1
+            continue
+        raw = strip_inline_comments(raw)
         level, title = parse_heading(raw)
         out.append(Line(raw, level, title))
     return out

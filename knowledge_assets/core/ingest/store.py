@@ -220,8 +220,10 @@ _UPSERT_LATEST = sql.SQL(
     " content_type, frontmatter, content, content_hash, created, updated,"
     " doc_type, top_heading, url)"
     " SELECT d.id, %(table)s, d.file_path,"
+    # The first H1 outside HTML comments: a template's "<!-- # … -->" is no title.
     " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
-    "   substring(d.content from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
+    "   substring(regexp_replace(d.content, '<!--.*?-->', '', 'g')"
+    "     from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
     " rag.note_tags(d.frontmatter -> 'tags'),"
     " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
     # The vault of KA_SOURCE is no declared source (no meta.sources row): its notes are notes.

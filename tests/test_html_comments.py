@@ -1,0 +1,105 @@
+"""HTML comments (an Obsidian template's ``<!-- … -->``) are left out of a note's title and its
+passages, as the note page leaves them out; code keeps them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from knowledge_assets.core.chunks.chunk_inputs import docs_to_chunk
+from knowledge_assets.core.chunks.chunk_refresh import chunker_signature, refresh_chunks
+from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, chunk_document
+from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.sources.local import LocalSource
+
+TEMPLATE = (
+    "<!--\n# 雛形の見出し\nここに要約を書く\n-->\n# 庭の記録\n\n"
+    "<!-- draft: 2024 -->\n水やりをした。<!-- 後で書く --> 花が咲いた。\n\n"
+    "## 道具 <!-- 要確認 -->\n\nじょうろ `<!-- code -->` を使う。\n\n"
+    "```html\n<!-- 例 -->\n```\n"
+)
+NOTES = {
+    "庭.md": TEMPLATE,
+    "無題.md": "<!-- # 下書き -->\n<!--\n# 下書きの題\n-->\n本文だけの覚え書き。\n",
+    "plain.md": "# 普通\n\n本文。\n",
+}
+
+
+def test_comments_never_title_a_note_nor_show_in_its_passages() -> None:
+    chunks = chunk_document("庭.md", {}, TEMPLATE)
+    assert [c.heading_path for c in chunks] == ["庭の記録", "庭の記録 > 道具"]
+    assert chunks[0].content == "水やりをした。 花が咲いた。"
+    assert "title:庭の記録|" in chunks[0].embedding_text
+    # code keeps its comments: a code span and a fenced block
+    assert chunks[1].content == "じょうろ `<!-- code -->` を使う。\n\n```html\n<!-- 例 -->\n```"
+    assert all("雛形" not in c.embedding_text and "draft" not in c.embedding_text for c in chunks)
+
+
+@pytest.mark.parametrize("strategy", ["document", "scene", "recursive"])
+def test_every_strategy_leaves_comments_out(strategy: str) -> None:
+    options = ChunkingOptions(strategy=strategy)
+    chunks = chunk_for("庭.md", {}, TEMPLATE, options=options)
+    assert chunks and all(c.heading_path.startswith("庭の記録") for c in chunks)
+    assert all("雛形" not in c.embedding_text and "後で" not in c.content for c in chunks)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["<!-- open\n# 見出し\n", "<!-- c --> 後ろの文\n# 見出し\n"],
+    ids=["unclosed", "text-after-close"],
+)
+def test_what_is_no_comment_block_stays_text(body: str) -> None:
+    chunks = chunk_document("n.md", {}, body)
+    assert chunks[0].heading == "見出し"
+    assert "<!--" in chunks[0].content or "後ろの文" in chunks[0].content
+
+
+def _store(root: Path) -> LocalSource:
+    root.mkdir()
+    for name, text in NOTES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return LocalSource(root)
+
+
+def _titles(conn: psycopg.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT file_path, title FROM rag.latest_docs").fetchall())
+
+
+def test_the_stored_title_skips_headings_inside_comments(db_url: str, tmp_path: Path) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, _store(tmp_path / "vault"))
+        refresh_latest(conn, "docs_local")
+        refresh_chunks(conn)
+        titles = _titles(conn)
+        parents = conn.execute("SELECT DISTINCT parent_heading FROM rag.chunks").fetchall()
+    assert titles == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
+    assert sorted(r[0] for r in parents) == ["庭の記録", "普通", "無題"]
+
+
+def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only_they(
+    db_url: str, tmp_path: Path
+) -> None:
+    with db.connect(db_url) as conn:
+        sync_source(conn, _store(tmp_path / "vault"))
+        refresh_latest(conn, "docs_local")
+        refresh_chunks(conn)
+        # as the earlier rule stored them: titled by the heading inside the comment
+        conn.execute("UPDATE rag.latest_docs SET title = '雛形の見出し' WHERE file_path = '庭.md'")
+        conn.execute("UPDATE rag.latest_docs SET title = '下書きの題' WHERE file_path = '無題.md'")
+        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '029_%%'")
+        conn.commit()
+    db.migrate(db_url)  # what a store made under the earlier rule gets at its next start
+    with db.connect(db_url) as conn:
+        refresh_latest(conn, "docs_local")
+        titles = _titles(conn)
+        stale = conn.execute(
+            "SELECT file_path FROM rag.latest_docs WHERE id = ANY(%s) ORDER BY file_path",
+            (docs_to_chunk(conn, chunker_signature(CHUNK_MAX_TOKENS)),),
+        ).fetchall()
+    assert titles == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
+    assert [r[0] for r in stale] == ["庭.md", "無題.md"]
