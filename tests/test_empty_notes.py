@@ -105,7 +105,9 @@ def test_notes_stored_before_are_judged_by_the_same_blanks(
         refresh_chunks(conn)
         before = conn.execute("SELECT count(*) FROM rag.chunks WHERE content = ''").fetchone()
         conn.execute("SELECT raw.ensure_docs_table('docs_marks')")  # a declared source's table
-    assert before == (2,)  # the template's two sections, under the server's C.UTF-8 rule
+    # the template's two sections, under the server's C.UTF-8 rule, and the zero-width note's
+    # section, whose text shows nothing
+    assert before == (3,)
     db.migrate(blank_db_url)
     with db.connect(blank_db_url) as conn:
         refresh_latest(conn, "docs_local")

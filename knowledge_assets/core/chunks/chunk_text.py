@@ -21,6 +21,15 @@ _CONTEXT_SPLIT = re.compile(r"[。．.!?！？\n]")
 # through: Obsidian reads ``tags: [[a, b], c]`` as a, b, c; anything deeper is not a tag list
 # written by hand. ``rag.flat_items`` (sql/R__views.sql) uses the same bound.
 MAX_LIST_DEPTH = 8
+# A character that shows nothing: Unicode whitespace (``\s``, as ``str.isspace``: no-break and
+# ideographic spaces too) and the zero-width U+200B/U+200C/U+200D, U+2060 and U+FEFF. The blank
+# rule of whole notes, ``has_body`` (sql/028), lists the same characters.
+_VISIBLE = re.compile(r"[^\s\u200b-\u200d\u2060\ufeff]")
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: empty, or only blank characters."""
+    return _VISIBLE.search(text) is None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ Rules (pure Python, deterministic: the same input always gives the same chunks):
   slug (``20251230_my-doc.md`` -> ``my-doc``). Headings in fenced code, ``#hashtag`` and
   setext headings are not chunk boundaries (see :mod:`knowledge_assets.core.chunks.markdown`).
 - Text between the H1/frontmatter and the first ``##`` is a chunk of its own whose heading is the
-  parent heading, so it stays findable; a blank intro makes no chunk. A note without ``##`` is one
+  parent heading, so it stays findable; a blank intro makes no chunk. Blank is
+  :func:`~knowledge_assets.core.chunks.chunk_text.is_blank` everywhere: a section of zero-width
+  characters is as empty as a heading with no body (a ``##`` chunk with no content). A note without ``##`` is one
   chunk. A later H1 starts a new intro chunk and becomes the parent of the ``##`` after it.
 - Size: a chunk's embedding text must fit ``max_tokens`` by ``estimate``. Headers and a
   ``[prev]`` context of at most ``max_tokens // 10`` tokens are reserved first; the rest is the
@@ -39,6 +41,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     build_embedding_text,
     context_previous,
     estimate_tokens,
+    is_blank,
     normalise_tags,
     slug_from_filename,
 )
@@ -85,6 +88,8 @@ class _Part:
 
 def _structured(parent: str, heading: str, path: tuple[str, ...], lines: list[Line]) -> _Part:
     content = "\n".join(line.text for line in lines).strip()
+    if is_blank(content):  # zero-width characters only: as empty as a heading with no body
+        content = ""
     return _Part(parent, heading, path, content, tuple(lines))
 
 
@@ -175,19 +180,19 @@ def _pack_sentences(doc: _Doc, block: str, budget: int) -> list[tuple[str, str]]
         if current and current_tokens + tokens > budget:
             out.append((current, "split on sentences"))
             current, current_tokens = "", 0
-        if tokens > budget and sentence.strip():
+        if tokens > budget and not is_blank(sentence):
             note = f"a single sentence of ~{tokens} tokens is over the limit and kept whole"
             out.append((sentence, note))
             continue
         current += sentence
         current_tokens += tokens
-    if current.strip():
+    if not is_blank(current):
         out.append((current, "split on sentences"))
     return out
 
 
 def _numbered(part: _Part, pieces: list[tuple[str, str]]) -> list[_Part]:
-    pieces = [(text, warning) for text, warning in pieces if text]
+    pieces = [(text, warning) for text, warning in pieces if not is_blank(text)]
     if len(pieces) == 1:
         text, warning = pieces[0]
         return [_Part(part.parent, part.heading, part.path, text, warning=warning)]

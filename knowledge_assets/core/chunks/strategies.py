@@ -29,6 +29,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     build_embedding_text,
     estimate_tokens,
     flat_items,
+    is_blank,
     normalise_tags,
     slug_from_filename,
 )
@@ -130,7 +131,7 @@ def chunk_for(
         pieces = _scenes(ctx, content, opts)
     else:
         pieces = _recursive(ctx, content, opts)
-    chunks = _assemble(ctx, [p for p in pieces if p.content.strip()], estimate)
+    chunks = _assemble(ctx, [p for p in pieces if not is_blank(p.content)], estimate)
     over = [c for c in chunks if c.token_estimate > max_tokens]
     return [
         replace(c, warning=f"chunk of ~{c.token_estimate} tokens is over the {max_tokens}-token limit")
@@ -207,7 +208,7 @@ def _scenes(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
     previous = ""
     for section in split_sections(scan_lines(normalise_newlines(content))):
         text = "\n".join(line.text for line in section.lines).strip()
-        if not text:
+        if is_blank(text):
             continue
         heading = section.heading or section.h1 or ctx.title
         path = (ctx.title, heading) if heading != ctx.title else (ctx.title,)

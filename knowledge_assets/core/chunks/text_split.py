@@ -8,6 +8,7 @@ turns the pieces into chunks.
 
 from __future__ import annotations
 
+from knowledge_assets.core.chunks.chunk_text import is_blank
 from knowledge_assets.core.chunks.markdown import normalise_newlines, scan_lines
 
 _SENTENCE_ENDS = "。．.!?！？\n"
@@ -22,7 +23,7 @@ def heading_sections(content: str, title: str) -> list[tuple[tuple[str, ...], st
 
     def flush() -> None:
         text = "\n".join(buffer).strip()
-        if text:
+        if not is_blank(text):
             names = [name for _, name in stack if name != title]
             out.append(((title, *names), text))
         buffer.clear()
