@@ -16,6 +16,7 @@ from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
 from knowledge_assets.cli_args import int_in, port
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters
 from knowledge_assets.core.search.note_sources import vault_source
@@ -38,8 +39,8 @@ def _print_sources(result: Answer, conversation_id: str | None) -> None:
         say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata
     say(
-        f"-- confidence {result.confidence} · {m['model']} · {m['tokensUsed']} tokens · "
-        f"{m['retrievedNotes']} notes retrieved · {m['responseTime']:.0f} ms"
+        f"-- confidence {result.confidence} · {m['model']} · {counted(m['tokensUsed'], 'token')}"
+        f" · {counted(m['retrievedNotes'], 'note')} retrieved · {m['responseTime']:.0f} ms"
     )
     if conversation_id:  # an answer not kept cannot be followed up
         say(f'-- follow up with: knowledge-assets ask --conversation {conversation_id} "…"')

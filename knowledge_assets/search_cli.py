@@ -20,6 +20,7 @@ from rich.cells import cell_len
 
 from knowledge_assets.cli_args import int_in, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import (
     MODES,
@@ -110,7 +111,7 @@ def _print_response(response: SearchResponse) -> None:
         "" if response.mode == "keyword" else "no active model: keyword only"
     )
     say(
-        f"-- {len(response.hits)} hits · {response.mode}{f' · {model}' if model else ''}"
+        f"-- {counted(len(response.hits), 'hit')} · {response.mode}{f' · {model}' if model else ''}"
         f" · embed {t['embed_ms']:.1f} ms · search {t['search_ms']:.1f} ms"
         f" · total {t['total_ms']:.1f} ms"
     )

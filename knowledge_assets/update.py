@@ -23,6 +23,7 @@ from typing import Any
 
 import dagster as dg
 
+from knowledge_assets.core.counts import noun_for
 from knowledge_assets.launcher import (
     debug_output,
     fail_dead_runs_now,
@@ -75,7 +76,9 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
         return EXIT_INTERRUPTED
     ok = all(r.success for r in results)
     runs = ", ".join(r.run_id for r in results)
-    print("update " + ("succeeded" if ok else "FAILED") + f": run{'s' * (len(results) > 1)} {runs}")
+    print(
+        "update " + ("succeeded" if ok else "FAILED") + f": {noun_for(len(results), 'run')} {runs}"
+    )
     for result in results:
         if not result.success:
             report_failures(result)

@@ -72,7 +72,9 @@ def test_a_noop_says_how_many_chunks_it_kept_and_deleted_notes_count(
         assert meta["summary"].value == "No note changed: 17 chunks kept"
         assert meta["chunks_unchanged"].value == 17 and meta["chunks_written"].value == 0
         embedded = materialization_metadata(noop, "embeddings")
-        assert embedded["summary"].value == "Nothing to embed: all 17 texts have a vector of usem3"
+        assert (
+            embedded["summary"].value == "Nothing to embed: usem3 already has a vector for 17 texts"
+        )
         assert embedded["model_load_seconds"].value == 0.0  # nothing to embed: no model loaded
 
         (vault / "projects" / "garden.md").unlink()

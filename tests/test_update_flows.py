@@ -101,7 +101,7 @@ def test_update_without_embeddings_gives_a_keyword_index_then_vectors_are_added(
 
     forced = _cli(env, "update", "--force", "--no-embeddings")
     assert forced.returncode == 0, forced.stderr
-    assert "1 notes re-chunked: 0 chunks written, 1 unchanged" in forced.stdout
+    assert "1 note re-chunked: 0 chunks written, 1 unchanged" in forced.stdout
     assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 1  # nothing re-embedded
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote
 
@@ -156,7 +157,7 @@ def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str
     parts = pages(content)
     if not 1 <= page <= len(parts):
         raise LookupError(
-            f"page {page} does not exist: {doc['file_path']} has {len(parts)} page(s)"
+            f"page {page} does not exist: {doc['file_path']} has {counted(len(parts), 'page')}"
         )
     if len(parts) == 1:
         return document_text(doc)

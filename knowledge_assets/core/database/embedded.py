@@ -22,6 +22,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database.server_handles import forget_dead_handles
 
 CURRENT_MAJOR = 18
@@ -165,8 +166,8 @@ def upgrade(pgdata: Path, log: Callable[[str], None]) -> Path:
             backup.rename(pgdata)
         raise
     dump.unlink()
-    log(f"Upgrade done: {sum(counts.values())} rows carried over; the old directory is kept at "
-        f"{backup} (delete it when you no longer need it)")  # fmt: skip
+    log(f"Upgrade done: {counted(sum(counts.values()), 'row')} carried over; the old directory"
+        f" is kept at {backup} (delete it when you no longer need it)")  # fmt: skip
     return backup
 
 

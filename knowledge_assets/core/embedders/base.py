@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from knowledge_assets.core.counts import counted
+
 InputType = Literal["document", "query"]
 INPUT_TYPES: tuple[InputType, ...] = ("document", "query")
 
@@ -99,8 +101,8 @@ def normalize(vectors: Sequence[Sequence[float]], what: str = "") -> list[list[f
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
         raise EmbeddingError(
-            f"{what or 'the embedding model'} returned {int(bad.sum())} vector(s) containing "
-            f"NaN or infinity (first at position {int(np.argmax(bad))} of {len(arr)}); "
+            f"{what or 'the embedding model'} returned {counted(int(bad.sum()), 'vector')}"
+            f" containing NaN or infinity (first at position {int(np.argmax(bad))} of {len(arr)}); "
             "nothing of this batch was stored"
         )
     norms = np.linalg.norm(arr, axis=1, keepdims=True)

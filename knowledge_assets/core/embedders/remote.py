@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any
 
 from knowledge_assets.core import secrets
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.embedders.base import (
     EmbeddingError,
     InputType,
@@ -100,7 +101,8 @@ class RemoteEmbedder:
             )
             if len(vectors) != len(batch):
                 raise EmbeddingError(
-                    f"{self.what} returned {len(vectors)} vectors for {len(batch)} texts"
+                    f"{self.what} returned {counted(len(vectors), 'vector')}"
+                    f" for {counted(len(batch), 'text')}"
                 )
             self._dims = check_dims(vectors, self._dims, self.what)
             out.extend(normalize(vectors, self.what))

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.database.db import Connect
 from knowledge_assets.core.embedders.base import Embedder
@@ -111,7 +112,8 @@ def _embed_pages(
         report.seconds_loading = _load(embedder)
     if workers > 1 and progress.log is not None:
         progress.log(
-            f"{embedder.model} embeds in {workers} processes, one thread each"
+            f"{embedder.model} embeds in {counted(workers, 'process', 'processes')},"
+            " one thread each"
             f" ({WORKERS_SETTING}=1 keeps it in this run's process)"
         )
     progress.start(missing)

@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index import index_store
 
 
@@ -113,7 +114,8 @@ def activate_model(conn: psycopg.Connection, model: str) -> None:
         total, done = index_store.count_texts(conn, model)
         if done < total:
             raise ModelNotReady(
-                f"model {model!r} is missing vectors for {total - done} of {total} chunk texts:"
+                f"model {model!r} is missing vectors for {total - done:,} of"
+                f" {counted(total, 'chunk text')}:"
                 " materialize its embeddings partition first"
             )
         # Two statements: the unique index on is_active is checked row by row.

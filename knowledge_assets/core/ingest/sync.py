@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.ingest import store
 from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.ingest.parse_pool import parse_pool_for
@@ -239,7 +240,8 @@ def _record_unreadable_folders(
     kept = changes.present or set()
     for folder, reason in sorted(changes.unreadable.items()):
         count = sum(1 for p in kept if p.startswith(folder))
-        note = f"; its {count} stored notes are kept" if count else ""
+        kept_notes = f"{counted(count, 'stored note')} {noun_for(count, 'is', 'are')} kept"
+        note = f"; its {kept_notes}" if count else ""
         report.unreadable.append((folder, reason + note))
     store.record_rejections(conn, table, [(f, clean_text(r), "") for f, r in report.unreadable])
 

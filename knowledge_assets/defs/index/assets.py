@@ -9,6 +9,7 @@ from pydantic import Field
 
 from knowledge_assets.core.chunks.chunk_refresh import ChunkReport, refresh_chunks
 from knowledge_assets.core.chunks.chunking import CHUNKER_VERSION
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index.embed_batches import EmbedReport
 from knowledge_assets.core.index.reembed import (
     DocumentFilter,
@@ -99,12 +100,13 @@ def _chunk_metadata(
     gone = f", {with_notes} removed with their notes" if with_notes else ""
     if report.documents:
         summary = (
-            f"{len(report.documents)} notes re-chunked: {report.chunks_written} chunks written, "
-            f"{kept:,} unchanged, {removed} removed"
-            + (f", {len(report.failed)} notes failed" if report.failed else "")
+            f"{counted(len(report.documents), 'note')} re-chunked:"
+            f" {counted(report.chunks_written, 'chunk')} written, {kept:,} unchanged,"
+            f" {removed:,} removed"
+            + (f", {counted(len(report.failed), 'note')} failed" if report.failed else "")
         )
     else:
-        summary = f"No note changed: {total:,} chunks kept{gone}"
+        summary = f"No note changed: {counted(total, 'chunk')} kept{gone}"
     return {
         "summary": dg.MetadataValue.text(summary),
         "documents_rechunked": dg.MetadataValue.int(len(report.documents)),
@@ -229,7 +231,8 @@ def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
     if report.embedded:
         summary = f"{report.embedded:,} embedded, {report.reused:,} reused"
     else:
-        summary = f"Nothing to embed: all {report.reused:,} texts have a vector of {report.model}"
+        reused = counted(report.reused, "text")
+        summary = f"Nothing to embed: {report.model} already has a vector for {reused}"
     return {
         "summary": dg.MetadataValue.text(
             summary + (f", {report.failed_texts} failed" if report.failed_texts else "")

@@ -12,6 +12,7 @@ import dagster as dg
 import psycopg
 
 from knowledge_assets.core import failures
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index import checks_sql, models
 from knowledge_assets.defs.check_results import Rows, listing_check
 from knowledge_assets.defs.metadata import rows_table
@@ -27,7 +28,9 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
         missing = checks_sql.chunks_without_vectors(conn, active)
     chunks = sum(count for _, count in missing)
     name = active or "(no active model)"
-    summary = f"{chunks} chunks in {len(missing)} notes have no vector of {name}"
+    summary = (
+        f"no vector of {name} for {counted(chunks, 'chunk')} in {counted(len(missing), 'note')}"
+    )
     return dg.AssetCheckResult(
         passed=not missing,
         description=summary if missing else f"every chunk has a vector of {name}",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 import dagster as dg
 from pydantic import Field
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.ingest.sync import SyncReport, store, sync_source
 from knowledge_assets.core.progress import Progress
@@ -125,8 +126,8 @@ def _latest_docs(
         stored = table_metadata(conn, "rag.latest_docs")
     for removal in removals:
         context.log.warning(
-            "source %s is no longer declared: removed %d notes and %d files",
-            removal.name, removal.notes, removal.files,
+            "source %s is no longer declared: removed %s and %s",
+            removal.name, counted(removal.notes, "note"), counted(removal.files, "file"),
         )  # fmt: skip
     for cycle in (c for report in reports for c in report.plan.cycles):
         context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
@@ -175,8 +176,8 @@ def source_tables(context: dg.AssetExecutionContext, vault: VaultResource) -> li
 def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:
     plan = report.plan
     summary = (
-        f"{len(plan.kept):,} notes to search; left out: {len(plan.superseded)} superseded, "
-        f"{len(plan.drafts)} drafts, {len(plan.empty)} without a body"
+        f"{counted(len(plan.kept), 'note')} to search; left out: {len(plan.superseded):,}"
+        f" superseded, {counted(len(plan.drafts), 'draft')}, {len(plan.empty):,} without a body"
     )
     return {
         "summary": dg.MetadataValue.text(summary),

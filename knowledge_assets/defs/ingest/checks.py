@@ -9,6 +9,7 @@ from __future__ import annotations
 import dagster as dg
 import psycopg
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index import checks_sql
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.defs.check_results import Rows, listing_check
@@ -53,7 +54,7 @@ def raw_docs_match_source(postgres: PostgresResource, vault: VaultResource) -> d
 
 def _describe(drift: checks_sql.SourceDrift) -> str:
     if drift.in_sync:
-        return f"{drift.stored_files} notes, synced at {drift.head[:12]}"
+        return f"{counted(drift.stored_files, 'note')}, synced at {drift.head[:12]}"
     return (
         f"source at {drift.head[:12]}, last synced {(drift.synced_head or 'never')[:12]}: "
         f"{len(drift.missing)} missing, {len(drift.stale)} stale, {len(drift.extra)} extra"

@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 import psycopg
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index import checks_sql
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.progress import Progress
@@ -125,7 +126,7 @@ def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.Ass
         return dg.AssetCheckResult(
             passed=drift.in_sync,
             description=(
-                f"{drift.stored_files} files, synced at {drift.head[:12]}"
+                f"{counted(drift.stored_files, 'file')}, synced at {drift.head[:12]}"
                 if drift.in_sync
                 else f"{len(drift.missing)} missing, {len(drift.stale)} stale, "
                 f"{len(drift.extra)} extra"
