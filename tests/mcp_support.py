@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,3 +78,51 @@ def stdio_session(env: dict[str, str]) -> Iterator[McpClient]:
     ):
         portal.call(session.initialize)
         yield McpClient(portal, session)
+
+
+class RawStdio:
+    """The server over stdio, spoken to line by line: a client that sends what the SDK's client
+    never would (a lone surrogate escape), and waits for each reply a bounded time."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        self.proc = proc
+        self._stdin, self._stdout = proc.stdin, proc.stdout
+        self._ready = selectors.DefaultSelector()
+        self._ready.register(self._stdout, selectors.EVENT_READ)
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        line = message if isinstance(message, str) else json.dumps(message)
+        self._stdin.write(line.encode() + b"\n")
+        self._stdin.flush()
+
+    def reply(self, seconds: float = CALL_TIMEOUT) -> dict[str, Any] | None:
+        """The next line the server writes, None when it writes nothing within ``seconds``."""
+        if not self._ready.select(seconds):
+            return None
+        line = self._stdout.readline()
+        return json.loads(line) if line else None
+
+
+@contextmanager
+def raw_stdio(env: dict[str, str]) -> Iterator[RawStdio]:
+    """``python -m knowledge_assets.mcp_server`` with ``env``, initialised, spoken to raw."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "knowledge_assets.mcp_server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+        cwd=str(db.PROJECT_ROOT),
+    )
+    client = RawStdio(proc)
+    try:
+        client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
+        assert client.reply() is not None, "the server did not answer initialize"
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield client
+    finally:
+        proc.kill()
+        proc.wait(timeout=20)

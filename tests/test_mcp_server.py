@@ -44,6 +44,7 @@ from tests.mcp_support import (
     TOOLS,
     McpClient,
     json_of,
+    raw_stdio,
     server_env,
     stdio_session,
     text_of,
@@ -489,3 +490,25 @@ def test_data_tools_publish_an_output_schema_and_structured_content(client: McpC
 
     tags = client.call("list_tags").structured_content
     assert tags is not None and ("日記" in {row["tag"] for row in tags["tags"]})
+
+
+# A JSON escape of a lone surrogate: valid JSON grammar, but no character.
+LONE_SURROGATE = (
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call",'
+    '"params":{"name":"search_docs","arguments":{"query":"\\ud800"}}}'
+)
+
+
+def test_a_lone_surrogate_gets_an_error_reply_and_the_server_serves_on(store_url: str) -> None:
+    with raw_stdio(server_env(store_url)) as server:
+        server.send(LONE_SURROGATE)
+        refused = server.reply()
+        server.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                     "params": {"name": "list_tags", "arguments": {}}})  # fmt: skip
+        served = server.reply()
+    assert refused is not None, "no reply: the client would wait forever"
+    assert refused["id"] == 5 and refused["error"]["code"] == -32602
+    message = refused["error"]["message"]
+    assert "params.arguments.query" in message and "surrogate" in message
+    assert "\n" not in message
+    assert served is not None and served["id"] == 6 and not served["result"]["isError"]

@@ -37,6 +37,7 @@ from knowledge_assets.mcp.reader import (
     check_note_path,
     is_unreachable,
 )
+from knowledge_assets.mcp.stdio import KnowledgeServer
 
 SERVER_NAME = "knowledge-assets"
 INSTRUCTIONS = (
@@ -263,7 +264,7 @@ def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> 
         )
         for fn in (tools.search_docs, tools.get_doc, tools.list_tags, tools.similar_docs)
     ]
-    return MCPServer(
+    return KnowledgeServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING",
         tools=strict,
     )  # fmt: skip
