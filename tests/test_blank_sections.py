@@ -81,7 +81,7 @@ def test_notes_chunked_before_are_chunked_again_and_only_they(db_url: str, tmp_p
             " (SELECT id FROM rag.latest_docs WHERE file_path = '庭.md')",
             ("\u200b\u200b",),
         )
-        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '030_%%'")
+        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '033_%%'")
         conn.commit()
     db.migrate(db_url)  # what a store chunked under the earlier rule gets at its next start
     with db.connect(db_url) as conn:

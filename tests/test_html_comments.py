@@ -91,7 +91,7 @@ def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only
         # as the earlier rule stored them: titled by the heading inside the comment
         conn.execute("UPDATE rag.latest_docs SET title = '雛形の見出し' WHERE file_path = '庭.md'")
         conn.execute("UPDATE rag.latest_docs SET title = '下書きの題' WHERE file_path = '無題.md'")
-        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '029_%%'")
+        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '032_%%'")
         conn.commit()
     db.migrate(db_url)  # what a store made under the earlier rule gets at its next start
     with db.connect(db_url) as conn:
