@@ -1,8 +1,9 @@
 """The chunker on real corpora, files read and parsed exactly as the ingest reads them.
 
 "Without losing text" means, for every note: take its body as ``parse_document`` returns it,
-drop blank lines and the H1/``##`` heading lines that lie outside fenced code (the chunker moves
-those into ``parent_heading`` / ``heading``), and strip each remaining line. When no chunk was
+drop blank lines, HTML comments and the H1/``##`` heading lines that lie outside fenced code (the
+chunker moves headings into ``parent_heading`` / ``heading`` and leaves comments out, as the note
+page does), and strip each remaining line. When no chunk was
 cut at sentence ends, that sequence of lines equals, in order and line for line, the non-blank
 stripped lines of the chunks' contents concatenated. When the sentence fallback cut a long line,
 the two texts are equal once all whitespace is removed.
@@ -42,6 +43,7 @@ _H1_H2 = re.compile(r"^ {0,3}(#{1,2})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _MDX = re.compile(r"^\s*(?:import\s|export\s|</?[A-Z][\w.]*)")
 _CUT_AT_SENTENCES = ("split on sentences", "single sentence")
+_SPAN_OR_COMMENT = re.compile(r"(`+).+?\1|<!--.*?-->")  # code spans kept, comments dropped
 
 
 def _classify(body: str) -> list[tuple[str, bool, int]]:
@@ -66,8 +68,28 @@ def _classify(body: str) -> list[tuple[str, bool, int]]:
     return out
 
 
+def _uncommented(lines: list[tuple[str, bool, int]]) -> list[tuple[str, bool, int]]:
+    """``lines`` without HTML comments outside code: a block from a line opening ``<!--`` to the
+    line closing it (when nothing follows its ``-->``), and a comment within a line but not within
+    a code span."""
+    out: list[tuple[str, bool, int]] = []
+    in_block = False
+    for line, fenced, level in lines:
+        if fenced:
+            out.append((line, fenced, level))
+        elif in_block:
+            in_block = "-->" not in line
+        elif line.lstrip().startswith("<!--") and "-->" not in line[line.find("<!--") + 4 :]:
+            in_block = True
+        else:
+            kept = _SPAN_OR_COMMENT.sub(lambda m: m[0] if m[1] else "", line)
+            out.append((kept, fenced, level))
+    return out
+
+
 def _kept_lines(body: str) -> list[str]:
-    return [line.strip() for line, _, level in _classify(body) if line.strip() and not level]
+    lines = _uncommented(_classify(body))
+    return [line.strip() for line, _, level in lines if line.strip() and not level]
 
 
 def _content_lines(chunks: list[Chunk]) -> list[str]:
