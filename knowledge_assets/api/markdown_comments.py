@@ -5,24 +5,39 @@ comments: one on lines of its own, or one inside a paragraph."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 
-from knowledge_assets.core.chunks.html_comments import COMMENT, OPEN, comment_block_lines
+from knowledge_assets.core.chunks.html_comments import CLOSE, OPEN, Closes, CommentBlocks
 
 __all__ = ["skip_comments"]
+
+_T = TypeVar("_T")
+
+
+def _per_text(env: Any, key: str, text: str, make: Callable[[str], _T]) -> _T:
+    """``make`` of ``text``, made once per text of a render (the rules run at every line or
+    ``<``, and each lookup must not read the text again)."""
+    cached = env.get(key)
+    if cached is None or cached[0] is not text:
+        cached = env[key] = (text, make(text))
+    return cached[1]  # type: ignore[no-any-return]
+
+
+def _blocks(src: str) -> CommentBlocks:
+    return CommentBlocks(src.split("\n"))  # markdown-it's lines are the source's lines
 
 
 def _comment_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """The lines of a comment block (an indented code block is code, so it is never one)."""
-    if state.is_code_block(start):
+    first = state.src[state.bMarks[start] + state.tShift[start] : state.eMarks[start]]
+    if state.is_code_block(start) or not first.startswith(OPEN):
         return False
-    lines = (
-        state.src[state.bMarks[line] + state.tShift[line] : state.eMarks[line]]
-        for line in range(start, end)
-    )
-    taken = comment_block_lines(lines)
+    taken = _per_text(state.env, "comment_blocks", state.src, _blocks).length(start, first, end)
     if taken is None:
         return False
     if not silent:
@@ -33,10 +48,10 @@ def _comment_block(state: StateBlock, start: int, end: int, silent: bool) -> boo
 def _comment_inline(state: StateInline, silent: bool) -> bool:
     if not state.src.startswith(OPEN, state.pos):
         return False
-    match = COMMENT.match(state.src, state.pos)
-    if match is None:
+    close = _per_text(state.env, "comment_closes", state.src, Closes).after(state.pos + len(OPEN))
+    if close < 0:
         return False
-    state.pos = match.end()
+    state.pos = close + len(CLOSE)
     return True
 
 

@@ -10,42 +10,94 @@ the chunker (:mod:`knowledge_assets.core.chunks.markdown`):
   that line makes the lines ordinary text instead, so that text is kept.
 - A comment inside a line of text is left out of it; one inside a code span is code.
 - An unclosed ``<!--`` stays text, so nothing after it is lost. Code blocks are never read here.
+
+Where each ``-->`` (and each run of backticks) lies is found once per text and looked up by
+binary search: scanning ahead from every ``<!--`` would make a hostile note of thousands of
+unclosed ``<!--`` take quadratic time (minutes to hours for a note of a few hundred KB).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from itertools import chain
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+from collections.abc import Sequence
 
-__all__ = ["COMMENT", "comment_block_lines", "strip_inline_comments"]
+__all__ = ["CLOSE", "OPEN", "Closes", "CommentBlocks", "strip_inline_comments"]
 
 OPEN, CLOSE = "<!--", "-->"
-COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_CLOSE = re.compile(re.escape(CLOSE))  # "-->" cannot overlap itself: finditer misses none
 _BLOCK_OPEN = re.compile(r" {0,3}<!--")
-# A code span (a run of backticks closed by a run as long) is kept whole; a comment is dropped.
-_SPAN_OR_COMMENT = re.compile(r"(?P<span>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))|<!--.*?-->")
+_TICKS = re.compile(r"`+")
 
 
-def comment_block_lines(lines: Iterable[str]) -> int | None:
-    """How many of ``lines`` the comment block opened by the first one takes; None when the
-    first line opens none, the comment is never closed, or text follows its ``-->``."""
-    it = iter(lines)
-    first = next(it, None)
-    opened = _BLOCK_OPEN.match(first) if first is not None else None
-    if first is None or opened is None:
-        return None
-    start = opened.end()
-    for count, line in enumerate(chain([first], it), start=1):
-        close = line.find(CLOSE, start)
+class Closes:
+    """Where ``-->`` lies in ``text``."""
+
+    def __init__(self, text: str) -> None:
+        self._at = [m.start() for m in _CLOSE.finditer(text)]
+
+    def after(self, pos: int) -> int:
+        """The first ``-->`` at or after ``pos``; -1 when there is none."""
+        i = bisect_left(self._at, pos)
+        return self._at[i] if i < len(self._at) else -1
+
+
+class CommentBlocks:
+    """The comment blocks of a note's ``lines`` (its text split at newlines)."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self._lines = lines
+        self._closing = [i for i, line in enumerate(lines) if CLOSE in line]
+
+    def length(self, index: int, first: str | None = None, end: int | None = None) -> int | None:
+        """How many lines the comment block opened by line ``index`` takes; None when that line
+        opens none, the comment is not closed (before line ``end``, if given), or text follows
+        its ``-->``. ``first``: the line as the caller reads it (e.g. inside a quote), by
+        default the line itself."""
+        first = self._lines[index] if first is None else first
+        opened = _BLOCK_OPEN.match(first)
+        if opened is None:
+            return None
+        close = first.find(CLOSE, opened.end())
         if close >= 0:
-            return None if line[close + len(CLOSE) :].strip() else count
-        start = 0
-    return None
+            return None if first[close + len(CLOSE) :].strip() else 1
+        k = bisect_right(self._closing, index)
+        if k == len(self._closing) or (end is not None and self._closing[k] >= end):
+            return None
+        last = self._lines[self._closing[k]]
+        after = last[last.find(CLOSE) + len(CLOSE) :]
+        return None if after.strip() else self._closing[k] - index + 1
 
 
 def strip_inline_comments(line: str) -> str:
-    """``line`` without the comments inside it; code spans are kept as they are."""
+    """``line`` without the comments inside it; code spans (a run of backticks closed by the
+    next run as long, as in CommonMark) are kept as they are."""
     if OPEN not in line:
         return line
-    return _SPAN_OR_COMMENT.sub(lambda m: m["span"] or "", line)
+    closes = Closes(line)
+    runs: dict[int, list[int]] = defaultdict(list)  # run length -> where runs that long start
+    for m in _TICKS.finditer(line):
+        runs[len(m[0])].append(m.start())
+    out: list[str] = []
+    pos, start = 0, line.find(OPEN)
+    while start >= 0:
+        if start < pos:  # that <!-- was inside a code span
+            start = line.find(OPEN, pos)
+            continue
+        tick = line.find("`", pos, start)
+        if tick >= 0:  # a code span (or a lone run of backticks) comes first
+            size = len(_TICKS.match(line, tick)[0])  # type: ignore[index]
+            same = runs[size]
+            k = bisect_right(same, tick)
+            end = same[k] + size if k < len(same) else tick + size
+            out.append(line[pos:end])
+            pos = end
+            continue
+        close = closes.after(start + len(OPEN))
+        if close < 0:
+            break  # unclosed: no later comment can close either, the rest stays text
+        out.append(line[pos:start])
+        pos = close + len(CLOSE)
+    out.append(line[pos:])
+    return "".join(out)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import islice
 
-from knowledge_assets.core.chunks.html_comments import comment_block_lines, strip_inline_comments
+from knowledge_assets.core.chunks.html_comments import OPEN, CommentBlocks, strip_inline_comments
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t])#+$")
@@ -71,6 +70,7 @@ def scan_lines(text: str) -> list[Line]:
     """Classify each line of LF-separated ``text``; headings inside fences are plain lines, and
     HTML comments outside fences are left out."""
     raw_lines = text.split("\n")
+    comments = CommentBlocks(raw_lines) if OPEN in text else None
     out: list[Line] = []
     fence: str | None = None  # the opening run, e.g. "````"
     index = 0
@@ -88,7 +88,7 @@ def scan_lines(text: str) -> list[Line]:
             fence = opened[1]
             out.append(Line(raw, fenced=True))
             continue
-        comment = comment_block_lines(islice(raw_lines, index - 1, None))
+        comment = comments.length(index - 1) if comments else None
         if comment is not None:
             index += comment - 1
             continue
