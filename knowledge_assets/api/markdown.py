@@ -21,7 +21,6 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
-from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.footnote import footnote_plugin
 
@@ -159,6 +158,26 @@ def _note_links(state: StateCore) -> None:
                 _image(token)
 
 
+def _heading_ids(state: StateCore) -> None:
+    """Each heading's id, as mdit-py-plugins' anchors plugin gives it (the slug of its text; a
+    repeated one takes the first free ``-1``, ``-2``…). Not the plugin itself: it tries every
+    suffix from 1 for each repeat, so a note of thousands of like headings took minutes."""
+    headings = [(i, t) for i, t in enumerate(state.tokens) if t.type == "heading_open"]
+    taken = {str(t.attrGet("id")) for _, t in headings if t.attrGet("id")}
+    next_suffix: dict[str, int] = {}  # below it, every suffix of the slug is taken
+    for i, token in headings:
+        if token.attrGet("id"):
+            continue
+        children = state.tokens[i + 1].children or []
+        slug = heading_id("".join(c.content for c in children if c.type in ("text", "code_inline")))
+        unique, suffix = slug, next_suffix.get(slug, 1)
+        while unique in taken:
+            unique, suffix = f"{slug}-{suffix}", suffix + 1
+        next_suffix[slug] = suffix
+        taken.add(unique)
+        token.attrSet("id", unique)
+
+
 def _shift_headings(state: StateCore) -> None:
     # The note's title is the page's <h1>: the note's own headings go one level down.
     for token in state.tokens:
@@ -187,7 +206,8 @@ def _markdown() -> MarkdownIt:
         raise ModuleNotFoundError("linkify-it-py is missing: reinstall knowledge-assets")
     md.linkify.set({"fuzzy_link": False})  # "README.md" is a file name, not a site in Moldova
     # [^1] is a footnote, never a link: without the plugin, "[^1]: note" defined a link to "note".
-    md.use(footnote_plugin).use(anchors_plugin, max_level=6, slug_func=heading_id)
+    md.use(footnote_plugin)
+    md.core.ruler.push("heading_ids", _heading_ids)
     skip_comments(md)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     md.core.ruler.push("note_links", _note_links)

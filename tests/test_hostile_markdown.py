@@ -1,7 +1,10 @@
-"""HTML comment rules on hostile notes: a note of up to the size limit made of unclosed ``<!--``
-(on lines of their own or on one line) is chunked and rendered in time proportional to its
-size, and every character of it stays text. Finding each ``<!--``'s close by reading ahead made
-such a note take hours."""
+"""Hostile notes near the size limit are chunked and shown in time proportional to their size.
+
+- Unclosed ``<!--`` (on lines of their own or on one line): every character stays text. Finding
+  each ``<!--``'s close by reading ahead made such a note take hours.
+- Thousands of headings with the same text: each gets its own id. Trying every suffix from 1 for
+  each repeat made the note view of such a note take hours.
+"""
 
 from __future__ import annotations
 
@@ -79,3 +82,26 @@ def test_a_note_of_unclosed_comments_is_read_in_time_and_kept(unit: str) -> None
     in_chunks, in_page = map(int, done.stdout.split())
     openers = body.count("<!--")
     assert in_chunks == in_page == openers  # unclosed: every one of them stays text
+
+
+_HEADINGS = """
+import re, sys
+from knowledge_assets.api.markdown import render_note
+from knowledge_assets.api.note_links import NoteLinks
+
+html = render_note(sys.stdin.read(), NoteLinks("hostile.md", lambda: []))
+ids = re.findall(r'<h[2-6] id="([^"]*)"', html)
+print(len(ids), len(set(ids)))
+"""
+
+
+@pytest.mark.parametrize("unit", ["## 見出し\n", "# a\n", "a\n=\n\n"])
+def test_a_note_of_repeated_headings_is_shown_in_time_with_distinct_ids(unit: str) -> None:
+    count = 100_000  # within the size limit
+    assert len((unit * count).encode()) <= DEFAULT_MAX_BYTES
+    done = subprocess.run(
+        [sys.executable, "-c", _HEADINGS], input=unit * count, capture_output=True, text=True,
+        timeout=240,  # seconds; the repeats took hours
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(count), str(count)]
