@@ -220,9 +220,11 @@ _UPSERT_LATEST = sql.SQL(
     " content_type, frontmatter, content, content_hash, created, updated,"
     " doc_type, top_heading, url)"
     " SELECT d.id, %(table)s, d.file_path,"
-    # The first H1 outside HTML comments: a template's "<!-- # … -->" is no title.
+    # The first H1 outside HTML comments: a template's "<!-- # … -->" is no title. Only a note
+    # holding "<!--" pays for the regular expression over its whole text.
     " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
-    "   substring(regexp_replace(d.content, '<!--.*?-->', '', 'g')"
+    "   substring(CASE WHEN strpos(d.content, '<!--') > 0"
+    "     THEN regexp_replace(d.content, '<!--.*?-->', '', 'g') ELSE d.content END"
     "     from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
     " rag.note_tags(d.frontmatter -> 'tags'),"
     " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
