@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from knowledge_assets.core.database import db
@@ -131,3 +132,31 @@ def test_token_count_counts_heading_and_body_positions(db_url: str, tsv: str) ->
             {"v": tsv},
         ).fetchone()
     assert row is not None and row[0] == row[1]
+
+
+def _tag_indexes(conn: psycopg.Connection) -> set[str]:
+    rows = conn.execute(
+        "SELECT tablename FROM pg_indexes WHERE schemaname = 'raw'"
+        " AND indexdef LIKE '%%USING gin (%%frontmatter -> ''tags''%%'"
+    )
+    return {r[0] for r in rows}
+
+
+def test_unused_tag_indexes_are_dropped_with_the_copies_of_declared_sources(
+    blank_db_url: str, tmp_path: Path
+) -> None:
+    before = tmp_path / "sql"
+    before.mkdir()
+    for path in sorted(db.SQL_DIR.glob("*.sql")):
+        if path.name < "031" or path.name.startswith("R__"):
+            shutil.copy(path, before / path.name)
+    db.migrate(blank_db_url, before)
+    with db.connect(blank_db_url) as conn:
+        conn.execute("SELECT raw.ensure_docs_table('docs_notes')")  # a source declared then
+        conn.commit()
+        assert _tag_indexes(conn) == {"docs_local", "docs_github", "docs_notes"}
+    db.migrate(blank_db_url)
+    with db.connect(blank_db_url) as conn:
+        conn.execute("SELECT raw.ensure_docs_table('docs_later')")  # and one declared now
+        assert _tag_indexes(conn) == set()
+        assert conn.execute("SELECT to_regclass('rag.latest_docs_tags_idx')").fetchone() == (None,)
