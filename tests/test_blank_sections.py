@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from psycopg import sql
 
-from knowledge_assets.core.chunks.chunk_inputs import docs_to_chunk
-from knowledge_assets.core.chunks.chunk_refresh import chunker_signature, refresh_chunks
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.chunk_text import is_blank
-from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, chunk_document
+from knowledge_assets.core.chunks.chunking import chunk_document
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
+from tests.migration_support import notes_to_rechunk, rerun_migration
 
 INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00a0", "\u3000"]
 
@@ -81,17 +81,13 @@ def test_notes_chunked_before_are_chunked_again_and_only_they(db_url: str, tmp_p
             " (SELECT id FROM rag.latest_docs WHERE file_path = '庭.md')",
             ("\u200b\u200b",),
         )
-        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '033_%%'")
         conn.commit()
-    db.migrate(db_url)  # what a store chunked under the earlier rule gets at its next start
+    rerun_migration(db_url, "033")
     with db.connect(db_url) as conn:
-        stale = conn.execute(
-            "SELECT file_path FROM rag.latest_docs WHERE id = ANY(%s)",
-            (docs_to_chunk(conn, chunker_signature(CHUNK_MAX_TOKENS)),),
-        ).fetchall()
+        stale = notes_to_rechunk(conn)
         refresh_chunks(conn)
         invisible = conn.execute(
             "SELECT count(*) FROM rag.chunks WHERE content = %s", ("\u200b\u200b",)
         ).fetchone()
-    assert stale == [("庭.md",)]
+    assert stale == ["庭.md"]
     assert invisible == (0,)

@@ -8,14 +8,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core.chunks.chunk_inputs import docs_to_chunk
-from knowledge_assets.core.chunks.chunk_refresh import chunker_signature, refresh_chunks
-from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, chunk_document
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
+from knowledge_assets.core.chunks.chunking import chunk_document
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
+from tests.migration_support import notes_to_rechunk, rerun_migration
 
 TEMPLATE = (
     "<!--\n# 雛形の見出し\nここに要約を書く\n-->\n# 庭の記録\n\n"
@@ -91,15 +91,9 @@ def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only
         # as the earlier rule stored them: titled by the heading inside the comment
         conn.execute("UPDATE rag.latest_docs SET title = '雛形の見出し' WHERE file_path = '庭.md'")
         conn.execute("UPDATE rag.latest_docs SET title = '下書きの題' WHERE file_path = '無題.md'")
-        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '032_%%'")
         conn.commit()
-    db.migrate(db_url)  # what a store made under the earlier rule gets at its next start
+    rerun_migration(db_url, "032")
     with db.connect(db_url) as conn:
         refresh_latest(conn, "docs_local")
-        titles = _titles(conn)
-        stale = conn.execute(
-            "SELECT file_path FROM rag.latest_docs WHERE id = ANY(%s) ORDER BY file_path",
-            (docs_to_chunk(conn, chunker_signature(CHUNK_MAX_TOKENS)),),
-        ).fetchall()
-    assert titles == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
-    assert [r[0] for r in stale] == ["庭.md", "無題.md"]
+        assert _titles(conn) == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
+        assert notes_to_rechunk(conn) == ["庭.md", "無題.md"]

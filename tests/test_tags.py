@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 from psycopg.types.json import Jsonb
 
-from knowledge_assets.core.chunks.chunk_inputs import docs_to_chunk
-from knowledge_assets.core.chunks.chunk_refresh import chunker_signature, refresh_chunks
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.chunk_text import MAX_LIST_DEPTH
-from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, normalise_tags
+from knowledge_assets.core.chunks.chunking import normalise_tags
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search.notes import list_tags
 from knowledge_assets.core.sources.local import LocalSource
+from tests.migration_support import notes_to_rechunk, rerun_migration
 
 
 def _nested(value: Any, levels: int) -> Any:
@@ -129,14 +129,7 @@ def test_notes_whose_lists_read_differently_are_chunked_again_and_only_they(
         refresh_latest(conn, "docs_local")
         refresh_chunks(conn)
         conn.commit()
-        sig = chunker_signature(CHUNK_MAX_TOKENS)
-        assert docs_to_chunk(conn, sig) == []
-        conn.execute("DELETE FROM meta.migrations WHERE name LIKE '026_%%'")
-        conn.commit()
-    db.migrate(db_url)  # what a store chunked under the earlier rule gets at its next start
+        assert notes_to_rechunk(conn) == []
+    rerun_migration(db_url, "026")
     with db.connect(db_url) as conn:
-        stale = conn.execute(
-            "SELECT file_path FROM rag.latest_docs WHERE id = ANY(%s) ORDER BY file_path",
-            (docs_to_chunk(conn, sig),),
-        ).fetchall()
-    assert [r[0] for r in stale] == ["flag.md", "twice.md", "夢.md"]
+        assert notes_to_rechunk(conn) == ["flag.md", "twice.md", "夢.md"]
