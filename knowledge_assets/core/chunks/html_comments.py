@@ -76,9 +76,10 @@ def strip_inline_comments(line: str) -> str:
     if OPEN not in line:
         return line
     closes = Closes(line)
+    sizes = {m.start(): len(m[0]) for m in _TICKS.finditer(line)}  # where each run starts
     runs: dict[int, list[int]] = defaultdict(list)  # run length -> where runs that long start
-    for m in _TICKS.finditer(line):
-        runs[len(m[0])].append(m.start())
+    for at, size in sizes.items():
+        runs[size].append(at)
     out: list[str] = []
     pos, start = 0, line.find(OPEN)
     while start >= 0:
@@ -86,8 +87,8 @@ def strip_inline_comments(line: str) -> str:
             start = line.find(OPEN, pos)
             continue
         tick = line.find("`", pos, start)
-        if tick >= 0:  # a code span (or a lone run of backticks) comes first
-            size = len(_TICKS.match(line, tick)[0])  # type: ignore[index]
+        if tick >= 0:  # a code span (or a lone run of backticks) comes first; pos never lies
+            size = sizes[tick]  # inside a run, so the first backtick after it starts one
             same = runs[size]
             k = bisect_right(same, tick)
             end = same[k] + size if k < len(same) else tick + size
