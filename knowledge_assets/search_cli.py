@@ -69,6 +69,17 @@ def shown(text: str) -> str:
     return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
+# A path pasted by mistake (a whole paragraph) is named in an error, not echoed back in full.
+_NAMED_CHARS = 120
+
+
+def named(text: str) -> str:
+    """``text`` quoted for a one-line message and cut to ``_NAMED_CHARS`` characters."""
+    if len(text) <= _NAMED_CHARS:
+        return repr(text)
+    return f"{text[: _NAMED_CHARS - 1]!r}… ({len(text):,} characters)"
+
+
 def say(text: str = "", **kwargs: Any) -> None:
     """``print`` for text that holds a note's words (see :func:`shown`)."""
     print(shown(text), **kwargs)
@@ -159,7 +170,9 @@ def _similar(args: argparse.Namespace) -> int:
             ref, notes = similar_to(conn, args.path, limit=args.limit, source=args.source)
         except UnknownNote:
             where = in_source(args.source)
-            return _fail(f"no latest note at {args.path!r}{where} (see `knowledge-assets get`)")
+            return _fail(
+                f"no latest note at {named(args.path)}{where} (see `knowledge-assets get`)"
+            )
         except (NoActiveModel, UnknownSource, AmbiguousNote) as exc:
             return _fail(_lookup_error(exc))
     if ref.also_in:
@@ -200,8 +213,8 @@ def _get(args: argparse.Namespace) -> int:
     where = in_source(args.source)
     if doc is None:
         if rejected:
-            return _fail(f"{args.path!r}{where} is not stored: rejected because {rejected}")
-        return _fail(f"no note at {args.path!r}{where}")
+            return _fail(f"{named(args.path)}{where} is not stored: rejected because {rejected}")
+        return _fail(f"no note at {named(args.path)}{where}")
     if args.json:
         _print_json(doc)
         return 0

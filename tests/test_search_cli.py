@@ -100,6 +100,17 @@ def test_unknown_paths_are_clear_errors(store: str, capsys: pytest.CaptureFixtur
     assert "no latest note" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["get", "similar"])
+def test_a_pasted_paragraph_is_named_shortened_in_the_error(
+    store: str, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    pasted = "東京の歴史について" * 3000
+    assert main([command, pasted]) == 2
+    err = capsys.readouterr().err
+    assert len(err) < 400 and "(27,000 characters)" in err
+    assert err.count("\n") == 1
+
+
 def test_empty_store_and_no_active_model_are_clear_messages(
     db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
