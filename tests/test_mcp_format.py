@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.mcp.format import PAGE_CHARS, clean_snippet, document_part, pages
+from knowledge_assets.mcp.format import PAGE_CHARS, clean_snippet, document_part, pages, sections
 
 
 def _long_note() -> dict[str, object]:
@@ -35,6 +35,33 @@ def test_a_section_by_heading() -> None:
     assert body.startswith("## 第12節\n") and "## 第13節" not in body
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("## 手順\n```bash\n## install\nmake\n```\n## 後\n", ["手順", "後"]),
+        ("<!--\n## 下書き\n-->\n## 本文\n", ["本文"]),
+        ("##\n次の行\n", []),
+        ("   ## 字下げ ##\n#### 深い\n### 小節\n", ["字下げ", "小節"]),
+        ("## 朝\r\n起きた。\r\n## 夜\r\n", ["朝", "夜"]),
+    ],
+)
+def test_sections_are_the_headings_the_chunker_sees(content: str, expected: list[str]) -> None:
+    found = sections(content)
+    assert [title for title, _, _ in found] == expected
+    for title, start, end in found:
+        assert title in content[start:end].split("\n", 1)[0]
+        assert end == len(content) or content[end:].lstrip(" ").startswith("#")
+
+
+def test_a_note_of_many_sections_lists_the_first_ones_and_a_count() -> None:
+    content = "".join(f"## 節{i}\n" + "本文。\n" * 100 for i in range(300))
+    doc = {"file_path": "many.md", "title": "many", "content": content}
+    header = document_part(doc, None, 1).split("\n---\n", 1)[0]
+    assert "節39 | … 260 more sections" in header and "節40" not in header
+    with pytest.raises(LookupError, match="260 more sections"):
+        document_part(doc, "無い節", 1)
+
+
 @pytest.mark.parametrize("section", [None, "", "  ", "\u3000", "\t\n", "## "])
 def test_a_blank_section_is_the_whole_note_not_its_first_section(section: str | None) -> None:
     doc = {"file_path": "n.md", "title": "n", "content": "# n\n## 朝\n起きた。\n## 夜\n寝た。\n"}
@@ -47,6 +74,7 @@ def test_a_blank_section_is_the_whole_note_not_its_first_section(section: str | 
         ("前\n```python\nprint(1)\n```\n後", "前 print(1) 後"),
         ("図: ![構成図](img/arch.png) と ![[diagram.png]] の説明", "図: と の説明"),
         ("~~~\ncode\n~~~", "code"),
+        ("前\n\n\n  ```\nx\n```\n\n後", "前 x 後"),
     ],
 )
 def test_snippets_drop_code_fences_and_images(raw: str, expected: str) -> None:

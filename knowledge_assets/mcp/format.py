@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
+from knowledge_assets.core.chunks.markdown import headings
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote
@@ -14,9 +16,11 @@ from knowledge_assets.core.search.notes import NoteRef, SimilarNote
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
 PAGE_CHARS = 6000  # get_doc returns a long note in pages of about this many characters
-_FENCE_LINE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
+# [ \t]*, not \s*: \s also matches newlines, and on a run of blank lines every line start would
+# scan the whole run again (quadratic; 80,000 newlines took 36 s).
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~).*$", re.MULTILINE)
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\]")
-_SECTION = re.compile(r"^(#{2,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_LISTED_SECTIONS = 40  # a note with hundreds of headings names the first ones, then a count
 
 
 def clean_snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
@@ -125,9 +129,20 @@ def _listed(values: Any) -> str:
 
 
 def sections(content: str) -> list[tuple[str, int, int]]:
-    """(heading, start, end) of each ``##``/``###`` section of a body."""
-    found = list(_SECTION.finditer(content))
-    return [(m.group(2), m.start(), found[i + 1].start() if i + 1 < len(found) else len(content)) for i, m in enumerate(found)]  # fmt: skip
+    """(heading, start, end) of each ``##``/``###`` section of a body: the headings the chunker
+    sees, so none inside fenced code (a shell comment ``## install``) or an HTML comment."""
+    starts = [0, *accumulate(len(line) + 1 for line in content.split("\n"))]
+    found = [
+        (title, starts[i]) for i, level, title in headings(content) if level in (2, 3) and title
+    ]
+    return [(title, start, found[n + 1][1] if n + 1 < len(found) else len(content)) for n, (title, start) in enumerate(found)]  # fmt: skip
+
+
+def section_names(heads: Sequence[tuple[str, int, int]]) -> str:
+    """The sections' headings for a listing, the first ``_LISTED_SECTIONS`` of them."""
+    names = " | ".join(h[0] for h in heads[:_LISTED_SECTIONS])
+    more = len(heads) - _LISTED_SECTIONS
+    return f"{names} | … {counted(more, 'more section')}" if more > 0 else names
 
 
 def pages(content: str, size: int = PAGE_CHARS) -> list[str]:
@@ -151,7 +166,7 @@ def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str
     if wanted:
         match = next((h for h in heads if h[0].lower() == wanted), None) or next((h for h in heads if wanted in h[0].lower()), None)  # fmt: skip
         if match is None:
-            names = " | ".join(h[0] for h in heads) or "(no ## sections)"
+            names = section_names(heads) or "(no ## sections)"
             raise LookupError(f"no section {section!r} in {doc['file_path']}; sections: {names}")
         return document_text(doc, f"section: {match[0]}", content[match[1] : match[2]])
     parts = pages(content)
@@ -162,7 +177,7 @@ def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str
     if len(parts) == 1:
         return document_text(doc)
     note = f"page: {page}/{len(parts)} (pass page={page + 1} for more)" if page < len(parts) else f"page: {page}/{len(parts)}"  # fmt: skip
-    listing = "sections: " + " | ".join(h[0] for h in heads) if heads else ""
+    listing = "sections: " + section_names(heads) if heads else ""
     return document_text(doc, "\n".join(x for x in (note, listing) if x), parts[page - 1])
 
 

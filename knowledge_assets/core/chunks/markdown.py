@@ -19,6 +19,7 @@ note verbatim (but its HTML comments), so this module only classifies lines:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from knowledge_assets.core.chunks.html_comments import OPEN, CommentBlocks, strip_inline_comments
@@ -66,19 +67,16 @@ def parse_heading(line: str) -> tuple[int, str]:
     return len(match[1]), title
 
 
-def scan_lines(text: str) -> list[Line]:
-    """Classify each line of LF-separated ``text``; headings inside fences are plain lines, and
-    HTML comments outside fences are left out."""
-    raw_lines = text.split("\n")
-    comments = CommentBlocks(raw_lines) if OPEN in text else None
-    out: list[Line] = []
+def _walk(raw_lines: list[str], comments: CommentBlocks | None) -> Iterator[tuple[int, str, bool]]:
+    """``(index, text, fenced)`` of each line kept: lines of comment blocks outside fences are
+    skipped, and comments inside other unfenced lines are cut from them."""
     fence: str | None = None  # the opening run, e.g. "````"
     index = 0
     while index < len(raw_lines):
         raw = raw_lines[index]
         index += 1
         if fence is not None:
-            out.append(Line(raw, fenced=True))
+            yield index - 1, raw, True
             close = _FENCE_CLOSE.match(raw)
             if close and close[1][0] == fence[0] and len(close[1]) >= len(fence):
                 fence = None
@@ -86,16 +84,39 @@ def scan_lines(text: str) -> list[Line]:
         opened = _FENCE_OPEN.match(raw)
         if opened and not (opened[1][0] == "`" and "`" in opened[2]):
             fence = opened[1]
-            out.append(Line(raw, fenced=True))
+            yield index - 1, raw, True
             continue
         comment = comments.length(index - 1) if comments else None
         if comment is not None:
             index += comment - 1
             continue
-        raw = strip_inline_comments(raw)
-        level, title = parse_heading(raw)
-        out.append(Line(raw, level, title))
-    return out
+        yield index - 1, strip_inline_comments(raw), False
+
+
+def _kept_lines(text: str) -> Iterator[tuple[int, str, bool]]:
+    raw_lines = text.split("\n")
+    return _walk(raw_lines, CommentBlocks(raw_lines) if OPEN in text else None)
+
+
+def scan_lines(text: str) -> list[Line]:
+    """Classify each line of LF-separated ``text``; headings inside fences are plain lines, and
+    HTML comments outside fences are left out."""
+    return [
+        Line(raw, fenced=True) if fenced else Line(raw, *parse_heading(raw))
+        for _, raw, fenced in _kept_lines(text)
+    ]
+
+
+def headings(text: str) -> list[tuple[int, int, str]]:
+    """``(line index, level, title)`` of each ATX heading of ``text`` that :func:`scan_lines`
+    sees: none inside fenced code or HTML comments."""
+    found = []
+    for index, raw, fenced in _kept_lines(text):
+        if not fenced and raw.lstrip(" ").startswith("#"):
+            level, title = parse_heading(raw)
+            if level:
+                found.append((index, level, title))
+    return found
 
 
 def split_sections(lines: list[Line]) -> list[Section]:
