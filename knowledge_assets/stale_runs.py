@@ -18,8 +18,11 @@ import dagster as dg
 
 from knowledge_assets.core.database.processes import alive
 
-PID_TAG = "knowledge_assets/pid"
-HOST_TAG = "knowledge_assets/host"
+PID_TAG = "knowledge-assets/pid"
+HOST_TAG = "knowledge-assets/host"
+# The names these tags had before every tag of the project took the "knowledge-assets/" prefix:
+# a run an older version started is still recognised.
+_EARLIER = {PID_TAG: "knowledge_assets/pid", HOST_TAG: "knowledge_assets/host"}
 UNFINISHED = [
     dg.DagsterRunStatus.STARTED,
     dg.DagsterRunStatus.STARTING,
@@ -34,8 +37,12 @@ def process_tags() -> dict[str, str]:
 
 def tag_run_process(instance: dg.DagsterInstance, run: dg.DagsterRun) -> None:
     """Tag ``run`` with this process, unless it already names one (``demo`` tags at launch)."""
-    if PID_TAG not in run.tags:
+    if _tag(run, PID_TAG) is None:
         instance.add_run_tags(run.run_id, process_tags())
+
+
+def _tag(run: dg.DagsterRun, name: str) -> str | None:
+    return run.tags.get(name, run.tags.get(_EARLIER[name]))
 
 
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
@@ -45,8 +52,8 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     host = socket.gethostname()
     for record in records:
         run = record.dagster_run
-        pid = run.tags.get(PID_TAG)
-        if run.tags.get(HOST_TAG) != host or not (pid and pid.isdigit()) or alive(int(pid)):
+        pid = _tag(run, PID_TAG)
+        if _tag(run, HOST_TAG) != host or not (pid and pid.isdigit()) or alive(int(pid)):
             continue
         instance.report_run_failed(
             run,

@@ -131,13 +131,14 @@ def test_two_concurrent_syncs_report_each_note_new_once(db_url: str, tmp_path: P
     assert sorted(new) == [0, stored]  # one run found the notes, the other found them stored
 
 
-def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path) -> None:
-    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, fail_dead_runs, process_tags
+@pytest.mark.parametrize("prefix", ["knowledge-assets/", "knowledge_assets/"])  # now, earlier
+def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path, prefix: str) -> None:
+    from knowledge_assets.stale_runs import HOST_TAG, fail_dead_runs, process_tags
 
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        tags = {PID_TAG: str(dead.pid), HOST_TAG: process_tags()[HOST_TAG]}
+        tags = {f"{prefix}pid": str(dead.pid), f"{prefix}host": process_tags()[HOST_TAG]}
         orphan = instance.create_run_for_job(_noop_job, tags=tags)
         ours = instance.create_run_for_job(_noop_job, tags=process_tags())
         for run in (orphan, ours):

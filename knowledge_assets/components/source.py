@@ -28,7 +28,6 @@ from knowledge_assets.core.chunks.strategies import ChunkingOptions
 from knowledge_assets.core.database.db import PROJECT_ROOT
 from knowledge_assets.core.sources.registry import KIND_DEFAULTS, SourceProfile
 
-SOURCE_TAG = "knowledge-assets/source"
 Kind = Literal["local", "github", "books", "bookmarks"]
 Strategy = Literal["headings", "size", "document", "scene", "recursive"]
 
