@@ -37,16 +37,18 @@ function escape(text) {
 }
 
 // A note is its path and, since several sources may hold one path, its source: a/b.md?source=books.
+// The vault's source names (no declared source may take them): a note of any other source shows
+// its source beside its path, and a vault note's address is its path alone.
+const VAULT_SOURCES = new Set(["local", "github"]);
+
 function noteRef(id, source) {
-  return id.split("/").map(encodeURIComponent).join("/") + (source ? "?source=" + encodeURIComponent(source) : "");
+  const named = source && !VAULT_SOURCES.has(source);
+  return id.split("/").map(encodeURIComponent).join("/") + (named ? "?source=" + encodeURIComponent(source) : "");
 }
 
 function noteUrl(id, source) {
   return "/notes/" + noteRef(id, source);
 }
-
-// The vault's source names; a note of any other source shows its source beside its path.
-const VAULT_SOURCES = new Set(["local", "github"]);
 
 function sourceLabel(source) {
   return source && !VAULT_SOURCES.has(source) ? ` <span class="source">${escape(source)}</span>` : "";
