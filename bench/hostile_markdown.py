@@ -2,7 +2,7 @@
 
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
-For each of 35 constructs (headings, comment openers, wikilinks, footnotes, fences, tables,
+For each of 38 constructs (headings, comment openers (HTML's and Obsidian's), wikilinks, footnotes, fences, tables,
 lists, quotes, zero-width characters, CR, …) a note of ``n`` and of ``4 n`` repeats of it is
 chunked (``chunk_document``, the default strategy), rendered for the note view (``render_note``) and
 served by the MCP server's ``get_doc`` (``document_part``: its pages and section listing). Time that grows by much more than 4× for 4× the input is quadratic or worse:
@@ -35,6 +35,7 @@ UNITS = {
     "headings": "## a\n", "h1": "# a\n", "setext": "a\n=\n", "fence openers": "```\n",
     "fence tilde": "~~~a\n", "list nest": "- ", "quote nest": "> ", "table rows": "|a|b|\n",
     "table delim": "|-|\n", "comment lines": "<!--\n", "comment openers": "<!--",
+    "obsidian comment lines": "%%\n", "obsidian comments": "%% a\n", "obsidian openers": "%%",
     "sentences no break": "あ", "dots": ".", "newlines": "\n", "spaces": " ",
     "zero width": "\u200b", "crlf": "\r\n", "cr": "\r", "entities": "&amp;", "bad entity": "&#",
 }  # fmt: skip

@@ -144,6 +144,12 @@ def _content_cases() -> list[tuple[Case, str | bytes]]:
     body("base64-blob", "searchable", f"# {m}\n![](data:image/png;base64,{'QUJD' * 100_000})\n")
     m = marker("unclosed-comments")
     body("unclosed-comments", "searchable", f"# {m}\n" + "<!-- 下書き\n" * 5000 + "<!--" * 5000)
+    m = marker("obsidian-comments")
+    body(
+        "obsidian-comments",
+        "searchable",
+        f"# {m}\n" + "%% 下書き\n" * 5000 + "%%" * 5001 + "\n50%%\n",
+    )
     m = marker("html-script")
     body("html-script", "searchable", f"# {m}\n<script>alert(1)</script><!-- {ja}\n")
     m = marker("unterminated-fm")

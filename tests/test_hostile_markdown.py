@@ -1,5 +1,7 @@
 """Hostile notes near the size limit are chunked and shown in time proportional to their size.
 
+- Thousands of Obsidian ``%%`` markers, on lines of their own or in one line: read in time.
+
 - Unclosed ``<!--`` (on lines of their own or on one line): every character stays text. Finding
   each ``<!--``'s close by reading ahead made such a note take hours.
 - Thousands of headings with the same text: each gets its own id. Trying every suffix from 1 for
@@ -13,7 +15,7 @@ import sys
 
 import pytest
 
-from knowledge_assets.core.chunks.html_comments import CommentBlocks, strip_inline_comments
+from knowledge_assets.core.chunks.comments import CommentBlocks, strip_inline_comments
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 
 
@@ -82,6 +84,16 @@ def test_a_note_of_unclosed_comments_is_read_in_time_and_kept(unit: str) -> None
     in_chunks, in_page = map(int, done.stdout.split())
     openers = body.count("<!--")
     assert in_chunks == in_page == openers  # unclosed: every one of them stays text
+
+
+@pytest.mark.parametrize("unit", ["%%\n", "%% x\n", "%%", "`%%"])
+def test_a_note_of_obsidian_comment_markers_is_read_in_time(unit: str) -> None:
+    body = "# 見出し\n" + unit * (DEFAULT_MAX_BYTES // 4 // len(unit))  # a quarter of the limit
+    done = subprocess.run(
+        [sys.executable, "-c", _HOSTILE], input=body, capture_output=True, text=True,
+        timeout=240,  # seconds; minutes at most if any reader were quadratic
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 _HEADINGS = """

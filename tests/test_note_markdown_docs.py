@@ -46,6 +46,11 @@ def render(text: str, path: str = GUIDE) -> str:
         ("前 <!-- 閉じない\n\n後", "<p>前 &lt;!-- 閉じない</p>\n<p>後</p>"),  # nothing lost
         ("<!-- c --> 後", "<p> 後</p>"),
         ("<b>太字</b><!-- c -->", "<p>&lt;b&gt;太字&lt;/b&gt;</p>"),  # other HTML stays text
+        ("前 %%隠す%% 後", "<p>前  後</p>"),  # Obsidian's comments
+        ("段落\n%%\n一行目\n\n二行目\n%%\n次の段落", "<p>段落</p>\n<p>次の段落</p>"),
+        ("`%%x%%` と 50%%", "<p><code>%%x%%</code> と 50%%</p>"),  # code, and a lone %% stays
+        ("```\n%% x %%\n```", "<pre><code>%% x %%\n</code></pre>"),
+        ("- 項目 %%メモ%%\n> 引用 %%a%%", "<li>項目 </li>"),
         ("![[diagram.png|300]]", MISSING + "diagram.png</span>"),
         ("![[diagram.png|300x200]]", MISSING + "diagram.png</span>"),
         ("![[diagram.png|構成図]]", MISSING + "構成図</span>"),

@@ -223,7 +223,8 @@ def test_the_search_page_opens_the_note_of_the_hits_source(api_base: str) -> Non
         page.wait_for_url("**/notes/daily/2024-01-01.md?source=archive")
         expect(page.locator("#note-body")).to_contain_text("銀河鉄道の夜")
         vault = page.locator("#similar a", has_text="元日の散歩")
-        expect(vault).to_have_attribute("href", "/notes/daily/2024-01-01.md")  # the vault's: no source
+        # the vault's note: its path alone, no source
+        expect(vault).to_have_attribute("href", "/notes/daily/2024-01-01.md")
         vault.click()
         expect(page.locator("#note-body")).to_contain_text("梅の花を見た")
 

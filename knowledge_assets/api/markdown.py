@@ -2,8 +2,8 @@
 
 CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (markdown-it-py and
 its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
-``![[embed]]``). Raw HTML in a note is shown as text and never runs, and HTML comments are left
-out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except
+``![[embed]]``). Raw HTML in a note is shown as text and never runs, and comments (HTML's and
+Obsidian's ``%%``) are left out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except
 images). Links to notes lead to their note view (at the heading they name), or show as a missing
 link when no current note has that name. Headings carry ids: ``h-`` and the slug of their text.
 """

@@ -1,7 +1,7 @@
 """Line-level Markdown structure for the chunker: ATX headings outside fenced code.
 
 A full Markdown parser would normalise the text, and the chunker must keep every character of a
-note verbatim (but its HTML comments), so this module only classifies lines:
+note verbatim (but its comments), so this module only classifies lines:
 
 - ATX headings ``#`` .. ``######`` indented at most 3 spaces, followed by a space/tab or the end of
   the line (so ``#hashtag`` is text), with an optional closing run of ``#`` (``## Title ##``).
@@ -9,9 +9,9 @@ note verbatim (but its HTML comments), so this module only classifies lines:
   info string may not contain a backtick, so ````` ```inline``` ````` is not a fence) and closed by
   a run of the same character at least as long. Nothing inside a fence is a heading. An unclosed
   fence runs to the end of the note, as in CommonMark.
-- HTML comments are left out, as the note page leaves them out: a comment block's lines are not
-  returned at all, and a comment inside a line is cut from it
-  (:mod:`knowledge_assets.core.chunks.html_comments`). So a ``# heading`` inside a comment never
+- Comments (HTML's and Obsidian's ``%%``) are left out, as the note page leaves them out: a
+  comment block's lines are not returned at all, and a comment inside a line is cut from it
+  (:mod:`knowledge_assets.core.chunks.comments`). So a ``# heading`` inside a comment never
   titles a note, and no passage holds a comment.
 - Setext headings, other HTML blocks and MDX/JSX lines are ordinary text.
 """
@@ -22,7 +22,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from knowledge_assets.core.chunks.html_comments import OPEN, CommentBlocks, strip_inline_comments
+from knowledge_assets.core.chunks.comments import (
+    CommentBlocks,
+    block_length,
+    blocks_of,
+    strip_inline_comments,
+)
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t])#+$")
@@ -67,7 +72,7 @@ def parse_heading(line: str) -> tuple[int, str]:
     return len(match[1]), title
 
 
-def _walk(raw_lines: list[str], comments: CommentBlocks | None) -> Iterator[tuple[int, str, bool]]:
+def _walk(raw_lines: list[str], comments: list[CommentBlocks]) -> Iterator[tuple[int, str, bool]]:
     """``(index, text, fenced)`` of each line kept: lines of comment blocks outside fences are
     skipped, and comments inside other unfenced lines are cut from them."""
     fence: str | None = None  # the opening run, e.g. "````"
@@ -86,7 +91,7 @@ def _walk(raw_lines: list[str], comments: CommentBlocks | None) -> Iterator[tupl
             fence = opened[1]
             yield index - 1, raw, True
             continue
-        comment = comments.length(index - 1) if comments else None
+        comment = block_length(comments, index - 1) if comments else None
         if comment is not None:
             index += comment - 1
             continue
@@ -95,12 +100,12 @@ def _walk(raw_lines: list[str], comments: CommentBlocks | None) -> Iterator[tupl
 
 def _kept_lines(text: str) -> Iterator[tuple[int, str, bool]]:
     raw_lines = text.split("\n")
-    return _walk(raw_lines, CommentBlocks(raw_lines) if OPEN in text else None)
+    return _walk(raw_lines, blocks_of(raw_lines, text))
 
 
 def scan_lines(text: str) -> list[Line]:
     """Classify each line of LF-separated ``text``; headings inside fences are plain lines, and
-    HTML comments outside fences are left out."""
+    comments outside fences are left out."""
     return [
         Line(raw, fenced=True) if fenced else Line(raw, *parse_heading(raw))
         for _, raw, fenced in _kept_lines(text)
@@ -109,7 +114,7 @@ def scan_lines(text: str) -> list[Line]:
 
 def headings(text: str) -> list[tuple[int, int, str]]:
     """``(line index, level, title)`` of each ATX heading of ``text`` that :func:`scan_lines`
-    sees: none inside fenced code or HTML comments."""
+    sees: none inside fenced code or comments."""
     found = []
     for index, raw, fenced in _kept_lines(text):
         if not fenced and raw.lstrip(" ").startswith("#"):

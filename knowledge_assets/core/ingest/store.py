@@ -220,11 +220,13 @@ _UPSERT_LATEST = sql.SQL(
     " content_type, frontmatter, content, content_hash, created, updated,"
     " doc_type, top_heading, url)"
     " SELECT d.id, %(table)s, d.file_path,"
-    # The first H1 outside HTML comments: a template's "<!-- # … -->" is no title. Only a note
-    # holding "<!--" pays for the regular expression over its whole text.
+    # The first H1 outside comments: a template's "<!-- # … -->" or "%% # … %%" is no title.
+    # Only a note holding an opener pays for the regular expressions over its whole text ("%%%%"
+    # is "%%" once psycopg has read it).
     " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
-    "   substring(CASE WHEN strpos(d.content, '<!--') > 0"
-    "     THEN regexp_replace(d.content, '<!--.*?-->', '', 'g') ELSE d.content END"
+    "   substring(CASE WHEN strpos(d.content, '<!--') > 0 OR strpos(d.content, '%%%%') > 0"
+    "     THEN regexp_replace(regexp_replace(d.content, '<!--.*?-->', '', 'g'),"
+    "       '%%%%.*?%%%%', '', 'g') ELSE d.content END"
     "     from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
     " rag.note_tags(d.frontmatter -> 'tags'),"
     " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"

@@ -1,5 +1,6 @@
-"""HTML comments (an Obsidian template's ``<!-- … -->``) are left out of a note's title and its
-passages, as the note page leaves them out; code keeps them."""
+"""Comments (a template's ``<!-- … -->`` or Obsidian's ``%% … %%``) are left out of a note's
+title and its passages, as the note page leaves them out; code keeps them. Every case runs with
+each syntax: the HTML text below, and the same text with Obsidian's markers."""
 
 from __future__ import annotations
 
@@ -28,22 +29,34 @@ NOTES = {
     "無題.md": "<!-- # 下書き -->\n<!--\n# 下書きの題\n-->\n本文だけの覚え書き。\n",
     "plain.md": "# 普通\n\n本文。\n",
 }
+MIGRATIONS = {"html": "032", "obsidian": "035"}  # the one that re-reads notes stored before
 
 
-def test_comments_never_title_a_note_nor_show_in_its_passages() -> None:
-    chunks = chunk_document("庭.md", {}, TEMPLATE)
+@pytest.fixture(params=list(MIGRATIONS))
+def syntax(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def written(text: str, syntax: str) -> str:
+    """``text`` (written with HTML comments) with the comments of ``syntax``."""
+    return text.replace("<!--", "%%").replace("-->", "%%") if syntax == "obsidian" else text
+
+
+def test_comments_never_title_a_note_nor_show_in_its_passages(syntax: str) -> None:
+    chunks = chunk_document("庭.md", {}, written(TEMPLATE, syntax))
     assert [c.heading_path for c in chunks] == ["庭の記録", "庭の記録 > 道具"]
     assert chunks[0].content == "水やりをした。 花が咲いた。"
     assert "title:庭の記録|" in chunks[0].embedding_text
     # code keeps its comments: a code span and a fenced block
-    assert chunks[1].content == "じょうろ `<!-- code -->` を使う。\n\n```html\n<!-- 例 -->\n```"
+    code = "じょうろ `<!-- code -->` を使う。\n\n```html\n<!-- 例 -->\n```"
+    assert chunks[1].content == written(code, syntax)
     assert all("雛形" not in c.embedding_text and "draft" not in c.embedding_text for c in chunks)
 
 
 @pytest.mark.parametrize("strategy", ["document", "scene", "recursive"])
-def test_every_strategy_leaves_comments_out(strategy: str) -> None:
+def test_every_strategy_leaves_comments_out(strategy: str, syntax: str) -> None:
     options = ChunkingOptions(strategy=strategy)
-    chunks = chunk_for("庭.md", {}, TEMPLATE, options=options)
+    chunks = chunk_for("庭.md", {}, written(TEMPLATE, syntax), options=options)
     assert chunks and all(c.heading_path.startswith("庭の記録") for c in chunks)
     assert all("雛形" not in c.embedding_text and "後で" not in c.content for c in chunks)
 
@@ -53,16 +66,16 @@ def test_every_strategy_leaves_comments_out(strategy: str) -> None:
     ["<!-- open\n# 見出し\n", "<!-- c --> 後ろの文\n# 見出し\n"],
     ids=["unclosed", "text-after-close"],
 )
-def test_what_is_no_comment_block_stays_text(body: str) -> None:
-    chunks = chunk_document("n.md", {}, body)
+def test_what_is_no_comment_block_stays_text(body: str, syntax: str) -> None:
+    chunks = chunk_document("n.md", {}, written(body, syntax))
     assert chunks[0].heading == "見出し"
-    assert "<!--" in chunks[0].content or "後ろの文" in chunks[0].content
+    assert written("<!--", syntax) in chunks[0].content or "後ろの文" in chunks[0].content
 
 
-def _store(root: Path) -> LocalSource:
+def _store(root: Path, syntax: str) -> LocalSource:
     root.mkdir()
     for name, text in NOTES.items():
-        (root / name).write_text(text, encoding="utf-8")
+        (root / name).write_text(written(text, syntax), encoding="utf-8")
     return LocalSource(root)
 
 
@@ -70,9 +83,11 @@ def _titles(conn: psycopg.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT file_path, title FROM rag.latest_docs").fetchall())
 
 
-def test_the_stored_title_skips_headings_inside_comments(db_url: str, tmp_path: Path) -> None:
+def test_the_stored_title_skips_headings_inside_comments(
+    db_url: str, tmp_path: Path, syntax: str
+) -> None:
     with db.connect(db_url) as conn:
-        sync_source(conn, _store(tmp_path / "vault"))
+        sync_source(conn, _store(tmp_path / "vault", syntax))
         refresh_latest(conn, "docs_local")
         refresh_chunks(conn)
         titles = _titles(conn)
@@ -82,17 +97,17 @@ def test_the_stored_title_skips_headings_inside_comments(db_url: str, tmp_path: 
 
 
 def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only_they(
-    db_url: str, tmp_path: Path
+    db_url: str, tmp_path: Path, syntax: str
 ) -> None:
     with db.connect(db_url) as conn:
-        sync_source(conn, _store(tmp_path / "vault"))
+        sync_source(conn, _store(tmp_path / "vault", syntax))
         refresh_latest(conn, "docs_local")
         refresh_chunks(conn)
         # as the earlier rule stored them: titled by the heading inside the comment
         conn.execute("UPDATE rag.latest_docs SET title = '雛形の見出し' WHERE file_path = '庭.md'")
         conn.execute("UPDATE rag.latest_docs SET title = '下書きの題' WHERE file_path = '無題.md'")
         conn.commit()
-    rerun_migration(db_url, "032")
+    rerun_migration(db_url, MIGRATIONS[syntax])
     with db.connect(db_url) as conn:
         refresh_latest(conn, "docs_local")
         assert _titles(conn) == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
