@@ -2,11 +2,13 @@
 
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
-For each of 38 constructs (headings, comment openers (HTML's and Obsidian's), wikilinks, footnotes, fences, tables,
-lists, quotes, zero-width characters, CR, …) a note of ``n`` and of ``4 n`` repeats of it is
-chunked (``chunk_document``, the default strategy), rendered for the note view (``render_note``) and
-served by the MCP server's ``get_doc`` (``document_part``: its pages and section listing). Time that grows by much more than 4× for 4× the input is quadratic or worse:
-a note of up to the 2 MB size limit would then take minutes to hours. Pure Python, no database;
+For each of 41 constructs (headings, comment openers (HTML's and Obsidian's), callouts,
+wikilinks, footnotes, fences, tables, lists, quotes, zero-width characters, CR, …) a note of
+``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``, the default strategy),
+rendered for the note view (``render_note``) and served by the MCP server's ``get_doc``
+(``document_part``: its pages and section listing). Time that grows by much more than 4× for 4×
+the input is quadratic or worse: a note of up to the 2 MB size limit would then take minutes to
+hours. Pure Python, no database;
 each figure is one run, in this process.
 """
 
@@ -36,6 +38,7 @@ UNITS = {
     "fence tilde": "~~~a\n", "list nest": "- ", "quote nest": "> ", "table rows": "|a|b|\n",
     "table delim": "|-|\n", "comment lines": "<!--\n", "comment openers": "<!--",
     "obsidian comment lines": "%%\n", "obsidian comments": "%% a\n", "obsidian openers": "%%",
+    "callouts": "> [!tip]\n\n", "site callouts": ":::tip\n", "site closes": ":::\n",
     "sentences no break": "あ", "dots": ".", "newlines": "\n", "spaces": " ",
     "zero width": "\u200b", "crlf": "\r\n", "cr": "\r", "entities": "&amp;", "bad entity": "&#",
 }  # fmt: skip

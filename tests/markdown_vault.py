@@ -87,6 +87,7 @@ BESIDE = "qa/sub/README.md"
 LONG_NOTE = f"tsconfig/{LONG}WithAVeryLongFileName.md"
 REJECTED = "broken.md"
 PERCENT = "100%.md"
+CALLOUTS = "qa/callouts.md"
 DOCS_NOTES = {
     "README.md": "# ドキュメント\n\nルートの README。\n",
     BESIDE: "# サブフォルダの README\n\n"
@@ -110,6 +111,7 @@ DOCS_NOTES = {
     LONG_NOTE: f"# {LONG}WithAVeryLongTitle\n\n{LONG} を有効にする。\n",
     REJECTED: "# 壊れる前\n\n最後に読めた本文。\n",
     PERCENT: "# 百パーセント\n\n名前に % がある。\n",
+    CALLOUTS: "# 囲み\n\n> [!tip] 使い方のコツ\n> 短く書く。\n\n:::warning\n古い設定です。%%後で消す%%\n:::\n",
 }
 
 

@@ -32,6 +32,47 @@ def render(text: str, path: str = GUIDE) -> str:
     ("markdown", "expected"),
     [
         (
+            "> [!tip] 使い方\n> 本文",
+            '<div class="callout callout-tip" data-callout="tip">\n'
+            '<p class="callout-title">使い方</p>\n<p>本文</p>\n</div>',
+        ),
+        ("> [!WARNING]-\n> 本文", '<p class="callout-title">警告</p>\n<p>本文</p>'),
+        ("> [!note] 題だけ", '<p class="callout-title">題だけ</p>\n</div>'),
+        ("> [!custom] x\n> y", 'data-callout="custom">\n<p class="callout-title">x</p>'),
+        (
+            "> [!note]\n> > [!bug]\n> > 中",
+            '<p class="callout-title">バグ</p>\n<p>中</p>\n</div>\n</div>',
+        ),
+        ("> [!<b>] x", 'data-callout="&lt;b&gt;"'),
+        (":::tip\n中身\n:::", '<p class="callout-title">ヒント</p>\n<p>中身</p>\n</div>'),
+        (":::note 好みのタイトル\nテキスト\n:::", '<p class="callout-title">好みのタイトル</p>'),
+        (
+            ":::caution[注意書き]\nx\n:::",
+            '<div class="callout callout-warning" data-callout="caution">',
+        ),
+    ],
+)
+def test_callouts_are_titled_boxes(markdown: str, expected: str) -> None:
+    assert expected in render(markdown)
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("> 引用\n> [!tip] ではない", "<blockquote>\n<p>引用<br />\n[!tip] ではない</p>"),
+        (":::foo\n文字\n:::", "<p>:::foo<br />\n文字<br />\n:::</p>"),  # no kind docs know
+        ("```\n> [!tip] x\n:::tip\n```", "<pre><code>&gt; [!tip] x\n:::tip\n</code></pre>"),
+    ],
+)
+def test_what_is_no_callout_stays_as_written(markdown: str, expected: str) -> None:
+    html = render(markdown)
+    assert expected in html and "callout" not in html
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        (
             "本文[^1]\n\n[^1]: 脚注",
             '<sup class="footnote-ref"><a href="#fn1" id="fnref1">[1]</a></sup>',
         ),

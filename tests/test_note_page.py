@@ -16,7 +16,7 @@ from knowledge_assets.answer import Asker, LLMSettings
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
-from tests.markdown_vault import BESIDE, GUIDE, LONG, LONG_NOTE, REJECTED, docs_vault
+from tests.markdown_vault import BESIDE, CALLOUTS, GUIDE, LONG, LONG_NOTE, REJECTED, docs_vault
 from tests.test_search import ingest
 
 if TYPE_CHECKING:
@@ -84,6 +84,20 @@ def test_footnotes_and_a_list_of_plain_and_task_items_show_as_written(base: str)
         items = body.locator("ul").first.locator("li")
         bullets = items.evaluate_all("items => items.map(i => getComputedStyle(i).listStyleType)")
         assert bullets == ["disc", "none"]  # the task's checkbox stands for its bullet
+
+
+def test_callouts_show_as_titled_boxes_of_their_kind(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, CALLOUTS))
+        boxes = page.locator("#note-body .callout")
+        expect(boxes.locator(".callout-title")).to_have_text(["使い方のコツ", "警告"])
+        expect(boxes.nth(1)).to_have_text("警告\n古い設定です。")  # the %% comment left out
+        colours = boxes.evaluate_all(
+            "boxes => boxes.map(b => [getComputedStyle(b).borderLeftColor, getComputedStyle(b).backgroundColor])"
+        )
+        assert colours[0] != colours[1] and "rgba(0, 0, 0, 0)" not in colours[0]
 
 
 def test_links_open_the_note_beside_and_land_on_the_heading(base: str) -> None:

@@ -1,0 +1,124 @@
+"""Callouts in the note view: Obsidian's ``> [!tip] Title`` and documentation sites' ``:::tip
+Title`` … ``:::`` (Docusaurus, VitePress) are shown as a titled box of their kind, not as a
+quote starting with ``[!tip]`` or as lines of colons.
+
+- Obsidian: a quote whose first line is ``[!type]``, with an optional fold mark (``+``/``-``,
+  ignored: the box is always open) and title. Any type is a callout, as in Obsidian.
+- Documentation sites: ``:::type``, ``:::type Title`` or ``:::type[Title]`` up to a line of
+  ``:::`` (mdit-py-plugins' container plugin), for the types those sites know; another word
+  after ``:::`` stays text.
+
+Without a title the box is titled by its kind, in Japanese for the usual kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from mdit_py_plugins.container import container_plugin
+
+__all__ = ["callouts"]
+
+# Each kind's label and colour family (one style per family).
+_KINDS = {
+    "note": ("メモ", "note"), "info": ("情報", "note"), "todo": ("TODO", "note"),
+    "abstract": ("概要", "quote"), "summary": ("概要", "quote"), "tldr": ("要約", "quote"),
+    "tip": ("ヒント", "tip"), "hint": ("ヒント", "tip"), "important": ("重要", "tip"),
+    "success": ("成功", "tip"), "check": ("確認", "tip"), "done": ("完了", "tip"),
+    "question": ("質問", "warning"), "help": ("ヘルプ", "warning"), "faq": ("FAQ", "warning"),
+    "warning": ("警告", "warning"), "caution": ("注意", "warning"),
+    "attention": ("注意", "warning"), "failure": ("失敗", "danger"), "fail": ("失敗", "danger"),
+    "missing": ("不足", "danger"), "danger": ("危険", "danger"), "error": ("エラー", "danger"),
+    "bug": ("バグ", "danger"), "example": ("例", "quote"), "quote": ("引用", "quote"),
+    "cite": ("引用", "quote"), "secondary": ("メモ", "quote"), "details": ("詳細", "quote"),
+}  # fmt: skip
+# The kinds documentation sites give ":::" (Docusaurus, VitePress, Starlight).
+_SITE_KINDS = frozenset(
+    "note tip info important success secondary caution warning danger details".split()
+)
+_OBSIDIAN = re.compile(r"\[!([^\]\s]+)\]([+-]?)[ \t]*(.*)")
+_SITE = re.compile(r"([A-Za-z]+)(?:\[(.*)\])?[ \t]*(.*)")
+
+
+def _box(kind: str, title: str) -> str:
+    """The opening of a callout box of ``kind`` (as written) with ``title`` or its label."""
+    label, family = _KINDS.get(kind.lower(), (kind, "note"))
+    return (
+        f'<div class="callout callout-{family}" data-callout="{escapeHtml(kind.lower())}">\n'
+        f'<p class="callout-title">{escapeHtml(title.strip() or label)}</p>\n'
+    )
+
+
+def _site_kind(params: str) -> re.Match[str] | None:
+    match = _SITE.fullmatch(params.strip())
+    return match if match and match[1].lower() in _SITE_KINDS else None
+
+
+def _render_site(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    token = tokens[idx]
+    if token.nesting == -1:
+        return "</div>\n"
+    match = _site_kind(token.info)
+    assert match is not None  # the container opened only for a known kind
+    return _box(match[1], match[2] or match[3])
+
+
+def _closing(tokens: list[Token], start: int) -> int:
+    """The index of the ``blockquote_close`` matching the opening at ``start``."""
+    level = tokens[start].level
+    return next(
+        i for i in range(start + 1, len(tokens))
+        if tokens[i].type == "blockquote_close" and tokens[i].level == level
+    )  # fmt: skip
+
+
+def _obsidian_callouts(state: StateCore) -> None:
+    """Turn each quote opened by ``[!type]`` into a callout box (before inline parsing)."""
+    tokens = state.tokens
+    i = 0
+    while i < len(tokens) - 2:
+        opening, inline = tokens[i], tokens[i + 2]
+        first, _, rest = inline.content.partition("\n")
+        match = _OBSIDIAN.fullmatch(first.strip()) if opening.type == "blockquote_open" else None
+        if match is None or tokens[i + 1].type != "paragraph_open" or inline.type != "inline":
+            i += 1
+            continue
+        close = tokens[_closing(tokens, i)]
+        opening.tag = close.tag = "div"
+        title = Token("callout_title", "", 0, content=_box(match[1], match[3]))
+        if rest.strip():
+            inline.content = rest
+            tokens.insert(i + 1, title)
+        else:  # a callout of a title alone
+            tokens[i + 1 : i + 4] = [title]
+        opening.type, close.type = "callout_open", "callout_close"
+        i += 2
+
+
+def _render_obsidian(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    token = tokens[idx]
+    if token.type == "callout_title":
+        return token.content  # the box's opening, escaped by _box
+    return "</div>\n" if token.type == "callout_close" else ""
+
+
+def callouts(md: MarkdownIt) -> None:
+    """Show callouts of both kinds as titled boxes in what ``md`` renders."""
+    container_plugin(
+        md, "callout", validate=lambda params, *_: _site_kind(params) is not None,
+        render=_render_site,
+    )  # fmt: skip
+    md.core.ruler.before("inline", "obsidian_callouts", _obsidian_callouts)
+    for kind in ("callout_open", "callout_title", "callout_close"):
+        md.add_render_rule(kind, _render_obsidian)
