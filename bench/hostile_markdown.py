@@ -3,12 +3,12 @@
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
 For each of 41 constructs (headings, comment openers (HTML's and Obsidian's), callouts,
-wikilinks, footnotes, fences, tables, lists, quotes, zero-width characters, CR, …) a note of
-``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``, the default strategy),
-rendered for the note view (``render_note``) and served by the MCP server's ``get_doc``
-(``document_part``: its pages and section listing). Time that grows by much more than 4× for 4×
-the input is quadratic or worse: a note of up to the 2 MB size limit would then take minutes to
-hours. Pure Python, no database;
+hash tags, wikilinks, footnotes, fences, tables, lists, quotes, zero-width characters, CR, …) a
+note of ``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``, the default
+strategy), read for its inline tags (``inline_tags``), rendered for the note view
+(``render_note``) and served by the MCP server's ``get_doc`` (``document_part``: its pages and
+section listing). Time that grows by much more than 4× for 4× the input is quadratic or worse:
+a note of up to the 2 MB size limit would then take minutes to hours. Pure Python, no database;
 each figure is one run, in this process.
 """
 
@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from knowledge_assets.api.markdown import render_note  # noqa: E402
 from knowledge_assets.api.note_links import NoteLinks  # noqa: E402
 from knowledge_assets.core.chunks.chunking import chunk_document  # noqa: E402
+from knowledge_assets.core.chunks.inline_tags import inline_tags  # noqa: E402
 from knowledge_assets.mcp.format import document_part  # noqa: E402
 
 UNITS = {
@@ -55,6 +56,7 @@ def _seconds(work: Callable[[], object]) -> float:
 def _readers(body: str) -> dict[str, Callable[[], object]]:
     return {
         "chunker": lambda: chunk_document("hostile.md", {}, body),
+        "tags": lambda: inline_tags(body),
         "note view": lambda: render_note(body, NoteLinks("hostile.md", lambda: [])),
         "get_doc": lambda: document_part({"file_path": "hostile.md", "content": body}, None, 1),
     }

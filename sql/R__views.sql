@@ -90,10 +90,11 @@ EXCEPTION WHEN others THEN
 END
 $$;
 
--- latest_docs stores the tags and aliases these functions derive: a note written under an
--- earlier rule gets the current one without waiting for an edit.
+-- latest_docs stores the tags and aliases these functions derive (tags: the frontmatter's, then
+-- the inline ones the chunk refresh recorded): a note written under an earlier rule gets the
+-- current one without waiting for an edit.
 UPDATE rag.latest_docs
-SET tags = rag.note_tags(frontmatter -> 'tags'),
+SET tags = rag.merge_tags(rag.note_tags(frontmatter -> 'tags'), inline_tags),
     aliases = rag.jsonb_text_array(frontmatter -> 'aliases')
-WHERE tags IS DISTINCT FROM rag.note_tags(frontmatter -> 'tags')
+WHERE tags IS DISTINCT FROM rag.merge_tags(rag.note_tags(frontmatter -> 'tags'), inline_tags)
    OR aliases IS DISTINCT FROM rag.jsonb_text_array(frontmatter -> 'aliases');

@@ -23,7 +23,8 @@ from knowledge_assets.core import failures
 from knowledge_assets.core.chunks import chunk_inputs, chunk_writer
 from knowledge_assets.core.chunks.chunk_writer import NoteChunks
 from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
-from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
+from knowledge_assets.core.chunks.inline_tags import inline_tags
+from knowledge_assets.core.chunks.strategies import BOOKMARK_TYPE, ChunkingOptions, chunk_for
 from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION, Keywords
 from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
 from knowledge_assets.core.database import db
@@ -207,7 +208,8 @@ def _prepare(
         except Exception as exc:  # one note the chunker cannot handle must not stop the rest
             _failed(conn, report, doc_id, path, content_hash, exc)
             continue
-        notes.append(NoteChunks(doc_id, path, content_hash, chunks, [], sig=doc_sig))
+        tags = [] if doc_type == BOOKMARK_TYPE else inline_tags(content)  # JSON: no Markdown
+        notes.append(NoteChunks(doc_id, path, content_hash, chunks, [], doc_sig, inline_tags=tags))
     # Tokens are reused only from chunks made under the note's own signature (a source with
     # chunking options of its own has one), as the merge looks them up.
     known: set[tuple[str, str]] = set()

@@ -116,8 +116,9 @@ def normalise_tags(value: Any) -> list[str]:
 
     Nested lists are flattened into their items, in order (``[[a, b], c]`` is a, b, c); a
     mapping, a boolean or null inside the list is not a tag. Each tag appears once, where it
-    first does. ``rag.note_tags`` (sql/R__views.sql) applies the same rule to
-    ``latest_docs.tags``, so the tags in the embedding text are the ones search filters on."""
+    first does. ``rag.note_tags`` (sql/R__views.sql) applies the same rule to the frontmatter's
+    part of ``latest_docs.tags``. The note's inline tags (``#日記`` in its text) follow them
+    there, not in the embedding text: the passage holds them as written."""
     if value is None:
         return []
     if isinstance(value, str):

@@ -17,6 +17,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunks.chunking import Chunk
+from knowledge_assets.core.chunks.inline_tags import write_inline_tags
 from knowledge_assets.core.chunks.tokenize import Keywords
 from knowledge_assets.core.index.index_build import build_workers, configure_index_build, gin_memory
 from knowledge_assets.core.index.index_store import chunk_id, has_index
@@ -87,6 +88,7 @@ class NoteChunks:
     token_inputs: list[TokenSource | None]
     sig: str | None = None
     keywords: list[Keywords | None] = field(default_factory=list)
+    inline_tags: list[str] = field(default_factory=list)
 
 
 def token_source(chunk: Chunk) -> TokenSource:
@@ -146,6 +148,7 @@ def write_notes(
     # A batch sorts a few thousand wide rows: keep that in memory, not in temporary files.
     conn.execute("SELECT set_config('work_mem', '64MB', true)")
     row = conn.execute(_MERGE, {"docs": [n.document_id for n in notes]}).fetchone()
+    write_inline_tags(conn, [(n.document_id, n.inline_tags) for n in notes])
     return int(row[0]) if row else 0
 
 

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
-    "HTML", "OBSIDIAN", "SYNTAXES", "Closes", "CommentBlocks", "Syntax", "block_length",
-    "blocks_of", "strip_inline_comments",
+    "HTML", "OBSIDIAN", "SYNTAXES", "Closes", "CodeSpans", "CommentBlocks", "Syntax",
+    "block_length", "blocks_of", "strip_inline_comments", "without_code_spans",
 ]  # fmt: skip
 
 
@@ -118,13 +118,45 @@ def strip_inline_comments(line: str) -> str:
     return line
 
 
+class CodeSpans:
+    """The code spans of a line: a run of backticks closed by the next run as long (CommonMark);
+    a run no run closes is text. Found once per line, looked up by binary search."""
+
+    def __init__(self, line: str) -> None:
+        self._sizes = {m.start(): len(m[0]) for m in _TICKS.finditer(line)}  # where runs start
+        self._runs: dict[int, list[int]] = defaultdict(list)  # length -> where such runs start
+        for at, size in self._sizes.items():
+            self._runs[size].append(at)
+
+    def end(self, tick: int) -> tuple[int, bool]:
+        """Where the code span opened by the run of backticks at ``tick`` ends (just past its
+        closing run) and True, or, when no run closes it, where that run ends and False."""
+        size = self._sizes[tick]
+        same = self._runs[size]
+        k = bisect_right(same, tick)
+        return (same[k] + size, True) if k < len(same) else (tick + size, False)
+
+
+def without_code_spans(line: str) -> str:
+    """``line`` with each code span replaced by a space (a lone run of backticks stays)."""
+    if "`" not in line:
+        return line
+    spans = CodeSpans(line)
+    out: list[str] = []
+    pos, tick = 0, line.find("`")
+    while tick >= 0:  # pos never lies inside a run: the first backtick after it starts one
+        end, closed = spans.end(tick)
+        out.append(line[pos:tick] + (" " if closed else line[tick:end]))
+        pos = end
+        tick = line.find("`", pos)
+    out.append(line[pos:])
+    return "".join(out)
+
+
 def _strip(line: str, syntax: Syntax) -> str:
     opener, closer = syntax.open, syntax.close
     closes = Closes(line, syntax)
-    sizes = {m.start(): len(m[0]) for m in _TICKS.finditer(line)}  # where each run starts
-    runs: dict[int, list[int]] = defaultdict(list)  # run length -> where runs that long start
-    for at, size in sizes.items():
-        runs[size].append(at)
+    spans = CodeSpans(line)
     out: list[str] = []
     pos, start = 0, line.find(opener)
     while start >= 0:
@@ -133,10 +165,7 @@ def _strip(line: str, syntax: Syntax) -> str:
             continue
         tick = line.find("`", pos, start)
         if tick >= 0:  # a code span (or a lone run of backticks) comes first; pos never lies
-            size = sizes[tick]  # inside a run, so the first backtick after it starts one
-            same = runs[size]
-            k = bisect_right(same, tick)
-            end = same[k] + size if k < len(same) else tick + size
+            end = spans.end(tick)[0]  # inside a run, so the first backtick after it starts one
             out.append(line[pos:end])
             pos = end
             continue

@@ -249,7 +249,9 @@ _UPSERT_LATEST = sql.SQL(
     "   AND l.created IS NOT DISTINCT FROM k.created"
     "   AND l.updated IS NOT DISTINCT FROM k.updated)"
     " ON CONFLICT (id) DO UPDATE SET file_path = EXCLUDED.file_path,"
-    " title = EXCLUDED.title, tags = EXCLUDED.tags, aliases = EXCLUDED.aliases,"
+    # The inline tags stay until the chunk refresh reads the new text (core.chunks.inline_tags).
+    " title = EXCLUDED.title, tags = rag.merge_tags(EXCLUDED.tags, rag.latest_docs.inline_tags),"
+    " aliases = EXCLUDED.aliases,"
     " content_type = EXCLUDED.content_type, frontmatter = EXCLUDED.frontmatter,"
     " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
     " created = EXCLUDED.created, updated = EXCLUDED.updated,"
