@@ -72,6 +72,22 @@ def test_what_is_no_callout_stays_as_written(markdown: str, expected: str) -> No
 @pytest.mark.parametrize(
     ("markdown", "expected"),
     [
+        ("前 ==大事== 後", "<p>前 <mark>大事</mark> 後</p>"),
+        ("==**太字**==", "<mark><strong>太字</strong></mark>"),
+        ("==a== と ==b==", "<mark>a</mark> と <mark>b</mark>"),
+        ("a == b == c", "<p>a == b == c</p>"),  # a highlight does not start or end with a space
+        ("x===y===", "<p>x===y===</p>"),
+        ("==閉じない", "<p>==閉じない</p>"),
+        ("`==コード==`", "<code>==コード==</code>"),
+    ],
+)
+def test_highlights_are_marked(markdown: str, expected: str) -> None:
+    assert expected in render(markdown)
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
         (
             "本文[^1]\n\n[^1]: 脚注",
             '<sup class="footnote-ref"><a href="#fn1" id="fnref1">[1]</a></sup>',

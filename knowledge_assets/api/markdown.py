@@ -2,11 +2,11 @@
 
 CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (markdown-it-py and
 its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
-``![[embed]]``) and callouts (``> [!tip]``, ``:::tip``). Raw HTML in a note is shown as text and
-never runs, and comments (HTML's and Obsidian's ``%%``) are left out; markdown-it refuses
-``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except images). Links to notes
-lead to their note view (at the heading they name), or show as a missing link when no current
-note has that name. Headings carry ids: ``h-`` and the slug of their text.
+``![[embed]]``), highlights (``==text==``) and callouts (``> [!tip]``, ``:::tip``). Raw HTML in
+a note is shown as text and never runs, and comments (HTML's and Obsidian's ``%%``) are left
+out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except
+images). Links to notes lead to their note view (at the heading they name), or show as a missing
+link when no current note has that name. Headings carry ids: ``h-`` and the slug of their text.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from knowledge_assets.api.markdown_callouts import callouts
 from knowledge_assets.api.markdown_comments import skip_comments
+from knowledge_assets.api.markdown_highlight import highlights
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 
 __all__ = ["render_note"]
@@ -212,6 +213,7 @@ def _markdown() -> MarkdownIt:
     md.core.ruler.push("heading_ids", _heading_ids)
     skip_comments(md)
     callouts(md)
+    highlights(md)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     md.core.ruler.push("note_links", _note_links)
     md.core.ruler.push("shift_headings", _shift_headings)
