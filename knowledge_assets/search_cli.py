@@ -16,7 +16,6 @@ from datetime import date
 from typing import Any
 
 import psycopg
-from rich.cells import cell_len
 
 from knowledge_assets.cli_args import int_in, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
@@ -42,7 +41,6 @@ from knowledge_assets.core.search.notes import (
     UnknownNote,
     UnknownSource,
     get_doc,
-    list_tags,
     similar_to,
 )
 
@@ -235,21 +233,6 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tags(args: argparse.Namespace) -> int:
-    with _connect() as conn:
-        tags = list_tags(conn)
-    if args.json:
-        _print_json([{"tag": t, "count": n} for t, n in tags])
-        return 0
-    # Columns in terminal cells: a Japanese character takes two.
-    cells = [cell_len(shown(tag)) for tag, _ in tags]
-    for (tag, count), used in zip(tags, cells, strict=True):
-        say(f"{tag}{' ' * (max(cells) - used)}  {count}")
-    if not tags:
-        say("no tags")
-    return 0
-
-
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -265,7 +248,7 @@ def _add(
 
 
 def add_commands(sub: Any) -> None:
-    """Register ``search``, ``similar``, ``get`` and ``tags`` on the CLI's sub-parsers."""
+    """Register ``search``, ``similar`` and ``get`` on the CLI's sub-parsers."""
     s = _add(sub, "search", "search the latest notes (vector, keyword or hybrid)", _search)
     s.add_argument("query")
     s.add_argument("--mode", choices=MODES, default="hybrid")
@@ -296,4 +279,3 @@ def add_commands(sub: Any) -> None:
     get.add_argument("path")
     for parser in (sim, get):
         parser.add_argument("--source", metavar="NAME", help=SOURCE_HELP)
-    _add(sub, "tags", "tags of the latest notes with their counts", _tags)

@@ -111,7 +111,8 @@ DOCS_NOTES = {
     LONG_NOTE: f"# {LONG}WithAVeryLongTitle\n\n{LONG} を有効にする。\n",
     REJECTED: "# 壊れる前\n\n最後に読めた本文。\n",
     PERCENT: "# 百パーセント\n\n名前に % がある。\n",
-    CALLOUTS: "# 囲み\n\n> [!tip] 使い方のコツ\n> 短く書く。\n\n:::warning\n古い設定です。%%後で消す%%\n:::\n",
+    CALLOUTS: "---\ntags: [書式]\n---\n# 囲み\n\n> [!tip] 使い方のコツ\n> 短く書く。\n\n"
+    ":::warning\n古い設定です。%%後で消す%%\n:::\n\n#囲みの例\n",
 }
 
 

@@ -100,6 +100,22 @@ def test_callouts_show_as_titled_boxes_of_their_kind(base: str) -> None:
         assert colours[0] != colours[1] and "rgba(0, 0, 0, 0)" not in colours[0]
 
 
+def test_a_tag_lists_the_notes_carrying_it(base: str) -> None:
+    """A note's tags, the frontmatter's and those in its text, open the list of their notes."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, CALLOUTS))
+        chips = page.locator("#note-tags a.tag")
+        expect(chips).to_have_text(["#書式", "#囲みの例"])
+        chips.nth(1).click()
+        page.wait_for_url("**/?tag=%E5%9B%B2%E3%81%BF%E3%81%AE%E4%BE%8B")
+        expect(page.locator("#search-status")).to_have_text("#囲みの例 のノート 1 件（新しい順）")
+        expect(page.locator("#results .result h3 a")).to_have_text(["囲み"])
+        page.locator("#results .result h3 a").click()
+        page.wait_for_url("**/notes/qa/callouts.md")
+
+
 def test_links_open_the_note_beside_and_land_on_the_heading(base: str) -> None:
     from playwright.sync_api import expect
 

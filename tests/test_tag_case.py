@@ -19,7 +19,7 @@ from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.index.reembed import DocumentFilter, matching_documents
 from knowledge_assets.core.search import SearchFilters, search
-from knowledge_assets.core.search.notes import list_tags
+from knowledge_assets.core.search.notes import list_tags, notes_tagged
 from knowledge_assets.core.search.search_sql import filter_clause
 from tests.api_support import api_server
 from tests.mcp_support import json_of, server_env, stdio_session
@@ -174,6 +174,50 @@ def test_the_cli_api_and_mcp_list_and_filter_tags_alike(
     assert {r["tag"]: r["count"] for r in api} == LISTED
     assert api == mcp == cli
     assert {h["id"] for h in api_hits} == {h["path"] for h in mcp_hits} == PROJECT
+
+
+@pytest.mark.parametrize(("tag", "found"), FOUND)
+def test_a_tags_notes_are_every_spelling_and_nested_tag(
+    store: str, tag: str, found: set[str]
+) -> None:
+    with db.connect(store) as conn:
+        total, notes = notes_tagged(conn, tag)
+    assert total == len(found) and {n.file_path for n in notes} == found
+
+
+def test_a_tags_notes_come_in_pages(store: str) -> None:
+    with db.connect(store) as conn:
+        pages = [notes_tagged(conn, "project", limit=2, offset=at) for at in (0, 2, 4, 6)]
+    assert [total for total, _ in pages] == [len(PROJECT)] * 4
+    assert [len(notes) for _, notes in pages] == [2, 2, 1, 0]
+    assert {n.file_path for _, notes in pages for n in notes} == PROJECT
+
+
+def test_the_cli_and_api_list_a_tags_notes(
+    store: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("DATABASE_URL", store)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    assert main(["tags", "#PROJECT", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["total"] == len(PROJECT) and {n["file_path"] for n in cli["notes"]} == PROJECT
+    assert main(["tags", "project/alpha", "--limit", "1"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "alpha.md  alpha.md",
+        "-- 1 note tagged project/alpha",
+    ]
+    with api_server(store, Asker(LLMSettings())) as base:
+        api = httpx.get(f"{base}/api/tags/Project%2FAlpha/notes", timeout=60).json()
+        page = httpx.get(f"{base}/api/tags/project/notes?limit=2", timeout=60).json()
+        none = httpx.get(f"{base}/api/tags/%E7%84%A1%E3%81%84/notes", timeout=60).json()
+        refused = [
+            httpx.get(f"{base}/api/tags/{t}/notes", timeout=60) for t in ("a%00b", "x" * 201)
+        ]
+    assert [n["id"] for n in api["data"]] == ["alpha.md"] and api["data"][0]["source"] == "local"
+    assert (page["total"], page["count"]) == (len(PROJECT), 2)
+    assert (none["total"], none["data"]) == (0, [])
+    assert [r.status_code for r in refused] == [422, 422]  # no note can carry such a tag
 
 
 # The store as the version before tag keys left it: tag_paths as written (sql/027).

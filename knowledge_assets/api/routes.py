@@ -1,4 +1,5 @@
-"""The ``/api`` endpoints: seed 001's search, Q&A, similar notes and history, plus notes and tags."""
+"""The ``/api`` endpoints: seed 001's search, Q&A, similar notes and history, plus notes (tags:
+:mod:`knowledge_assets.api.tag_routes`)."""
 
 from __future__ import annotations
 
@@ -283,10 +284,3 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
         "empty": doc.get("not_searchable") == EMPTY,
     }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
-
-
-@router.get("/tags", summary="Tags with their note counts")
-def tags(request: Request) -> dict[str, Any]:
-    """Every tag of the current notes with how many carry it, most used first."""
-    rows = _read(request, core_notes.list_tags)
-    return {"success": True, "count": len(rows), "data": [{"tag": t, "count": c} for t, c in rows]}

@@ -44,6 +44,8 @@ _STORABLE = BeforeValidator(_storable)
 Text = Annotated[str, _STORABLE]
 Query = Annotated[str, StringConstraints(min_length=1, max_length=2000), _STORABLE]
 Question = Annotated[str, StringConstraints(max_length=2000), _STORABLE, AfterValidator(_not_blank)]
+# A tag named in an address: no tag is longer (core.chunks.inline_tags.MAX_TAG_CHARS).
+TagName = Annotated[str, StringConstraints(min_length=1, max_length=200), _STORABLE]
 
 
 class RequestBody(BaseModel):

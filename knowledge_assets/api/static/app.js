@@ -75,16 +75,20 @@ function snippet(text, terms, size = 160) {
   return (at > 0 ? "…" : "") + highlight(cut, terms) + (at + size < flat.length ? "…" : "");
 }
 
+// A tag links to the list of notes carrying it (the search page with ?tag= and no query).
 function tagChips(tags) {
-  return (tags || []).map((t) => `<span class="tag">#${escape(t)}</span>`).join("");
+  return (tags || []).map((t) => `<a class="tag" href="/?tag=${encodeURIComponent(t)}">#${escape(t)}</a>`).join("");
 }
 
 async function runSearch(event) {
   event?.preventDefault();
   const query = $("q").value.trim();
-  if (!query) return;
   const mode = document.querySelector("input[name=mode]:checked").value;
   const tag = $("tag").value;
+  if (!query) {
+    if (tag) listTagged(tag);
+    return;
+  }
   $("search-status").textContent = "検索中…";
   rememberSearch(query, mode, tag);
   try {
@@ -116,15 +120,46 @@ function setAddress(values, push) {
 
 async function restoreSearch() {
   const query = params.get("q");
-  if (!query) return;
-  $("q").value = query;
+  const tag = params.get("tag");
+  if (!query && !tag) return;
+  $("q").value = query || "";
   const mode = document.querySelector(`input[name=mode][value="${CSS.escape(params.get("mode") || "")}"]`);
   if (mode) mode.checked = true;
-  if (params.get("tag")) {
+  if (tag) {
     await tagsLoaded;
-    $("tag").value = params.get("tag");
+    // The list names each tag in its most common spelling: a note's chip may spell it otherwise.
+    const listed = [...$("tag").options].find((o) => o.value.toLowerCase() === tag.toLowerCase());
+    $("tag").value = listed ? listed.value : "";
   }
-  runSearch();
+  if (query) runSearch(); else listTagged(tag);
+}
+
+// The notes carrying a tag (or one nested under it), most recently updated first, 50 at a time.
+async function listTagged(tag, offset = 0) {
+  const mode = document.querySelector("input[name=mode]:checked").value;
+  if (!offset) {
+    setAddress({ q: "", mode, tag }, false);
+    $("search-status").textContent = "読み込み中…";
+  }
+  try {
+    const data = await api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=50&offset=${offset}`);
+    const shown = offset + data.count;
+    $("search-status").textContent = data.total
+      ? `#${tag} のノート ${data.total} 件` + (data.total > shown ? `（新しい順に ${shown} 件を表示）` : "（新しい順）")
+      : `#${tag} のノートはありません。`;
+    const items = data.data.map((n) => `
+      <div class="result">
+        <h3><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a><span class="path">${escape(n.id)}${sourceLabel(n.source)}</span></h3>
+        <div class="tags">${tagChips(n.tags)}${n.updated || n.created ? `<span class="date">${escape(n.updated || n.created)}</span>` : ""}</div>
+      </div>`).join("");
+    $("results").querySelector(".more")?.remove();
+    $("results").innerHTML = (offset ? $("results").innerHTML : "") + items
+      + (data.total > shown ? `<button type="button" class="more">もっと見る</button>` : "");
+    $("results").querySelector(".more")?.addEventListener("click", () => listTagged(tag, shown));
+  } catch (err) {
+    if (!offset) $("results").innerHTML = "";
+    $("search-status").textContent = "ノートを読み込めませんでした: " + err.message;
+  }
 }
 
 function renderResults(data, query) {
@@ -406,7 +441,7 @@ if (location.pathname.startsWith("/notes/")) {
   $("new-conversation").addEventListener("click", newConversation);
   window.addEventListener("popstate", showAddressedAnswer);
   document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
-  $("tag").addEventListener("change", () => $("q").value && runSearch());
+  $("tag").addEventListener("change", () => runSearch());
   tagsLoaded = loadTags();
   loadHistory();
   restoreSearch();

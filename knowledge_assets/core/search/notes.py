@@ -1,4 +1,5 @@
-"""Reads of single notes: notes similar to one, a note by path, and the tags in use.
+"""Reads of single notes: notes similar to one, a note by path, the tags in use and the notes
+carrying a tag.
 
 Search (:mod:`knowledge_assets.core.search`) ranks chunks for a query; these start from a note,
 named by its path and, where several sources hold that path, its source
@@ -7,12 +8,14 @@ named by its path and, where several sources hold that path, its source
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
+from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
 from knowledge_assets.core.search.engine import NO_ACTIVE_MODEL
@@ -29,6 +32,7 @@ __all__ = [
     "AmbiguousNote",
     "NoteRef",
     "SimilarNote",
+    "TaggedNote",
     "UnknownNote",
     "UnknownSource",
     "get_doc",
@@ -36,6 +40,7 @@ __all__ = [
     "latest_notes",
     "list_tags",
     "locate",
+    "notes_tagged",
     "similar",
     "similar_to",
 ]
@@ -136,6 +141,35 @@ def get_doc(
 def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     """(tag, number of latest notes carrying it), most used first."""
     return notes_sql.list_tags(conn)
+
+
+@dataclass(frozen=True)
+class TaggedNote:
+    """A latest note carrying a tag (or a tag nested under it)."""
+
+    file_path: str
+    source: str
+    title: str
+    tags: tuple[str, ...]
+    created: dt.date | None
+    updated: dt.date | None
+
+
+def notes_tagged(
+    conn: psycopg.Connection, tag: str, *, limit: int = 50, offset: int = 0
+) -> tuple[int, list[TaggedNote]]:
+    """How many latest notes carry ``tag`` (read as a filter tag is: ``#`` and case do not
+    matter, ``project`` takes ``project/alpha`` too), and a page of them, most recently
+    updated first."""
+    key = next(iter(normalise_tags([tag])), tag)  # as a filter's tag; a blank one finds none
+    total, rows = notes_sql.notes_tagged(conn, key, limit, offset)
+    return total, [
+        TaggedNote(
+            r["file_path"], source_name(r["source_table"]), r["title"] or "",
+            tuple(r["tags"] or ()), r["created"], r["updated"],
+        )
+        for r in rows
+    ]  # fmt: skip
 
 
 def latest_fields(

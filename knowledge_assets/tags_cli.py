@@ -1,0 +1,55 @@
+"""The ``tags`` command: the tags of the latest notes with their counts, or the notes carrying
+one (as a click on a tag in the search page lists them)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+from typing import Any
+
+from rich.cells import cell_len
+
+from knowledge_assets.cli_args import int_in
+from knowledge_assets.core.counts import counted
+from knowledge_assets.core.search.note_sources import vault_source
+from knowledge_assets.core.search.notes import list_tags, notes_tagged
+from knowledge_assets.search_cli import MAX_LIMIT, _add, _connect, _print_json, say, shown
+
+
+def _tags(args: argparse.Namespace) -> int:
+    if args.tag is not None:
+        return _tagged(args)
+    with _connect() as conn:
+        tags = list_tags(conn)
+    if args.json:
+        _print_json([{"tag": t, "count": n} for t, n in tags])
+        return 0
+    # Columns in terminal cells: a Japanese character takes two.
+    cells = [cell_len(shown(tag)) for tag, _ in tags]
+    for (tag, count), used in zip(tags, cells, strict=True):
+        say(f"{tag}{' ' * (max(cells) - used)}  {count}")
+    if not tags:
+        say("no tags")
+    return 0
+
+
+def _tagged(args: argparse.Namespace) -> int:
+    """The notes carrying a tag, most recently updated first."""
+    with _connect() as conn:
+        total, notes = notes_tagged(conn, args.tag, limit=args.limit)
+    if args.json:
+        _print_json({"tag": args.tag, "total": total, "notes": [asdict(n) for n in notes]})
+        return 0
+    for n in notes:
+        where = "" if n.source == vault_source() else f" [{n.source}]"
+        say(f"{n.file_path}{where}  {n.title}  {n.updated or n.created or ''}".rstrip())
+    shown_ = f", the {len(notes)} most recently updated shown" if total > len(notes) else ""
+    say(f"-- {counted(total, 'note')} tagged {args.tag}{shown_}")
+    return 0
+
+
+def add_command(sub: Any) -> None:
+    """Register ``tags`` on the CLI's sub-parsers."""
+    tags = _add(sub, "tags", "tags of the latest notes with their counts, or a tag's notes", _tags)
+    tags.add_argument("tag", nargs="?", help="list the notes carrying this tag (or one under it)")
+    tags.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=50, help="notes (default 50)")
