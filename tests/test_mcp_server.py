@@ -98,7 +98,7 @@ def client(store_url: str) -> Iterator[McpClient]:
         yield session
 
 
-def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> None:
+def test_lists_the_five_tools_with_their_input_schemas(client: McpClient) -> None:
     tools = client.list_tools()
     assert set(tools) == TOOLS
     search = tools["search_docs"].input_schema
@@ -112,6 +112,8 @@ def test_lists_the_four_tools_with_their_input_schemas(client: McpClient) -> Non
     assert tools["get_doc"].input_schema["required"] == ["file_path"]
     assert set(tools["get_doc"].input_schema["properties"]) == {"file_path", "section", "page", "source"}  # fmt: skip
     assert tools["list_tags"].input_schema.get("properties", {}) == {}
+    tagged = tools["tagged_docs"].input_schema
+    assert set(tagged["properties"]) == {"tag", "limit", "offset"} and tagged["required"] == ["tag"]
     similar = tools["similar_docs"].input_schema
     assert set(similar["properties"]) == {"file_path", "limit", "source"}
     assert similar["required"] == ["file_path"]
@@ -475,6 +477,7 @@ def test_data_tools_publish_an_output_schema_and_structured_content(client: McpC
         ("search_docs", {"query", "mode", "hits"}),
         ("similar_docs", {"file_path", "similar"}),
         ("list_tags", {"tags", "total"}),
+        ("tagged_docs", {"tag", "total", "notes"}),
     ):
         schema = listed[name].output_schema
         assert schema is not None, name

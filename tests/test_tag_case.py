@@ -193,7 +193,7 @@ def test_a_tags_notes_come_in_pages(store: str) -> None:
     assert {n.file_path for _, notes in pages for n in notes} == PROJECT
 
 
-def test_the_cli_and_api_list_a_tags_notes(
+def test_the_cli_api_and_mcp_list_a_tags_notes(
     store: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
@@ -218,6 +218,12 @@ def test_the_cli_and_api_list_a_tags_notes(
     assert (page["total"], page["count"]) == (len(PROJECT), 2)
     assert (none["total"], none["data"]) == (0, [])
     assert [r.status_code for r in refused] == [422, 422]  # no note can carry such a tag
+    with stdio_session(server_env(store)) as client:
+        mcp = json_of(client.call("tagged_docs", {"tag": "#PROJECT", "limit": 2}))
+        past = json_of(client.call("tagged_docs", {"tag": "project", "offset": 10}))
+    assert (mcp["total"], len(mcp["notes"])) == (len(PROJECT), 2)
+    assert [n["path"] for n in mcp["notes"]] == [n["file_path"] for n in cli["notes"][:2]]
+    assert (past["total"], past["notes"]) == (len(PROJECT), [])
 
 
 # The store as the version before tag keys left it: tag_paths as written (sql/027).

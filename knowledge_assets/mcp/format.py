@@ -11,7 +11,7 @@ from typing import Any
 from knowledge_assets.core.chunks.markdown import headings
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
-from knowledge_assets.core.search.notes import NoteRef, SimilarNote
+from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
@@ -122,6 +122,19 @@ def tags_result(tags: Iterable[tuple[str, int]]) -> dict[str, Any]:
     """Tags with the number of current notes carrying each, most used first."""
     rows = [{"tag": tag, "count": count} for tag, count in tags]
     return {"tags": rows, "total": len(rows)}
+
+
+def tagged_result(tag: str, total: int, notes: Iterable[TaggedNote]) -> dict[str, Any]:
+    """A page of the notes carrying ``tag``, most recently updated first, and how many in all."""
+    return {
+        "tag": tag,
+        "total": total,
+        "notes": [
+            {"title": n.title, "path": n.file_path, "source": n.source, "tags": list(n.tags)}
+            | {k: v.isoformat() for k, v in (("created", n.created), ("updated", n.updated)) if v}
+            for n in notes
+        ],
+    }
 
 
 def _listed(values: Any) -> str:

@@ -1,4 +1,5 @@
-"""Output schemas of the MCP tools that return data (search_docs, similar_docs, list_tags).
+"""Output schemas of the MCP tools that return data (search_docs, similar_docs, list_tags,
+tagged_docs).
 
 A client reads ``structuredContent`` against the tool's ``outputSchema``; the same JSON also
 comes as one text block for clients that only read text. Fields beyond the ones named here
@@ -64,6 +65,21 @@ class TagCount(_Open):
 class ListTagsOutput(_Open):
     tags: list[TagCount]
     total: int
+
+
+class TaggedNote(_Open):
+    title: str | None = None
+    path: str
+    source: str | None = None
+    tags: list[str] = []
+    created: str | None = None
+    updated: str | None = None
+
+
+class TaggedDocsOutput(_Open):
+    tag: str
+    total: int  # notes carrying the tag in all; ``notes`` is one page of them
+    notes: list[TaggedNote]
 
 
 def structured(payload: dict[str, Any]) -> CallToolResult:

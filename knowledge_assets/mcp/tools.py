@@ -1,4 +1,5 @@
-"""The MCP tools over the knowledge store: search_docs, get_doc, list_tags, similar_docs.
+"""The MCP tools over the knowledge store: search_docs, get_doc, list_tags, tagged_docs,
+similar_docs.
 
 Each tool's docstring is the description an LLM client reads, and each parameter carries a
 description in the input schema. Failures a caller can act on (unknown note, refused path, no
@@ -43,7 +44,8 @@ SERVER_NAME = "knowledge-assets"
 INSTRUCTIONS = (
     "Personal knowledge base (an Obsidian vault, mostly Japanese Markdown notes). Use search_docs "
     "to find passages, get_doc to read a whole note by the path a result gives, similar_docs for "
-    "related notes and list_tags to see which tags exist. Everything is read-only."
+    "related notes, list_tags to see which tags exist and tagged_docs to list a tag's notes. "
+    "Everything is read-only."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -143,6 +145,21 @@ class KnowledgeTools:
         first. Use the tag names to filter search_docs."""
         return schemas.structured(fmt.tags_result(self._call(core_notes.list_tags)))
 
+    def tagged_docs(
+        self,
+        tag: Annotated[str, Field(description="A tag as list_tags names it (any case, '#' optional); notes with a tag nested under it (tag/sub) are listed too.", min_length=1, max_length=200)],
+        limit: Annotated[int, Field(description="How many notes to return.", ge=1, le=100)] = 20,
+        offset: Annotated[int, Field(description="How many of the most recently updated notes to skip (for the next page).", ge=0, le=1_000_000)] = 0,
+    ) -> Annotated[CallToolResult, schemas.TaggedDocsOutput]:  # fmt: skip
+        """List the current notes carrying a tag, most recently updated first, with how many
+        there are in all. Each note has its title, path, source, tags and dates; read one with
+        get_doc. Tags come from the frontmatter and from the text (#tag), as in Obsidian."""
+
+        def run(conn: psycopg.Connection) -> tuple[int, list[core_notes.TaggedNote]]:
+            return core_notes.notes_tagged(conn, tag, limit=limit, offset=offset)
+
+        return schemas.structured(fmt.tagged_result(tag, *self._call(run)))
+
     def similar_docs(
         self,
         file_path: Annotated[str, Field(description="The vault-relative path of the note to compare with, as search_docs returned it.")],
@@ -173,6 +190,10 @@ class KnowledgeTools:
                 "search_docs returns valid paths"
             )
         return schemas.structured(fmt.similar_result(path, *found))
+
+    def all(self) -> tuple[Callable[..., Any], ...]:
+        """The tools, in the order a client lists them."""
+        return (self.search_docs, self.get_doc, self.list_tags, self.tagged_docs, self.similar_docs)
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)
@@ -249,7 +270,7 @@ def _message(exc: BaseException) -> str:
 
 
 def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> MCPServer[Any]:
-    """The MCP server with the four read-only tools. Opens no connection, unless ``warm_up``
+    """The MCP server with the five read-only tools. Opens no connection, unless ``warm_up``
     starts loading the active model's query embedder in the background."""
     tools = KnowledgeTools(store or ReaderStore())
     if warm_up:
@@ -262,7 +283,7 @@ def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> 
             annotations=READ_ONLY,
             structured_output=fn != tools.get_doc,
         )
-        for fn in (tools.search_docs, tools.get_doc, tools.list_tags, tools.similar_docs)
+        for fn in tools.all()
     ]
     return KnowledgeServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING",
