@@ -2,7 +2,7 @@
 
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
-For each of 43 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
+For each of 44 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
 hash tags, wikilinks, footnotes, fences, tables, lists, quotes, zero-width characters, CR, …) a
 note of ``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``, the default
 strategy), read for its inline tags (``inline_tags``), rendered for the note view
@@ -40,7 +40,7 @@ UNITS = {
     "table delim": "|-|\n", "comment lines": "<!--\n", "comment openers": "<!--",
     "obsidian comment lines": "%%\n", "obsidian comments": "%% a\n", "obsidian openers": "%%",
     "callouts": "> [!tip]\n\n", "site callouts": ":::tip\n", "site closes": ":::\n",
-    "highlights": "==a== ", "highlight marks": "==",
+    "highlights": "==a== ", "highlight marks": "==", "block ids": "a ^b1\n\n",
     "sentences no break": "あ", "dots": ".", "newlines": "\n", "spaces": " ",
     "zero width": "\u200b", "crlf": "\r\n", "cr": "\r", "entities": "&amp;", "bad entity": "&#",
 }  # fmt: skip

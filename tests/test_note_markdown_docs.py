@@ -88,6 +88,23 @@ def test_highlights_are_marked(markdown: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("markdown", "expected"),
     [
+        ("本文の段落 ^abc-123", '<p id="b-abc-123">本文の段落</p>'),
+        ("行1\n行2 ^p2", '<p id="b-p2">行1<br />\n行2</p>'),
+        ("- 項目一 ^i1\n- 項目二", '<li id="b-i1">項目一</li>'),  # a tight list's item
+        ("| a |\n|---|\n| 1 |\n\n^tbl", '</table>\n</div>\n<p id="b-tbl" class="block-id"></p>'),
+        ("[[#^abc-123]]", 'href="#b-abc-123"'),  # a link lands on the block
+        ("[[README#^abc]]", 'href="/notes/qa/sub/README.md#b-abc"'),
+        ("価格は 2^10 で x ^ y", "<p>価格は 2^10 で x ^ y</p>"),  # no block id
+        ("`code ^c`", "<p><code>code ^c</code></p>"),
+    ],
+)
+def test_block_ids_are_hidden_and_links_land_on_their_block(markdown: str, expected: str) -> None:
+    assert expected in render(markdown)
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
         (
             "本文[^1]\n\n[^1]: 脚注",
             '<sup class="footnote-ref"><a href="#fn1" id="fnref1">[1]</a></sup>',

@@ -2,11 +2,12 @@
 
 CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (markdown-it-py and
 its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
-``![[embed]]``), highlights (``==text==``) and callouts (``> [!tip]``, ``:::tip``). Raw HTML in
-a note is shown as text and never runs, and comments (HTML's and Obsidian's ``%%``) are left
-out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links (except
-images). Links to notes lead to their note view (at the heading they name), or show as a missing
-link when no current note has that name. Headings carry ids: ``h-`` and the slug of their text.
+``[[note#^block]]``, ``![[embed]]``), highlights (``==text==``), block ids (``^id``) and callouts
+(``> [!tip]``, ``:::tip``). Raw HTML in a note is shown as text and never runs, and comments
+(HTML's and Obsidian's ``%%``) are left out; markdown-it refuses ``javascript:``, ``vbscript:``,
+``file:`` and ``data:`` links (except images). Links to notes lead to their note view (at the
+heading or block they name), or show as a missing link when no current note has that name.
+Headings carry ids: ``h-`` and the slug of their text; blocks with a ``^id``: ``b-`` and it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.footnote import footnote_plugin
 
+from knowledge_assets.api.markdown_blocks import block_anchor, block_ids
 from knowledge_assets.api.markdown_callouts import callouts
 from knowledge_assets.api.markdown_comments import skip_comments
 from knowledge_assets.api.markdown_highlight import highlights
@@ -48,8 +50,9 @@ HEADING_ID = "h-"
 
 def heading_id(heading: str) -> str:
     """The id of a heading with this text, as a link's fragment names it (``#Café au lait`` or
-    ``#café-au-lait``): the GitHub slug of the text (Japanese kept), prefixed."""
-    return HEADING_ID + slugify(heading.strip())
+    ``#café-au-lait``): the GitHub slug of the text (Japanese kept), prefixed; or the id of the
+    block that ``#^id`` names."""
+    return block_anchor(heading) or HEADING_ID + slugify(heading.strip())
 
 
 def _wikilink(state: StateInline, silent: bool) -> bool:
@@ -214,6 +217,7 @@ def _markdown() -> MarkdownIt:
     skip_comments(md)
     callouts(md)
     highlights(md)
+    block_ids(md)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     md.core.ruler.push("note_links", _note_links)
     md.core.ruler.push("shift_headings", _shift_headings)
