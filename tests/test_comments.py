@@ -83,13 +83,17 @@ def _titles(conn: psycopg.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT file_path, title FROM rag.latest_docs").fetchall())
 
 
+def _ingest(conn: psycopg.Connection, root: Path, syntax: str) -> None:
+    sync_source(conn, _store(root, syntax))
+    refresh_latest(conn, "docs_local")
+    refresh_chunks(conn)
+
+
 def test_the_stored_title_skips_headings_inside_comments(
     db_url: str, tmp_path: Path, syntax: str
 ) -> None:
     with db.connect(db_url) as conn:
-        sync_source(conn, _store(tmp_path / "vault", syntax))
-        refresh_latest(conn, "docs_local")
-        refresh_chunks(conn)
+        _ingest(conn, tmp_path / "vault", syntax)
         titles = _titles(conn)
         parents = conn.execute("SELECT DISTINCT parent_heading FROM rag.chunks").fetchall()
     assert titles == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
@@ -100,9 +104,7 @@ def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only
     db_url: str, tmp_path: Path, syntax: str
 ) -> None:
     with db.connect(db_url) as conn:
-        sync_source(conn, _store(tmp_path / "vault", syntax))
-        refresh_latest(conn, "docs_local")
-        refresh_chunks(conn)
+        _ingest(conn, tmp_path / "vault", syntax)
         # as the earlier rule stored them: titled by the heading inside the comment
         conn.execute("UPDATE rag.latest_docs SET title = '雛形の見出し' WHERE file_path = '庭.md'")
         conn.execute("UPDATE rag.latest_docs SET title = '下書きの題' WHERE file_path = '無題.md'")
