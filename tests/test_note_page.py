@@ -100,6 +100,17 @@ def test_callouts_show_as_titled_boxes_of_their_kind(base: str) -> None:
         assert colours[0] != colours[1] and "rgba(0, 0, 0, 0)" not in colours[0]
 
 
+def test_a_hits_snippet_leaves_out_callout_and_comment_markup(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?q=%E7%9F%AD%E3%81%8F%E6%9B%B8%E3%81%8F&mode=keyword")  # 短く書く
+        snippet = page.locator(".result .snippet").first
+        expect(snippet).to_contain_text("使い方のコツ 短く書く。")
+        expect(snippet).not_to_contain_text("[!tip]")
+        expect(page.locator(".result .snippet", has_text=">")).to_have_count(0)
+
+
 def test_a_tag_lists_the_notes_carrying_it(base: str) -> None:
     """A note's tags, the frontmatter's and those in its text, open the list of their notes."""
     from playwright.sync_api import expect

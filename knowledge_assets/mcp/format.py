@@ -20,12 +20,21 @@ PAGE_CHARS = 6000  # get_doc returns a long note in pages of about this many cha
 # scan the whole run again (quadratic; 80,000 newlines took 36 s).
 _FENCE_LINE = re.compile(r"^[ \t]*(```|~~~).*$", re.MULTILINE)
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\]")
+# Markers a snippet drops, as the search page's does: quotes and callouts (> [!tip], :::tip),
+# highlights (==text==, the text kept) and block ids (^id).
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?", re.MULTILINE)
+_SITE_FENCE = re.compile(r"^[ \t]*:::.*$", re.MULTILINE)
+_HIGHLIGHT = re.compile(r"==([^\s=](?:[^=\n]*[^\s=])?)==")
+_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
 _LISTED_SECTIONS = 40  # a note with hundreds of headings names the first ones, then a count
 
 
 def clean_snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
-    """A snippet without code-fence markers or image syntax (Markdown and Obsidian embeds)."""
-    return snippet(_IMAGE.sub("", _FENCE_LINE.sub("", text or "")), limit)
+    """A snippet without code-fence markers, image syntax (Markdown and Obsidian embeds) and the
+    markers of quotes, callouts, highlights and block ids."""
+    text = _IMAGE.sub("", _FENCE_LINE.sub("", text or ""))
+    text = _HIGHLIGHT.sub(r"\1", _SITE_FENCE.sub("", _QUOTE.sub("", text)))
+    return snippet(_BLOCK_ID.sub("", text), limit)
 
 
 def to_json(value: Any) -> str:

@@ -54,9 +54,14 @@ function sourceLabel(source) {
   return source && !VAULT_SOURCES.has(source) ? ` <span class="source">${escape(source)}</span>` : "";
 }
 
-// Snippets: code fences and image syntax dropped, whitespace folded, query terms highlighted.
+// Snippets: code fences, image syntax and the markers of quotes, callouts (> [!tip], :::tip),
+// highlights (==text==) and block ids (^id) dropped, whitespace folded, query terms highlighted.
 function cleanText(text) {
-  return String(text || "").replace(/^#{1,6}\s+/gm, "").replace(/!\[[^\]]*\]\([^)]*\)/g, "").replace(/^```.*$/gm, "").replace(/\s+/g, " ").trim();
+  return String(text || "")
+    .replace(/^#{1,6}\s+/gm, "").replace(/!\[[^\]]*\]\([^)]*\)/g, "").replace(/^```.*$/gm, "")
+    .replace(/^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?/gm, "").replace(/^[ \t]*:::.*$/gm, "")
+    .replace(/==([^\s=](?:[^=\n]*[^\s=])?)==/g, "$1").replace(/[ \t]\^[A-Za-z0-9-]+[ \t]*$/gm, "")
+    .replace(/\s+/g, " ").trim();
 }
 
 function highlight(text, terms) {
