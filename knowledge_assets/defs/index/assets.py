@@ -133,7 +133,10 @@ class EmbeddingsConfig(dg.Config):
     path_prefix: str = Field(default="", description="A folder, e.g. projects/.")
     tag: str = Field(
         default="",
-        description="A frontmatter tag in any case, with the tags nested under it (the # is optional).",
+        description=(
+            "A tag (of the frontmatter or the text) in any case, with the tags nested under it"
+            " (the # is optional)."
+        ),
     )
     force: bool = Field(
         default=False,
