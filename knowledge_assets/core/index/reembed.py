@@ -26,8 +26,8 @@ from knowledge_assets.core.progress import Progress
 class DocumentFilter:
     """Which latest documents to (re-)embed; the criteria that are set must all match.
 
-    ``paths``: exact file paths; ``path_prefix``: e.g. ``projects/``; ``tag``: a frontmatter tag
-    in any case, or a tag nested under it (``project`` selects ``Project/Alpha``), as search
+    ``paths``: exact file paths; ``path_prefix``: e.g. ``projects/``; ``tag``: a tag (of the
+    frontmatter or the text) in any case, or a tag nested under it (``project`` selects ``Project/Alpha``), as search
     filters match tags; a leading ``#`` is ignored on both sides.
     """
 
