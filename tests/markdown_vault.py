@@ -88,6 +88,7 @@ LONG_NOTE = f"tsconfig/{LONG}WithAVeryLongFileName.md"
 REJECTED = "broken.md"
 PERCENT = "100%.md"
 CALLOUTS = "qa/callouts.md"
+EMBEDS = "qa/embeds.md"
 DOCS_NOTES = {
     "README.md": "# ドキュメント\n\nルートの README。\n",
     BESIDE: "# サブフォルダの README\n\n"
@@ -113,6 +114,7 @@ DOCS_NOTES = {
     PERCENT: "# 百パーセント\n\n名前に % がある。\n",
     CALLOUTS: "---\ntags: [書式]\n---\n# 囲み\n\n> [!tip] 使い方のコツ\n> 短く書く。\n\n"
     ":::warning\n古い設定です。%%後で消す%%\n:::\n\n#囲みの例\n",
+    EMBEDS: "# 埋め込み\n\n前の段落。\n\n![[callouts]]\n\n後の段落。\n",
 }
 
 

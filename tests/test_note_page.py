@@ -16,7 +16,16 @@ from knowledge_assets.answer import Asker, LLMSettings
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
-from tests.markdown_vault import BESIDE, CALLOUTS, GUIDE, LONG, LONG_NOTE, REJECTED, docs_vault
+from tests.markdown_vault import (
+    BESIDE,
+    CALLOUTS,
+    EMBEDS,
+    GUIDE,
+    LONG,
+    LONG_NOTE,
+    REJECTED,
+    docs_vault,
+)
 from tests.test_search import ingest
 
 if TYPE_CHECKING:
@@ -109,6 +118,20 @@ def test_a_hits_snippet_leaves_out_callout_and_comment_markup(base: str) -> None
         expect(snippet).to_contain_text("使い方のコツ 短く書く。")
         expect(snippet).not_to_contain_text("[!tip]")
         expect(page.locator(".result .snippet", has_text=">")).to_have_count(0)
+
+
+def test_an_embedded_note_shows_in_place(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, EMBEDS))
+        box = page.locator("#note-body .embed")
+        expect(box.locator(".embed-title a")).to_have_text("callouts")
+        expect(box.locator(".callout-title")).to_have_text(["使い方のコツ", "警告"])
+        paragraphs = page.locator("#note-body > p").all_inner_texts()
+        assert paragraphs == ["前の段落。", "後の段落。"]  # the box stands between them
+        box.locator(".embed-title a").click()
+        page.wait_for_url("**/notes/qa/callouts.md")
 
 
 def test_a_tag_lists_the_notes_carrying_it(base: str) -> None:

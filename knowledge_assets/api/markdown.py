@@ -2,12 +2,13 @@
 
 CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (markdown-it-py and
 its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
-``[[note#^block]]``, ``![[embed]]``), highlights (``==text==``), block ids (``^id``) and callouts
-(``> [!tip]``, ``:::tip``). Raw HTML in a note is shown as text and never runs, and comments
-(HTML's and Obsidian's ``%%``) are left out; markdown-it refuses ``javascript:``, ``vbscript:``,
-``file:`` and ``data:`` links (except images). Links to notes lead to their note view (at the
-heading or block they name), or show as a missing link when no current note has that name.
-Headings carry ids: ``h-`` and the slug of their text; blocks with a ``^id``: ``b-`` and it.
+``[[note#^block]]``), embeds (``![[note]]``, ``![[note#heading]]``: the note or section shown in
+place), highlights (``==text==``), block ids (``^id``) and callouts (``> [!tip]``, ``:::tip``).
+Raw HTML in a note is shown as text and never runs, and comments (HTML's and Obsidian's ``%%``)
+are left out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links
+(except images). Links to notes lead to their note view (at the heading or block they name), or
+show as a missing link when no current note has that name. Headings carry ids: ``h-`` and the
+slug of their text; blocks with a ``^id``: ``b-`` and it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from knowledge_assets.api.markdown_blocks import block_anchor, block_ids
 from knowledge_assets.api.markdown_callouts import callouts
 from knowledge_assets.api.markdown_comments import skip_comments
+from knowledge_assets.api.markdown_embeds import Loader, embeds
 from knowledge_assets.api.markdown_highlight import highlights
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 
@@ -168,6 +170,8 @@ def _heading_ids(state: StateCore) -> None:
     """Each heading's id, as mdit-py-plugins' anchors plugin gives it (the slug of its text; a
     repeated one takes the first free ``-1``, ``-2``…). Not the plugin itself: it tries every
     suffix from 1 for each repeat, so a note of thousands of like headings took minutes."""
+    if state.env.get("embedded"):  # an embedded note's ids would repeat the page's own
+        return
     headings = [(i, t) for i, t in enumerate(state.tokens) if t.type == "heading_open"]
     taken = {str(t.attrGet("id")) for _, t in headings if t.attrGet("id")}
     next_suffix: dict[str, int] = {}  # below it, every suffix of the slug is taken
@@ -222,6 +226,7 @@ def _markdown() -> MarkdownIt:
     md.core.ruler.push("note_links", _note_links)
     md.core.ruler.push("shift_headings", _shift_headings)
     md.add_render_rule("wikilink", _render_wikilink)
+    embeds(md, _href, _label)
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("table_close", _table_close)
     return md
@@ -230,6 +235,7 @@ def _markdown() -> MarkdownIt:
 _MARKDOWN = _markdown()
 
 
-def render_note(text: str, links: NoteLinks) -> str:
-    """The HTML of a note's body (its Markdown without the frontmatter)."""
-    return _MARKDOWN.render(text, {"links": links})
+def render_note(text: str, links: NoteLinks, load_note: Loader | None = None) -> str:
+    """The HTML of a note's body (its Markdown without the frontmatter); with ``load_note``
+    (a current note's body), the notes it embeds are shown in it."""
+    return _MARKDOWN.render(text, {"links": links, "load_note": load_note})

@@ -44,6 +44,8 @@ def _block_ids(state: StateCore) -> None:
         if match is None or holder is None or holder.attrGet("id"):
             continue
         last.content = last.content[: match.start()]  # type: ignore[union-attr]
+        if state.env.get("embedded"):  # shown in another note: its ids are that note's
+            continue
         holder.attrSet("id", BLOCK_ID + match[1])
         if not "".join(c.content for c in token.children or []).strip():
             holder.attrJoin("class", "block-id")  # "^id" alone on its line: an anchor only

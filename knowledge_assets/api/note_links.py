@@ -114,6 +114,7 @@ class NoteLinks:
     ) -> None:  # fmt: skip
         self.path, self.source, self.vault = path, source, vault
         self._notes = notes
+        self._listing: list[tuple[str, str]] | None = None
         self._own: _Paths | None = None
         self._every = _Paths(())
         self._holders: dict[str, list[str]] = {}
@@ -136,6 +137,17 @@ class NoteLinks:
             return self._target(found, self.vault if self.vault in holders else holders[0])
         return None
 
+    def beside(self, note: LinkTarget) -> NoteLinks:
+        """The links of ``note`` (one this note embeds), read from the same list of notes."""
+        return NoteLinks(
+            note.path, self._listed, source=note.source or self.vault, vault=self.vault
+        )
+
+    def _listed(self) -> list[tuple[str, str]]:
+        if self._listing is None:
+            self._listing = list(self._notes())
+        return self._listing
+
     def is_here(self, note: LinkTarget) -> bool:
         """Whether ``note`` is the linking note itself."""
         return note == self._target(self.path, self.source)
@@ -146,7 +158,7 @@ class NoteLinks:
     def _index(self) -> _Paths:
         if self._own is None:
             holders: defaultdict[str, list[str]] = defaultdict(list)
-            for source, path in self._notes():
+            for source, path in self._listed():
                 holders[path].append(source)
             self._holders = {path: sorted(sources) for path, sources in holders.items()}
             self._own = _Paths(p for p, sources in holders.items() if self.source in sources)

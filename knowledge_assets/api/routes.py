@@ -15,7 +15,7 @@ from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.api.schemas import (  # fmt: skip
     Filters,
     HybridSearch,
@@ -261,7 +261,13 @@ def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any]
         doc["file_path"], lambda: core_notes.latest_notes(conn), source=doc["source"],
         vault=vault_source(),
     )  # fmt: skip
-    return doc | {"html": render_note(doc["content"] or "", links)}
+
+    def body(note: LinkTarget) -> str | None:  # of a note this one embeds
+        key = (note.source or vault_source(), note.path)
+        found = core_notes.latest_fields(conn, [key]).get(key)
+        return str(found["content"] or "") if found else None
+
+    return doc | {"html": render_note(doc["content"] or "", links, body)}
 
 
 @router.get("/notes/{note_id:path}", summary="One note")
