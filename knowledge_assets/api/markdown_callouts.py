@@ -67,9 +67,8 @@ def _render_site(
     token = tokens[idx]
     if token.nesting == -1:
         return "</div>\n"
-    match = _site_kind(token.info)
-    assert match is not None  # the container opened only for a known kind
-    return _box(match[1], match[2] or match[3])
+    match = _site_kind(token.info)  # the container opened only for a known kind
+    return _box(match[1], match[2] or match[3]) if match else _box("note", "")
 
 
 def _closing(tokens: list[Token], start: int) -> int:
