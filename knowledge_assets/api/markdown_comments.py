@@ -59,7 +59,7 @@ def _inline_rule(syntax: Syntax) -> _InlineRule:
             return False
         found = _per_text(state.env, f"comment_closes {syntax.open}", state.src, closes)
         close = found.after(state.pos + len(syntax.open))
-        if close < 0:
+        if close < 0 or close + len(syntax.close) > state.posMax:  # closed past this text
             return False
         state.pos = close + len(syntax.close)
         return True
