@@ -141,9 +141,8 @@ async function restoreSearch() {
 
 // The notes carrying a tag (or one nested under it), most recently updated first, 50 at a time.
 async function listTagged(tag, offset = 0) {
-  const mode = document.querySelector("input[name=mode]:checked").value;
   if (!offset) {
-    setAddress({ q: "", mode, tag }, false);
+    setAddress({ q: "", mode: "", tag }, false); // the address a tag links to: no query, no mode
     $("search-status").textContent = "読み込み中…";
   }
   try {
