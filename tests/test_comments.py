@@ -17,6 +17,7 @@ from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 from tests.migration_support import notes_to_rechunk, rerun_migration
+from tests.test_search import ingest
 
 TEMPLATE = (
     "<!--\n# 雛形の見出し\nここに要約を書く\n-->\n# 庭の記録\n\n"
@@ -114,3 +115,35 @@ def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only
         refresh_latest(conn, "docs_local")
         assert _titles(conn) == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
         assert notes_to_rechunk(conn) == ["庭.md", "無題.md"]
+
+
+CODE_NOTES = {
+    "手順.md": "インストールの手順。\n\n```bash\n# install deps\nnpm i\n```\n",
+    "見出しあり.md": "```sh\n# 古い手順\n```\n\n# 本当の題\n\n本文。\n",
+    "題あり.md": "---\ntitle: 表紙の題\n---\n```\n# x\n```\n",
+}
+
+
+def test_a_comment_line_in_a_code_block_never_titles_a_note(db_url: str, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, text in CODE_NOTES.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    ingest(db_url, None, vault)
+    expected = {"手順.md": "手順", "見出しあり.md": "本当の題", "題あり.md": "表紙の題"}
+    with db.connect(db_url) as conn:
+        assert _titles(conn) == expected
+        # as the earlier rule stored them, from the shell comments
+        conn.execute(
+            "UPDATE rag.latest_docs SET title = 'install deps' WHERE file_path = '手順.md'"
+        )
+        conn.commit()
+    rerun_migration(db_url, "037")
+    with db.connect(db_url) as conn:
+        assert notes_to_rechunk(conn) == [
+            "手順.md",
+            "見出しあり.md",
+        ]  # fenced, no frontmatter title
+    ingest(db_url, None, vault)
+    with db.connect(db_url) as conn:
+        assert _titles(conn) == expected

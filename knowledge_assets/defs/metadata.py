@@ -26,7 +26,9 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     "version": "Source version: git blob SHA, or size and modification time of a local file.",
     "has_body": "Whether the body has text besides headings.",
     "source_table": "Raw table the note comes from.",
-    "title": ("Title: frontmatter title, else the first H1 outside comments, else the file name."),
+    "title": (
+        "Title: frontmatter title, else the first H1 outside code and comments, else the file name."
+    ),
     "tags": "Frontmatter tags, normalised, then the tags written in the text (#日記).",
     "inline_tags": "Tags written in the note's text (#日記), outside code, comments and links.",
     "tag_paths": (

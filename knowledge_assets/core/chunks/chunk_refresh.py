@@ -208,8 +208,11 @@ def _prepare(
         except Exception as exc:  # one note the chunker cannot handle must not stop the rest
             _failed(conn, report, doc_id, path, content_hash, exc)
             continue
-        tags = [] if doc_type == BOOKMARK_TYPE else inline_tags(content)  # JSON: no Markdown
-        notes.append(NoteChunks(doc_id, path, content_hash, chunks, [], doc_sig, inline_tags=tags))
+        markdown = doc_type != BOOKMARK_TYPE  # a bookmark file is JSON
+        note = NoteChunks(doc_id, path, content_hash, chunks, [], doc_sig)
+        note.inline_tags = inline_tags(content) if markdown else []
+        note.title = chunks[0].title if markdown and chunks else None
+        notes.append(note)
     # Tokens are reused only from chunks made under the note's own signature (a source with
     # chunking options of its own has one), as the merge looks them up.
     known: set[tuple[str, str]] = set()

@@ -48,6 +48,7 @@ class Chunk:
     heading_parts: tuple[str, ...] = ()  # heading_path as a list (seed 004)
     url: str | None = None  # a bookmark's article
     meta: dict[str, Any] = field(default_factory=dict)  # frontmatter the chunk inherits
+    title: str = ""  # the note's title as the chunker reads it (the embedding text's title)
 
 
 def estimate_tokens(text: str) -> int:

@@ -17,7 +17,6 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunks.chunking import Chunk
-from knowledge_assets.core.chunks.inline_tags import write_inline_tags
 from knowledge_assets.core.chunks.tokenize import Keywords
 from knowledge_assets.core.index.index_build import build_workers, configure_index_build, gin_memory
 from knowledge_assets.core.index.index_store import chunk_id, has_index
@@ -89,6 +88,7 @@ class NoteChunks:
     sig: str | None = None
     keywords: list[Keywords | None] = field(default_factory=list)
     inline_tags: list[str] = field(default_factory=list)
+    title: str | None = None  # the note's title as the chunker reads it, when it has chunks
 
 
 def token_source(chunk: Chunk) -> TokenSource:
@@ -148,8 +148,35 @@ def write_notes(
     # A batch sorts a few thousand wide rows: keep that in memory, not in temporary files.
     conn.execute("SELECT set_config('work_mem', '64MB', true)")
     row = conn.execute(_MERGE, {"docs": [n.document_id for n in notes]}).fetchone()
-    write_inline_tags(conn, [(n.document_id, n.inline_tags) for n in notes])
+    write_note_fields(conn, notes)
     return int(row[0]) if row else 0
+
+
+# What the chunk refresh reads of a note besides its chunks: the tags written in its text
+# (core.chunks.inline_tags), which follow the frontmatter's in ``tags``, and, for a note without
+# a frontmatter title, its first H1 as the chunker finds it (outside code and comments: the
+# latest_docs rule, a regular expression over the whole text, takes a "# comment" line of a
+# shell script in a code block for one). A note whose fields are unchanged is not rewritten.
+_NOTE_FIELDS = (
+    "UPDATE rag.latest_docs d SET inline_tags = u.tags,"
+    " tags = rag.merge_tags(rag.note_tags(d.frontmatter -> 'tags'), u.tags),"
+    " title = CASE WHEN u.untitled THEN coalesce(u.title, d.title) ELSE d.title END"
+    " FROM (SELECT x.id, ARRAY(SELECT jsonb_array_elements_text(x.t)) AS tags, x.title,"
+    "   coalesce(btrim(l.frontmatter ->> 'title'), '') = '' AS untitled"
+    "  FROM unnest(%s::uuid[], %s::jsonb[], %s::text[]) AS x(id, t, title)"
+    "  JOIN rag.latest_docs l ON l.id = x.id) u"
+    " WHERE d.id = u.id AND (d.inline_tags IS DISTINCT FROM u.tags"
+    "  OR (u.untitled AND u.title IS NOT NULL AND d.title IS DISTINCT FROM u.title))"
+)
+
+
+def write_note_fields(conn: psycopg.Connection, notes: Sequence[NoteChunks]) -> None:
+    """Record these notes' inline tags and chunker titles, in one statement."""
+    if notes:
+        conn.execute(_NOTE_FIELDS, (
+            [n.document_id for n in notes], [Jsonb(n.inline_tags) for n in notes],
+            [n.title for n in notes],
+        ))  # fmt: skip
 
 
 def _stage(conn: psycopg.Connection) -> None:

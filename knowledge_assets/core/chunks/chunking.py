@@ -260,6 +260,7 @@ def _assemble(doc: _Doc, parts: list[_Part]) -> list[Chunk]:
                 token_estimate=doc.estimate(text),
                 warning=part.warning,
                 heading_parts=part.path,
+                title=doc.title,
             )
         )
     return chunks

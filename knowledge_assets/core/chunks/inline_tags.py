@@ -9,7 +9,7 @@ tag may not start with a digit: ``#123を解決する`` names an issue, not a to
 ``(#anchor)``, ``https://a/#b``, ``[ref]: #anchor``) and entities (``&#38;``) hold none.
 
 The chunk refresh reads each note it chunks, so it records the note's inline tags too
-(:func:`write_inline_tags`); ``rag.latest_docs.tags`` is the frontmatter's tags followed by the
+(:func:`knowledge_assets.core.chunks.chunk_writer.write_note_fields`); ``rag.latest_docs.tags`` is the frontmatter's tags followed by the
 inline ones no frontmatter tag has (case-insensitively), and search filters, tag lists and
 results all read that column.
 """
@@ -17,16 +17,12 @@ results all read that column.
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Iterator, Sequence
-
-import psycopg
-from psycopg.types.json import Jsonb
+from collections.abc import Iterator
 
 from knowledge_assets.core.chunks.comments import without_code_spans
 from knowledge_assets.core.chunks.markdown import normalise_newlines, scan_lines
 
-__all__ = ["MAX_INLINE_TAGS", "MAX_TAG_CHARS", "inline_tags", "write_inline_tags"]
+__all__ = ["MAX_INLINE_TAGS", "MAX_TAG_CHARS", "inline_tags"]
 
 MAX_INLINE_TAGS = 100  # a note of thousands of distinct "#x1 #x2 …" is no set of topics
 MAX_TAG_CHARS = 200  # a longer "tag" is a run of text (and too long for the tag index)
@@ -86,20 +82,3 @@ def inline_tags(content: str) -> list[str]:
             if len(found) == MAX_INLINE_TAGS:
                 return list(found.values())
     return list(found.values())
-
-
-def write_inline_tags(
-    conn: psycopg.Connection, tags: Sequence[tuple[uuid.UUID, list[str]]]
-) -> None:
-    """Record these notes' inline tags and the tags they make with the frontmatter's, in one
-    statement; a note whose inline tags are unchanged is not rewritten."""
-    if not tags:
-        return
-    conn.execute(
-        "UPDATE rag.latest_docs d SET inline_tags = u.tags,"
-        " tags = rag.merge_tags(rag.note_tags(d.frontmatter -> 'tags'), u.tags)"
-        " FROM (SELECT id, ARRAY(SELECT jsonb_array_elements_text(t)) AS tags"
-        "  FROM unnest(%s::uuid[], %s::jsonb[]) AS x(id, t)) u"
-        " WHERE d.id = u.id AND d.inline_tags IS DISTINCT FROM u.tags",
-        ([doc for doc, _ in tags], [Jsonb(t) for _, t in tags]),
-    )

@@ -260,6 +260,7 @@ def _assemble(ctx: _Context, pieces: list[_Piece], estimate: Callable[[str], int
                 token_estimate=estimate(text),
                 warning=None,
                 heading_parts=piece.path,
+                title=ctx.title,
                 url=piece.url,
                 meta=ctx.meta,
             )
