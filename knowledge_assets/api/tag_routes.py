@@ -8,21 +8,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from knowledge_assets.api import store
+from knowledge_assets.api.routes import _read
 from knowledge_assets.api.schemas import TagName
 from knowledge_assets.core.search import notes as core_notes
 
 router = APIRouter(prefix="/api")
 
 
-def _readers(request: Request) -> Any:
-    return request.app.state.readers
-
-
 @router.get("/tags", summary="Tags with their note counts")
 def tags(request: Request) -> dict[str, Any]:
     """Every tag of the current notes with how many carry it, most used first."""
-    rows = store.read(_readers(request), lambda conn, _companion: core_notes.list_tags(conn))
+    rows = _read(request, core_notes.list_tags)
     return {"success": True, "count": len(rows), "data": [{"tag": t, "count": c} for t, c in rows]}
 
 
@@ -35,16 +31,8 @@ def tagged(
     """The current notes carrying ``tag`` or a tag nested under it (``project`` lists
     ``project/alpha`` too; case and a leading ``#`` do not matter), most recently updated
     first: ``total`` of them, ``limit`` from ``offset``."""
-    total, notes = store.read(
-        _readers(request),
-        lambda conn, _companion: core_notes.notes_tagged(conn, tag, limit=limit, offset=offset),
+    total, notes = _read(
+        request, lambda conn: core_notes.notes_tagged(conn, tag, limit=limit, offset=offset)
     )
-    data = [
-        asdict(n) | {"id": n.file_path, "created": _day(n.created), "updated": _day(n.updated)}
-        for n in notes
-    ]
+    data = [asdict(n) | {"id": n.file_path} for n in notes]  # dates: ISO text in the reply
     return {"success": True, "tag": tag, "total": total, "count": len(data), "data": data}
-
-
-def _day(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None

@@ -80,6 +80,11 @@ function snippet(text, terms, size = 160) {
   return (at > 0 ? "…" : "") + highlight(cut, terms) + (at + size < flat.length ? "…" : "");
 }
 
+// A note in a list of results: its title, linking to it, then its path (and source).
+function noteHeading(note) {
+  return `<h3><a href="${noteUrl(note.id, note.source)}">${escape(note.title || note.id)}</a><span class="path">${escape(note.id)}${sourceLabel(note.source)}</span></h3>`;
+}
+
 // A tag links to the list of notes carrying it (the search page with ?tag= and no query).
 function tagChips(tags) {
   return (tags || []).map((t) => `<a class="tag" href="/?tag=${encodeURIComponent(t)}">#${escape(t)}</a>`).join("");
@@ -153,7 +158,7 @@ async function listTagged(tag, offset = 0) {
       : `#${tag} のノートはありません。`;
     const items = data.data.map((n) => `
       <div class="result">
-        <h3><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a><span class="path">${escape(n.id)}${sourceLabel(n.source)}</span></h3>
+        ${noteHeading(n)}
         <div class="tags">${tagChips(n.tags)}${n.updated || n.created ? `<span class="date">${escape(n.updated || n.created)}</span>` : ""}</div>
       </div>`).join("");
     $("results").querySelector(".more")?.remove();
@@ -179,7 +184,7 @@ function renderResults(data, query) {
     : "一致するノートはありませんでした。別の言葉やモードで試してください。";
   $("results").innerHTML = [...groups.values()].map((g) => `
     <div class="result">
-      <h3><a href="${noteUrl(g.id, g.source)}">${escape(g.title || g.id)}</a><span class="path">${escape(g.id)}${sourceLabel(g.source)}</span></h3>
+      ${noteHeading(g)}
       <div class="tags">${tagChips(g.tags)}</div>
       ${g.hits.slice(0, 3).map((h) => `
         <div class="section">

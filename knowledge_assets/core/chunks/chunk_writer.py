@@ -160,13 +160,13 @@ def write_notes(
 _NOTE_FIELDS = (
     "UPDATE rag.latest_docs d SET inline_tags = u.tags,"
     " tags = rag.merge_tags(rag.note_tags(d.frontmatter -> 'tags'), u.tags),"
-    " title = CASE WHEN u.untitled THEN coalesce(u.title, d.title) ELSE d.title END"
-    " FROM (SELECT x.id, ARRAY(SELECT jsonb_array_elements_text(x.t)) AS tags, x.title,"
-    "   coalesce(btrim(l.frontmatter ->> 'title'), '') = '' AS untitled"
-    "  FROM unnest(%s::uuid[], %s::jsonb[], %s::text[]) AS x(id, t, title)"
-    "  JOIN rag.latest_docs l ON l.id = x.id) u"
+    " title = CASE WHEN coalesce(btrim(d.frontmatter ->> 'title'), '') = ''"
+    "  THEN coalesce(u.title, d.title) ELSE d.title END"
+    " FROM (SELECT x.id, ARRAY(SELECT jsonb_array_elements_text(x.t)) AS tags, x.title"
+    "  FROM unnest(%s::uuid[], %s::jsonb[], %s::text[]) AS x(id, t, title)) u"
     " WHERE d.id = u.id AND (d.inline_tags IS DISTINCT FROM u.tags"
-    "  OR (u.untitled AND u.title IS NOT NULL AND d.title IS DISTINCT FROM u.title))"
+    "  OR (coalesce(btrim(d.frontmatter ->> 'title'), '') = '' AND u.title IS NOT NULL"
+    "   AND d.title IS DISTINCT FROM u.title))"
 )
 
 
