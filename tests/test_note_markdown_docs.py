@@ -36,7 +36,22 @@ def render(text: str, path: str = GUIDE) -> str:
             '<div class="callout callout-tip" data-callout="tip">\n'
             '<p class="callout-title">使い方</p>\n<p>本文</p>\n</div>',
         ),
-        ("> [!WARNING]-\n> 本文", '<p class="callout-title">警告</p>\n<p>本文</p>'),
+        (
+            "> [!WARNING]-\n> 本文",
+            '<details class="callout callout-warning" data-callout="warning">\n'
+            '<summary class="callout-title">警告</summary>\n<p>本文</p>\n</details>',
+        ),
+        (
+            "> [!faq]+ 開いた問い\n> 答え",
+            '<details class="callout callout-warning" data-callout="faq" open>\n'
+            '<summary class="callout-title">開いた問い</summary>\n<p>答え</p>\n</details>',
+        ),
+        (
+            "> [!note]- 外\n> > [!tip] 内\n> > 中",
+            '<p class="callout-title">内</p>\n<p>中</p>\n</div>\n</details>',
+        ),
+        (":::details 続きを読む\n本文\n:::", '<summary class="callout-title">続きを読む</summary>'),
+        (":::details\n本文\n:::", "<p>本文</p>\n</details>"),
         ("> [!note] 題だけ", '<p class="callout-title">題だけ</p>\n</div>'),
         ("> [!custom] x\n> y", 'data-callout="custom">\n<p class="callout-title">x</p>'),
         (

@@ -102,12 +102,24 @@ def test_callouts_show_as_titled_boxes_of_their_kind(base: str) -> None:
     with chromium_page(timeout_ms=60_000) as page:
         page.goto(note(base, CALLOUTS))
         boxes = page.locator("#note-body .callout")
-        expect(boxes.locator(".callout-title")).to_have_text(["使い方のコツ", "警告"])
+        expect(boxes.locator(".callout-title")).to_have_text(["使い方のコツ", "警告", "閉じた問い"])
         expect(boxes.nth(1)).to_have_text("警告\n古い設定です。")  # the %% comment left out
         colours = boxes.evaluate_all(
             "boxes => boxes.map(b => [getComputedStyle(b).borderLeftColor, getComputedStyle(b).backgroundColor])"
         )
         assert colours[0] != colours[1] and "rgba(0, 0, 0, 0)" not in colours[0]
+
+
+def test_a_folded_callout_opens_on_a_click(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, CALLOUTS))
+        folded = page.locator("#note-body details.callout")
+        answer = folded.get_by_text("開くと見える答え。")
+        expect(answer).to_be_hidden()
+        folded.locator("summary").click()
+        expect(answer).to_be_visible()
 
 
 def test_a_hits_snippet_leaves_out_callout_and_comment_markup(base: str) -> None:
@@ -128,7 +140,7 @@ def test_an_embedded_note_shows_in_place(base: str) -> None:
         page.goto(note(base, EMBEDS))
         box = page.locator("#note-body .embed")
         expect(box.locator(".embed-title a")).to_have_text("callouts")
-        expect(box.locator(".callout-title")).to_have_text(["使い方のコツ", "警告"])
+        expect(box.locator(".callout-title")).to_have_text(["使い方のコツ", "警告", "閉じた問い"])
         paragraphs = page.locator("#note-body > p").all_inner_texts()
         assert paragraphs == ["前の段落。", "後の段落。"]  # the box stands between them
         box.locator(".embed-title a").click()

@@ -2,11 +2,12 @@
 Title`` … ``:::`` (Docusaurus, VitePress) are shown as a titled box of their kind, not as a
 quote starting with ``[!tip]`` or as lines of colons.
 
-- Obsidian: a quote whose first line is ``[!type]``, with an optional fold mark (``+``/``-``,
-  ignored: the box is always open) and title. Any type is a callout, as in Obsidian.
+- Obsidian: a quote whose first line is ``[!type]``, with an optional fold mark and title. Any
+  type is a callout, as in Obsidian. A fold mark makes the box one a reader opens and closes
+  (``<details>``): ``-`` starts it closed, ``+`` open.
 - Documentation sites: ``:::type``, ``:::type Title`` or ``:::type[Title]`` up to a line of
   ``:::`` (mdit-py-plugins' container plugin), for the types those sites know; another word
-  after ``:::`` stays text.
+  after ``:::`` stays text. ``:::details`` folds, closed, as those sites show it.
 
 Without a title the box is titled by its kind, in Japanese for the usual kinds.
 """
@@ -47,13 +48,22 @@ _OBSIDIAN = re.compile(r"\[!([^\]\s]+)\]([+-]?)[ \t]*(.*)")
 _SITE = re.compile(r"([A-Za-z]+)(?:\[(.*)\])?[ \t]*(.*)")
 
 
-def _box(kind: str, title: str) -> str:
-    """The opening of a callout box of ``kind`` (as written) with ``title`` or its label."""
+def _box(kind: str, title: str, fold: str = "") -> str:
+    """The opening of a callout box of ``kind`` (as written) with ``title`` or its label.
+
+    ``fold`` is Obsidian's mark: ``-`` a folded box, ``+`` a foldable one shown open.
+    """
     label, family = _KINDS.get(kind.lower(), (kind, "note"))
-    return (
-        f'<div class="callout callout-{family}" data-callout="{escapeHtml(kind.lower())}">\n'
-        f'<p class="callout-title">{escapeHtml(title.strip() or label)}</p>\n'
-    )
+    attrs = f'class="callout callout-{family}" data-callout="{escapeHtml(kind.lower())}"'
+    title = escapeHtml(title.strip() or label)
+    if fold:
+        opened = " open" if fold == "+" else ""
+        return f'<details {attrs}{opened}>\n<summary class="callout-title">{title}</summary>\n'
+    return f'<div {attrs}>\n<p class="callout-title">{title}</p>\n'
+
+
+def _end(fold: str) -> str:
+    return "</details>\n" if fold else "</div>\n"
 
 
 def _site_kind(params: str) -> re.Match[str] | None:
@@ -65,18 +75,21 @@ def _render_site(
     renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
 ) -> str:
     token = tokens[idx]
-    if token.nesting == -1:
-        return "</div>\n"
-    match = _site_kind(token.info)  # the container opened only for a known kind
-    return _box(match[1], match[2] or match[3]) if match else _box("note", "")
+    if token.nesting == 1:
+        match = _site_kind(token.info)  # the container opened only for a known kind
+        kind, title = (match[1], match[2] or match[3]) if match else ("note", "")
+        fold = "-" if kind.lower() == "details" else ""
+        tokens[_closing(tokens, idx, "container_callout_close")].meta["fold"] = fold
+        return _box(kind, title, fold)
+    return _end(token.meta.get("fold", ""))
 
 
-def _closing(tokens: list[Token], start: int) -> int:
-    """The index of the ``blockquote_close`` matching the opening at ``start``."""
+def _closing(tokens: Sequence[Token], start: int, kind: str = "blockquote_close") -> int:
+    """The index of the ``kind`` token closing the opening at ``start``."""
     level = tokens[start].level
     return next(
         i for i in range(start + 1, len(tokens))
-        if tokens[i].type == "blockquote_close" and tokens[i].level == level
+        if tokens[i].type == kind and tokens[i].level == level
     )  # fmt: skip
 
 
@@ -93,7 +106,8 @@ def _obsidian_callouts(state: StateCore) -> None:
             continue
         close = tokens[_closing(tokens, i)]
         opening.tag = close.tag = "div"
-        title = Token("callout_title", "", 0, content=_box(match[1], match[3]))
+        close.meta["fold"] = match[2]
+        title = Token("callout_title", "", 0, content=_box(match[1], match[3], match[2]))
         if rest.strip():
             inline.content = rest
             tokens.insert(i + 1, title)
@@ -109,7 +123,7 @@ def _render_obsidian(
     token = tokens[idx]
     if token.type == "callout_title":
         return token.content  # the box's opening, escaped by _box
-    return "</div>\n" if token.type == "callout_close" else ""
+    return _end(token.meta.get("fold", "")) if token.type == "callout_close" else ""
 
 
 def callouts(md: MarkdownIt) -> None:
