@@ -41,12 +41,21 @@ def test_rerank_moves_nothing_above_keep_and_nothing_new_into_depth(keep: int, d
     assert set(got[:depth]) == set(keyword[:depth])
 
 
-def test_rerank_scores_are_the_fused_minmax_scores() -> None:
-    weights = HybridWeights(method="rerank", vector=0.5)
-    minmax = {i: s for i, s, _ in fuse(VECTOR, KEYWORD, HybridWeights(vector=0.5), 20)}
-    for item, score, retrievers in fuse(VECTOR, KEYWORD, weights, 20):
-        assert score == pytest.approx(minmax[item])
+@pytest.mark.parametrize("vector", [0.5, 3.0])
+def test_rerank_scores_never_rise_down_the_list(vector: float) -> None:
+    """Each score is the best fused (minmax) score of the results at or below it: keyword
+    search's kept first result shows the score of one it outranks, the others their own."""
+    weights = HybridWeights(method="rerank", vector=vector)
+    minmax = {i: s for i, s, _ in fuse(VECTOR, KEYWORD, HybridWeights(vector=vector), 20)}
+    fused = fuse(VECTOR, KEYWORD, weights, 20)
+    scores = [score for _, score, _ in fused]
+    assert scores == sorted(scores, reverse=True)
+    for rank, (item, score, retrievers) in enumerate(fused):
+        below = [minmax[i] for i, _, _ in fused[rank:]]
+        assert score == pytest.approx(max(below)) and score >= minmax[item]
         assert retrievers == (("vector",) if item == "z" else ("vector", "keyword"))
+    if vector == 3.0:  # the dense leg prefers another chunk: the first result is lifted
+        assert scores[0] > minmax[fused[0][0]]
 
 
 def test_each_model_gets_its_measured_fusion(monkeypatch: pytest.MonkeyPatch) -> None:

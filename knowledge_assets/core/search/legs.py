@@ -85,6 +85,21 @@ class Legs:
         return keyword_sql.keyword_bm25(self.conn, self.query, filters=self.filters, limit=depth)
 
 
+def _similar_enough(
+    fused: list[tuple[Any, float, tuple[str, ...]]], vec_rows: list[dict[str, Any]],
+    threshold: float,
+) -> list[tuple[Any, float, tuple[str, ...]]]:  # fmt: skip
+    """The fused hits whose cosine similarity reaches ``threshold``, as vector mode keeps them.
+
+    Used when keyword search matched nothing (a typo, gibberish, an emoji): the fused score is
+    then the cosine scaled over the candidates alone, which calls the nearest chunk a match
+    however far it is, so the similarity itself decides. With keyword matches, BM25 anchors
+    the fused scores and weak vector hits rank below them.
+    """
+    cosine = dict(_pairs(vec_rows))
+    return [hit for hit in fused if cosine.get(hit[0], 1.0) >= threshold]
+
+
 def hybrid_plan(
     limit: int, weights: HybridWeights | None, info: ModelInfo | None
 ) -> tuple[HybridWeights, int, int]:
@@ -161,5 +176,7 @@ def run(
     have = {r["chunk_id"] for r in vec_rows}
     dense = {cid: score for cid, score in cos.items() if cid not in have}
     fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit, dense)
+    if not kw_rows and vec_rows and legs.info is not None and legs.threshold is None:
+        fused = _similar_enough(fused, vec_rows, default_threshold(legs.info.model))
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
     return [make_hit(by_id[cid], score, found) for cid, score, found in fused]
