@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -30,6 +31,36 @@ _VISIBLE = re.compile(r"[^\s\u200b-\u200d\u2060\ufeff]")
 def is_blank(text: str) -> bool:
     """Whether ``text`` shows nothing: empty, or only blank characters."""
     return _VISIBLE.search(text) is None
+
+
+# Letters, numbers and other symbols (emoji): the Unicode categories that name something.
+_NAMING = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "So"})
+
+
+def names_something(text: str | None) -> bool:
+    """Whether ``text`` holds a letter, a digit or a symbol such as an emoji: a heading of
+    punctuation alone (``-`` left by a template's ``# <!-- number -->-<!-- title -->``) names
+    nothing, so it titles no note."""
+    return any(unicodedata.category(c) in _NAMING for c in text or "")
+
+
+# A Markdown link or image, ``[text](target "title")`` / ``![alt](src)``, with one level of
+# parentheses inside the target (``Foo_(bar)``); the alternatives cannot overlap, so matching is
+# linear. A reference definition, ``[label]: target "title"``, on a line of its own.
+_INLINE_LINK = re.compile(
+    r"!?\[([^\[\]\n]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*)>?"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+)
+_LINK_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]+\]):[ \t]*\S+.*$", re.MULTILINE)
+
+
+def without_link_targets(text: str) -> str:
+    """``text`` with Markdown links and images reduced to the words a reader sees: a link's
+    target (``./interface-vs-type-alias.md``, a URL) is where it points, not what the passage
+    says, and keyword search matched link lists on their file names."""
+    if "](" not in text and "]:" not in text:
+        return text
+    return _LINK_DEFINITION.sub(r"\1", _INLINE_LINK.sub(r"\1", text))
 
 
 @dataclass(frozen=True)

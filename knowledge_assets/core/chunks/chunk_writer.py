@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from knowledge_assets.core.chunks.chunk_text import without_link_targets
 from knowledge_assets.core.chunks.chunking import Chunk
 from knowledge_assets.core.chunks.tokenize import Keywords
 from knowledge_assets.core.index.index_build import build_workers, configure_index_build, gin_memory
@@ -93,13 +94,15 @@ class NoteChunks:
 
 def token_source(chunk: Chunk) -> TokenSource:
     """What a chunk's keyword tokens are made from: its headings (weighted) and its body
-    (inherited metadata such as ``characters`` counts as body words)."""
+    (inherited metadata such as ``characters`` counts as body words), links reduced to their
+    text (sql/038)."""
     headings = f"{chunk.parent_heading}\n{chunk.heading}"
+    body = without_link_targets(chunk.content)
     if chunk.meta:
         from knowledge_assets.core.chunks.strategies import meta_line
 
-        return headings, f"{meta_line(chunk.meta)}\n{chunk.content}"
-    return headings, chunk.content
+        return headings, f"{meta_line(chunk.meta)}\n{body}"
+    return headings, body
 
 
 def tokenized_hashes(conn: psycopg.Connection, sig: str, hashes: Sequence[str]) -> set[str]:

@@ -42,6 +42,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     context_previous,
     estimate_tokens,
     is_blank,
+    names_something,
     normalise_tags,
     slug_from_filename,
 )
@@ -216,7 +217,7 @@ def chunk_document(
     sections = split_sections(scan_lines(normalise_newlines(body)))
     fm_title = _text_or_none(frontmatter.get("title"))
     slug = slug_from_filename(file_path)
-    first_h1 = next((s.h1 for s in sections if s.h1), None)
+    first_h1 = next((s.h1 for s in sections if names_something(s.h1)), None)
     doc = _Doc(
         title=fm_title or first_h1 or slug,
         tags=normalise_tags(frontmatter.get("tags")),
@@ -225,7 +226,7 @@ def chunk_document(
     )
     parts: list[_Part] = []
     for section in sections:
-        parent = section.h1 or fm_title or slug
+        parent = (section.h1 if names_something(section.h1) else None) or fm_title or slug
         if section.heading is None:
             part = _structured(parent, parent, (parent,), section.lines)
             if not part.content:

@@ -30,6 +30,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     estimate_tokens,
     flat_items,
     is_blank,
+    names_something,
     normalise_tags,
     slug_from_filename,
 )
@@ -188,7 +189,7 @@ def _context(
     file_path: str, frontmatter: Mapping[str, Any], content: str, opts: ChunkingOptions
 ) -> _Context:
     sections = split_sections(scan_lines(normalise_newlines(content)))
-    h1 = next((s.h1 for s in sections if s.h1), None)
+    h1 = next((s.h1 for s in sections if names_something(s.h1)), None)
     fm_title = str(frontmatter.get("title") or "").strip() or None
     return _Context(
         file_path,
@@ -210,7 +211,8 @@ def _scenes(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
         text = "\n".join(line.text for line in section.lines).strip()
         if is_blank(text):
             continue
-        heading = section.heading or section.h1 or ctx.title
+        h1 = section.h1 if names_something(section.h1) else None
+        heading = section.heading or h1 or ctx.title
         path = (ctx.title, heading) if heading != ctx.title else (ctx.title,)
         prev = tail(previous, max(1, int(len(previous) * opts.scene_overlap))) or None
         if len(text) <= opts.max_chunk_chars:
