@@ -17,10 +17,13 @@ from tests.browser_support import free_port
 
 
 @contextmanager
-def api_server(store_url: str, asker: Asker, token: str = "") -> Iterator[str]:
-    """Serve the API for ``store_url`` (as its ka_reader / ka_qa_writer roles); yields the base URL."""
+def api_server(
+    store_url: str, asker: Asker, token: str = "", hosts: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """Serve the API for ``store_url`` (as its ka_reader / ka_qa_writer roles), answering to
+    ``hosts`` besides loopback's names; yields the base URL."""
     port = free_port()
-    settings = ApiSettings("127.0.0.1", port, token, reader_url(store_url), writer_url(store_url))
+    settings = ApiSettings("127.0.0.1", port, token, reader_url(store_url), writer_url(store_url), hosts)  # fmt: skip
     config = uvicorn.Config(create_app(settings, asker), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -74,21 +75,35 @@ def test_qa_answers_with_citations_and_records_the_history(client: httpx.Client)
     assert older["data"][0]["sources"] == [DIARY]
 
 
-def test_qa_streams_server_sent_events(client: httpx.Client) -> None:
+def _streamed(client: httpx.Client, question: str) -> list[tuple[str, Any]]:
+    """The server-sent events of a streamed answer, as (kind, data) pairs."""
     events = []
-    with client.stream("POST", "/api/ai/qa", json={"question": "夜に何のラーメンを作った？", "options": {"stream": True}}) as response:  # fmt: skip
+    with client.stream("POST", "/api/ai/qa", json={"question": question, "options": {"stream": True}}) as response:  # fmt: skip
         assert response.headers["content-type"].startswith("text/event-stream")
         kind = None
         for line in response.iter_lines():
             if line.startswith("event:"):
                 kind = line.split(":", 1)[1].strip()
             elif line.startswith("data:"):
-                events.append((kind, json.loads(line.split(":", 1)[1])))
+                events.append((kind or "", json.loads(line.split(":", 1)[1])))
+    return events
+
+
+def test_qa_streams_server_sent_events(client: httpx.Client) -> None:
+    events = _streamed(client, "夜に何のラーメンを作った？")
     kinds = [k for k, _ in events]
-    assert kinds[0] == "sources" and kinds[-1] == "done" and "delta" in kinds
+    assert kinds[0] == "retrieved" and kinds[-2:] == ["sources", "done"] and "delta" in kinds
     done = events[-1][1]
     assert "".join(d["text"] for k, d in events if k == "delta") == done["answer"]
     assert done["sources"][0]["noteId"] == DIARY
+    assert events[-2][1] == done["sources"]  # the sources event lists what the answer cites
+
+
+def test_a_streamed_answer_citing_nothing_says_so_in_every_event(client: httpx.Client) -> None:
+    """Notes are retrieved for any question; the sources are the ones the answer cites: none."""
+    events = dict(_streamed(client, "量子色力学のxyzzy"))
+    assert events["done"]["answer"] == "情報が見つかりませんでした"
+    assert events["retrieved"] and events["sources"] == [] == events["done"]["sources"]
 
 
 def test_similar_notes_have_a_200_character_preview(client: httpx.Client) -> None:

@@ -16,7 +16,7 @@ from tests.browser_support import free_port
 
 
 def _serve(db_url: str, port: int, *command: str) -> subprocess.Popen[str]:
-    env = os.environ | {"DATABASE_URL": db_url, "KA_AUTOMATION": "off"}
+    env = os.environ | {"DATABASE_URL": db_url, "KA_AUTOMATION": "off", "KA_API_HOSTS": "notes.lan"}
     return subprocess.Popen(
         [sys.executable, "-m", "knowledge_assets.cli", *(command or ("serve",)), "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -56,6 +56,9 @@ def test_serve_answers_on_the_port_it_announces(db_url: str) -> None:
                 assert time.monotonic() < deadline, "serve did not answer"
                 time.sleep(0.2)
         assert response.status_code == 200 and response.json()["success"] is True
+        for host, status in (("notes.lan", 200), ("evil.example", 400)):  # KA_API_HOSTS
+            named = httpx.get(f"http://127.0.0.1:{port}/api/tags", headers={"Host": host})
+            assert named.status_code == status
     finally:
         proc.terminate()
         proc.communicate(timeout=30)

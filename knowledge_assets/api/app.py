@@ -1,54 +1,50 @@
 """The HTTP API (seed 001's endpoints) and the search page, on FastAPI.
 
 ``knowledge-assets serve`` runs it with uvicorn on 127.0.0.1:8000; the OpenAPI docs are at
-``/docs``. Searches read as the read-only ``ka_reader`` role; answers are recorded as
-``ka_qa_writer``. Off loopback every ``/api`` call needs ``Authorization: Bearer $KA_API_TOKEN``.
+``/docs`` (served from this machine) and ``/openapi.json``. Searches read as the read-only
+``ka_reader`` role; answers are recorded as ``ka_qa_writer``. Off loopback every ``/api`` call
+needs ``Authorization: Bearer $KA_API_TOKEN``; on any interface only requests addressed to
+loopback's names, the served address or ``KA_API_HOSTS`` are answered. Errors: see
+:mod:`knowledge_assets.api.errors`.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import FastAPI, Response
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from knowledge_assets.answer import Asker, LLMConfigError, LLMError
 from knowledge_assets.api import routes, tag_routes
+from knowledge_assets.api.errors import install as install_errors
+from knowledge_assets.api.guards import install as install_guards
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.api.store import StoreUnavailable, pooled
-from knowledge_assets.core.search import NoActiveModel
+from knowledge_assets.core.search import NoActiveModel, QueryEmbeddingFailed
 from knowledge_assets.core.search.note_sources import AmbiguousNote, UnknownSource
 from knowledge_assets.mcp.reader import ServerBusy
 
+DESCRIPTION = """Search your notes and ask them questions (answers cite the notes).
+
+Every error is JSON of one shape: `{"success": false, "error": "<what went wrong and what to do>",
+"detail": ...}`. `error` is one line to show a person; `detail` is the same line, or, when the
+request fails validation (422), FastAPI's list of problems (`loc`, `msg`, `type`, and `input`
+cut to its first 100 characters). Request bodies over 1 MiB are refused (413). Durations
+(`timing`, `metadata.responseTime`, `metadata.searchTime`) are in milliseconds."""
+
 STATIC = Path(__file__).parent / "static"
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"success": False, "error": message}, status_code=status)
-
-
-def _encodable(value: Any) -> Any:
-    """``value`` with what JSON cannot carry spelled out: NaN and ±Infinity as strings, lone
-    surrogates as ``\\udXXX`` escapes. Validation errors echo the input, which may hold either."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return json.dumps(value)  # 'NaN', 'Infinity' or '-Infinity', as the client wrote it
-    if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, list | tuple):
-        return [_encodable(v) for v in value]
-    if isinstance(value, dict):
-        return {_encodable(k): _encodable(v) for k, v in value.items()}
-    return value
-
+# The page's icon (a magnifier), also at /favicon.ico, where browsers look for one by default.
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" '
+    'rx="7" fill="#2f6fdb"/><circle cx="14" cy="14" r="7" fill="none" stroke="#fff" '
+    'stroke-width="3"/><path d="M19 19l7 7" stroke="#fff" stroke-width="3.5" '
+    'stroke-linecap="round"/></svg>'
+)
 
 # Errors the routes let through, with the status that says whose fault they are and what to add
 # to their message.
@@ -56,30 +52,12 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (StoreUnavailable, 503, ""),
     (ServerBusy, 503, ""),
     (NoActiveModel, 409, " (or use keyword search)"),
+    (QueryEmbeddingFailed, 502, ""),
     (UnknownSource, 404, ""),
     (AmbiguousNote, 409, ""),
     (LLMError, 502, ""),
     (LLMConfigError, 500, ""),
 )
-
-
-def _reply(status: int, suffix: str) -> Any:
-    async def handler(request: Request, exc: Exception) -> JSONResponse:
-        return _error(status, f"{exc}{suffix}")
-
-    return handler
-
-
-def _handle_errors(app: FastAPI) -> None:
-    """Errors as JSON with a status that says whose fault they are."""
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's own handler, with the echoed input made encodable (else it fails with a 500).
-        return JSONResponse({"detail": _encodable(jsonable_encoder(exc.errors()))}, status_code=422)
-
-    for error, status, suffix in _STATUSES:
-        app.add_exception_handler(error, _reply(status, suffix))
 
 
 def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
@@ -91,32 +69,35 @@ def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
         yield
         readers.close()
 
-    app = FastAPI(
+    # The API docs load Swagger UI from fastapi-offline's copy: nothing is fetched from a CDN
+    # (nothing leaves the machine, and /docs works offline). No ReDoc: its page fetches its
+    # maker's logo from their site.
+    app = FastAPIOffline(
+        redoc_url=None,
         title="knowledge-assets",
-        description="Search your notes and ask them questions (answers cite the notes).",
+        description=DESCRIPTION,
         version="1",
         lifespan=lifespan,
+        favicon_url="/favicon.ico",
+        static_url="/docs-static",
+        swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from swagger.io
     )
     app.state.settings = settings
     app.state.asker = asker or Asker()
     app.state.readers = readers
-
-    @app.middleware("http")
-    async def bearer_token(request: Request, call_next: Any) -> Any:
-        if settings.needs_token and request.url.path.startswith("/api/"):
-            sent = request.headers.get("authorization", "")
-            if not hmac.compare_digest(sent.encode(), f"Bearer {settings.token}".encode()):
-                return _error(401, "missing or wrong bearer token (Authorization: Bearer $KA_API_TOKEN)")  # fmt: skip
-        return await call_next(request)
-
-    _handle_errors(app)
+    install_guards(app, settings)
+    install_errors(app, _STATUSES)
     app.include_router(routes.router)
     app.include_router(tag_routes.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.get("/", include_in_schema=False)
-    @app.get("/notes/{note_id:path}", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    @app.api_route("/notes/{note_id:path}", methods=["GET", "HEAD"], include_in_schema=False)
     def page(note_id: str = "") -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+
+    @app.api_route("/favicon.ico", methods=["GET", "HEAD"], include_in_schema=False)
+    def icon() -> Response:
+        return Response(ICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})  # fmt: skip
 
     return app

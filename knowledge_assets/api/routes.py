@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, TypeVar
@@ -14,6 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
+from knowledge_assets.api.errors import UNEXPECTED, error_body
 from knowledge_assets.api.markdown import render_note
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.api.schemas import (  # fmt: skip
@@ -37,6 +39,7 @@ from knowledge_assets.core.search.note_sources import (
 from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")
+log = logging.getLogger(__name__)
 PREVIEW_CHARS = 200  # seed 001: the similar-notes preview is the first 200 characters
 MAX_OFFSET = 2**31 - 1  # far past any history, and within Postgres's bigint OFFSET
 T = TypeVar("T")
@@ -86,8 +89,16 @@ def _note_path(note_id: str) -> str:
     sync renames such files), and Postgres would refuse the query. Other control characters,
     a tab say, are legal in a file name and go to the lookup."""
     if "\x00" in note_id or any(unicodedata.category(c) == "Cs" for c in note_id):
-        raise HTTPException(404, f"no current note at {note_id!r}")
+        raise _no_note(note_id, None)
     return note_id
+
+
+def _no_note(note_id: str, source: str | None) -> HTTPException:
+    return HTTPException(404, (
+        f"no current note at {note_id!r}{in_source(source)}: name a note by its path in its "
+        "source, as search results give it (e.g. 'folder/note.md'); drafts and deleted notes "
+        "are not served"
+    ))  # fmt: skip
 
 
 def _readers(request: Request) -> ReaderStore:
@@ -111,13 +122,15 @@ def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
 
 @router.post("/search/semantic", summary="Semantic (vector) search")
 def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
-    """Chunks whose embedding is closest to the query's (cosine similarity, active model)."""
+    """Chunks whose embedding is closest to the query's (cosine similarity, active model).
+    ``timing`` is in milliseconds: ``embedding`` the query, ``search``, and ``total``."""
     return _search(request, body.query, mode="vector", limit=body.limit, threshold=body.threshold, filters=_filters(body.filters))  # fmt: skip
 
 
 @router.post("/search/hybrid", summary="Hybrid search (keyword + vector)")
 def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
-    """Keyword (BM25) and vector results fused with the given weights (defaults: tuned)."""
+    """Keyword (BM25) and vector results fused with the given weights (defaults: tuned).
+    ``timing`` is in milliseconds: ``embedding`` the query, ``search``, and ``total``."""
     weights = None  # None: the fusion measured for the active model
     if body.keywordWeight is not None or body.vectorWeight is not None:
         base = HybridWeights.from_env()
@@ -131,7 +144,7 @@ def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
 
 @router.post("/search/keyword", summary="Keyword search (BM25)")
 def keyword(body: KeywordSearch, request: Request) -> dict[str, Any]:
-    """BM25 over Japanese morphemes and English words."""
+    """BM25 over Japanese morphemes and English words. ``timing`` is in milliseconds."""
     return _search(request, body.query, mode="keyword", limit=body.limit, filters=_filters(body.filters))  # fmt: skip
 
 
@@ -157,9 +170,12 @@ def _record(settings: ApiSettings, result: Answer, data: dict[str, Any]) -> dict
 @router.post("/ai/qa", summary="Ask a question (RAG answer with citations)")
 def qa(body: QARequest, request: Request) -> Any:
     """Seed 001's Q&A: hybrid retrieval of the top-K notes, then an LLM answer (or, with no LLM
-    configured, quoted passages), with cited notes, confidence and metadata. With
-    ``options.stream`` the answer comes as server-sent events: ``sources``, ``delta``…, ``done``
-    (or ``error``). Every answer is kept in the history (``id``: its entry there); pass
+    configured, quoted passages), with cited notes, confidence and metadata (``responseTime`` and
+    ``searchTime`` in milliseconds). With ``options.stream`` the answer comes as server-sent
+    events: ``retrieved`` (the notes found: candidates, which the answer may or may not cite),
+    ``delta``… (pieces of the answer's text), ``sources`` (the notes the answer cites, as
+    ``done`` lists them) and ``done`` (the whole answer), or ``error`` (the error reply's JSON)
+    at any point. Every answer is kept in the history (``id``: its entry there); pass
     ``conversationId`` to follow up."""
     settings, asker = _settings(request), request.app.state.asker
     conversation, filters = _ask_setup(body)
@@ -181,16 +197,21 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
         with store.reader(settings.reader_url) as conn:
             earlier = qa_history.turns(conn, conversation) if body.conversationId else []
             for event in asker.events(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK):  # fmt: skip
-                if event.kind == "sources":
-                    yield sse("sources", [s.to_dict() for s in event.data])
+                if event.kind == "sources":  # retrieved; the answer may cite none of them
+                    yield sse("retrieved", [s.to_dict() for s in event.data])
                 elif event.kind == "delta":
                     yield sse("delta", {"text": event.data})
                 else:
                     result = event.data
                     data = _qa_data(conn, result, conversation)
-        yield sse("done", _record(settings, result, data))
+        recorded = _record(settings, result, data)
+        yield sse("sources", recorded["sources"])
+        yield sse("done", recorded)
     except (LLMError, store.StoreUnavailable, ValueError) as exc:
-        yield sse("error", {"error": str(exc)})
+        yield sse("error", error_body(str(exc)))
+    except Exception:  # the reply has begun: the client learns of the failure from an event
+        log.exception("a streamed answer failed")
+        yield sse("error", error_body(UNEXPECTED))
 
 
 Source = Annotated[str | None, Query(description="the note's source (as search results give it), when several sources hold the path; default: the vault's, else the only one that has it")]  # fmt: skip
@@ -206,7 +227,7 @@ def similar(note_id: str, request: Request, limit: int = Query(default=5, ge=1, 
         try:
             ref, notes = core_notes.similar_to(conn, note_id, limit=limit, source=source)
         except core_notes.UnknownNote:
-            raise HTTPException(404, f"no current note at {note_id!r}{in_source(source)}") from None
+            raise _no_note(note_id, source) from None
         return notes, _bodies(conn, [(n.source, n.file_path) for n in notes]), ref
 
     notes, bodies, ref = _read(request, run)
@@ -247,7 +268,7 @@ def history_entry(entry_id: str, request: Request) -> dict[str, Any]:
 
     data = _read(request, run)
     if data is None:
-        raise HTTPException(404, f"no answer {entry_id!r} in the Q&A history")
+        raise HTTPException(404, f"no answer {entry_id!r} in the Q&A history: it was deleted, or the id is mistyped; GET /api/ai/qa/history lists the answers kept")  # fmt: skip
     return {"success": True, "data": data}
 
 
@@ -282,7 +303,7 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
     doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source))
     if doc is None:
-        raise HTTPException(404, f"no current note at {note_id!r}{in_source(source)}")
+        raise _no_note(note_id, source)
     fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source")  # fmt: skip
     # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
     data = {k: doc.get(k) for k in fields} | {

@@ -14,6 +14,9 @@ from pydantic import (
     Field,
     StringConstraints,
 )
+from pydantic_core import PydanticCustomError
+
+from knowledge_assets.core.chunks.chunk_text import is_blank
 
 # A lone surrogate (a JSON "\ud800" escape with no partner) is not Unicode: it cannot be encoded
 # as UTF-8, neither for Postgres nor for the reply.
@@ -25,27 +28,41 @@ def _storable(value: Any) -> Any:
     usual type check."""
     if isinstance(value, str):
         if _SURROGATE.search(value):
-            raise ValueError("contains a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not valid Unicode")  # fmt: skip
+            raise PydanticCustomError("lone_surrogate", "contains a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not valid Unicode")  # fmt: skip
         if "\x00" in value:
-            raise ValueError("contains a NUL character (\\u0000), which the note store cannot hold")
+            raise PydanticCustomError("nul_character", "contains a NUL character (\\u0000), which the note store cannot hold")  # fmt: skip
     return value
 
 
-def _not_blank(question: str) -> str:
-    question = question.strip()
-    if not question:
-        raise ValueError("the question is empty (only spaces)")
-    return question
+def _not_blank(what: str, hint: str) -> AfterValidator:
+    """Text that shows something: empty text, or only spaces (ideographic ones too) and
+    zero-width characters, is refused alike, with ``hint``."""
+
+    def check(text: str) -> str:
+        if is_blank(text):
+            raise PydanticCustomError("blank", "the {what} is empty: {hint}", {"what": what, "hint": hint})  # fmt: skip
+        return text
+
+    return AfterValidator(check)
+
+
+def _stripped(text: str) -> str:
+    return text.strip()
 
 
 # Every string of a request reaches Postgres as a parameter (or is written to qa.history). Length
 # limits are listed first so that they bind to the string itself, with pydantic's usual messages.
 _STORABLE = BeforeValidator(_storable)
-Text = Annotated[str, _STORABLE]
-Query = Annotated[str, StringConstraints(min_length=1, max_length=2000), _STORABLE]
-Question = Annotated[str, StringConstraints(max_length=2000), _STORABLE, AfterValidator(_not_blank)]
+Query = Annotated[str, StringConstraints(max_length=2000), _STORABLE, _not_blank("query", "give the words to search for")]  # fmt: skip
+Question = Annotated[str, StringConstraints(max_length=2000), _STORABLE, _not_blank("question", "write what you want to know"), AfterValidator(_stripped)]  # fmt: skip
 # A tag named in an address: no tag is longer (core.chunks.inline_tags.MAX_TAG_CHARS).
 TagName = Annotated[str, StringConstraints(min_length=1, max_length=200), _STORABLE]
+# Far more tags than anyone filters by (the page sends one), and bounded, so that a request
+# cannot make the search match against an arbitrarily long list.
+MAX_FILTER_TAGS = 100
+FilterTags = Annotated[list[TagName], Field(max_length=MAX_FILTER_TAGS)]
+PathText = Annotated[str, StringConstraints(max_length=1000), _STORABLE]  # a folder path
+ConversationId = Annotated[str, StringConstraints(max_length=100), _STORABLE]  # a UUID
 
 
 class RequestBody(BaseModel):
@@ -61,13 +78,13 @@ class DateRange(RequestBody):
 
 
 class Filters(RequestBody):
-    tags: list[Text] | None = Field(default=None, description="notes with any of these tags")
-    pathPrefix: Text | None = Field(default=None, description="only notes under this folder")
+    tags: FilterTags | None = Field(default=None, description=f"notes with any of these tags (at most {MAX_FILTER_TAGS})")  # fmt: skip
+    pathPrefix: PathText | None = Field(default=None, description="only notes under this folder")
     dateRange: DateRange | None = Field(default=None, description="inclusive bounds on created")
 
 
 class SemanticSearch(RequestBody):
-    query: Query = Field(description="what to look for")
+    query: Query = Field(description="what to look for (not blank)")
     limit: int = Field(default=10, ge=1, le=100)
     threshold: float | None = Field(default=None, ge=-1, le=1, description="minimum cosine similarity (default: the model's)")  # fmt: skip
     filters: Filters | None = None
@@ -90,10 +107,10 @@ class KeywordSearch(RequestBody):
 class QAOptions(RequestBody):
     topK: int = Field(default=5, ge=1, le=20, description="notes retrieved")
     stream: bool = Field(default=False, description="answer as server-sent events")
-    tags: list[Text] | None = Field(default=None, description="only notes with any of these tags")
+    tags: FilterTags | None = Field(default=None, description=f"only notes with any of these tags (at most {MAX_FILTER_TAGS})")  # fmt: skip
 
 
 class QARequest(RequestBody):
     question: Question = Field(description="asked of the notes (spaces around it are dropped)")
-    conversationId: Text | None = Field(default=None, description="continue a conversation (from an earlier answer)")  # fmt: skip
+    conversationId: ConversationId | None = Field(default=None, description="continue a conversation (from an earlier answer)")  # fmt: skip
     options: QAOptions = Field(default_factory=QAOptions)
