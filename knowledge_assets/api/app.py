@@ -22,7 +22,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from knowledge_assets.answer import Asker, LLMConfigError, LLMError
-from knowledge_assets.api import routes, tag_routes
+from knowledge_assets.api import attachment_routes, routes, tag_routes
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel
@@ -112,6 +112,7 @@ def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
     _handle_errors(app)
     app.include_router(routes.router)
     app.include_router(tag_routes.router)
+    app.include_router(attachment_routes.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
