@@ -56,6 +56,7 @@ HOSTILE_NOTE = """\
 <script>window.hacked = "script"</script>
 <img src="missing.png" onerror="window.hacked = 'onerror'">
 <a href="javascript:window.hacked='a'">a タグ</a>
+
 [リンク](javascript:window.hacked='link') と [[x" onmouseover="window.hacked='wikilink']]
 """
 
@@ -157,11 +158,14 @@ IMAGES_NOTE = """\
 <figure><img src="img/diagram.png" alt="図"><figcaption>図の説明</figcaption></figure>
 
 <ruby>漢字<rt>かんじ</rt></ruby>を<kbd>Ctrl</kbd>+<kbd>C</kbd>で写す。H<sub>2</sub>O
+
+型は [any型](../values/any.md) と `unknown` を <b>比べる</b>。
 """
 
 
 def add_images(vault: Path) -> Path:
     """The note with images and the image files it names, written into ``vault``."""
+    (vault / IMAGES).parent.mkdir(parents=True, exist_ok=True)
     (vault / IMAGES).write_text(IMAGES_NOTE, encoding="utf-8")
     (vault / "qa/img").mkdir(parents=True, exist_ok=True)
     (vault / "qa/img/diagram.png").write_bytes(png())
