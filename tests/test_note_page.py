@@ -250,6 +250,9 @@ def test_the_vaults_images_show_and_one_outside_it_says_so(base: str) -> None:
         expect(body.locator("h2")).to_have_count(0)  # the H1 repeating the title is left out
         expect(page.locator("#note-title")).to_have_text("画像")
         assert page_width(page) == 390
+        # Inline code was 11.7px beside 16px text: a lone "monospace" shrinks it to 13px first.
+        sizes = body.locator("code").first.evaluate("c => [c, c.parentElement].map(e => parseFloat(getComputedStyle(e).fontSize))")  # fmt: skip
+        assert sizes[0] == pytest.approx(0.9 * sizes[1], abs=0.1)
 
 
 def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> None:
