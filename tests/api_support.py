@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import uvicorn
 
@@ -18,12 +19,19 @@ from tests.browser_support import free_port
 
 @contextmanager
 def api_server(
-    store_url: str, asker: Asker, token: str = "", hosts: tuple[str, ...] = ()
+    store_url: str,
+    asker: Asker,
+    token: str = "",
+    hosts: tuple[str, ...] = (),
+    vault: Path | None = None,
 ) -> Iterator[str]:
     """Serve the API for ``store_url`` (as its ka_reader / ka_qa_writer roles), answering to
-    ``hosts`` besides loopback's names; yields the base URL."""
+    ``hosts`` besides loopback's names and showing the images of the local ``vault`` folder;
+    yields the base URL."""
     port = free_port()
-    settings = ApiSettings("127.0.0.1", port, token, reader_url(store_url), writer_url(store_url), hosts)  # fmt: skip
+    settings = ApiSettings(
+        "127.0.0.1", port, token, reader_url(store_url), writer_url(store_url), hosts, vault
+    )
     config = uvicorn.Config(create_app(settings, asker), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

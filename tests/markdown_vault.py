@@ -56,6 +56,7 @@ HOSTILE_NOTE = """\
 <script>window.hacked = "script"</script>
 <img src="missing.png" onerror="window.hacked = 'onerror'">
 <a href="javascript:window.hacked='a'">a タグ</a>
+
 [リンク](javascript:window.hacked='link') と [[x" onmouseover="window.hacked='wikilink']]
 """
 
@@ -125,4 +126,49 @@ def docs_vault(root: Path) -> Path:
     for path, text in DOCS_NOTES.items():
         (vault / path).parent.mkdir(parents=True, exist_ok=True)
         (vault / path).write_text(text, encoding="utf-8")
+    return vault
+
+
+def png(width: int = 40, height: int = 20) -> bytes:
+    """A PNG of one colour, ``width`` × ``height``."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + b"\x2f\x6f\xdb" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")  # fmt: skip
+
+
+# A note with images: one beside it, one found by name (an Obsidian attachment), one a docs
+# site keeps outside the folder, and raw HTML of the allowlist.
+IMAGES = "qa/images.md"
+IMAGES_NOTE = """\
+# 画像
+
+![構成図](img/diagram.png)
+
+![[pixel.png|30]]
+
+![外の図](/img/outside.png)
+
+<figure><img src="img/diagram.png" alt="図"><figcaption>図の説明</figcaption></figure>
+
+<ruby>漢字<rt>かんじ</rt></ruby>を<kbd>Ctrl</kbd>+<kbd>C</kbd>で写す。H<sub>2</sub>O
+
+型は [any型](../values/any.md) と `unknown` を <b>比べる</b>。
+"""
+
+
+def add_images(vault: Path) -> Path:
+    """The note with images and the image files it names, written into ``vault``."""
+    (vault / IMAGES).parent.mkdir(parents=True, exist_ok=True)
+    (vault / IMAGES).write_text(IMAGES_NOTE, encoding="utf-8")
+    (vault / "qa/img").mkdir(parents=True, exist_ok=True)
+    (vault / "qa/img/diagram.png").write_bytes(png())
+    (vault / "attachments").mkdir(exist_ok=True)
+    (vault / "attachments/pixel.png").write_bytes(png(2, 2))
     return vault

@@ -18,6 +18,7 @@ DOCS = [
 ]  # fmt: skip
 GUIDE = "qa/sub/guide.md"
 MISSING = '<span class="wikilink missing" title="このノートはありません">'
+NOT_IN_VAULT = '<span class="image-missing">画像はボールトにありません: '
 
 
 def docs_notes() -> list[tuple[str, str]]:
@@ -134,15 +135,18 @@ def test_block_ids_are_hidden_and_links_land_on_their_block(markdown: str, expec
         ("```\n<!-- x -->\n```", "<pre><code>&lt;!-- x --&gt;\n</code></pre>"),
         ("前 <!-- 閉じない\n\n後", "<p>前 &lt;!-- 閉じない</p>\n<p>後</p>"),  # nothing lost
         ("<!-- c --> 後", "<p> 後</p>"),
-        ("<b>太字</b><!-- c -->", "<p>&lt;b&gt;太字&lt;/b&gt;</p>"),  # other HTML stays text
+        ("<b>太字</b><!-- c -->", "<p><b>太字</b></p>"),  # other HTML through the allowlist
         ("前 %%隠す%% 後", "<p>前  後</p>"),  # Obsidian's comments
         ("段落\n%%\n一行目\n\n二行目\n%%\n次の段落", "<p>段落</p>\n<p>次の段落</p>"),
         ("`%%x%%` と 50%%", "<p><code>%%x%%</code> と 50%%</p>"),  # code, and a lone %% stays
         ("```\n%% x %%\n```", "<pre><code>%% x %%\n</code></pre>"),
         ("- 項目 %%メモ%%\n> 引用 %%a%%", "<li>項目 </li>"),
-        ("![[diagram.png|300]]", MISSING + "diagram.png</span>"),
-        ("![[diagram.png|300x200]]", MISSING + "diagram.png</span>"),
-        ("![[diagram.png|構成図]]", MISSING + "構成図</span>"),
+        ("![[diagram.png|300]]", NOT_IN_VAULT + "diagram.png</span>"),
+        ("![[diagram.png|300x200]]", NOT_IN_VAULT + "diagram.png</span>"),
+        (
+            "![[diagram.png|構成図]]",
+            NOT_IN_VAULT + 'diagram.png<span class="image-alt">構成図</span>',
+        ),
         ("[[tips/merge|300]]", ">300</a>"),  # a link's label is a label, digits or not
     ],
 )
@@ -207,3 +211,37 @@ def anchor(slug: str) -> str:
 )
 def test_links_open_the_note_beside_and_land_on_the_heading(markdown: str, href: str) -> None:
     assert f'href="{href}"' in render(markdown)
+
+
+# A documentation site kept as a vault whole: its pages under docs/, links written from there.
+SITE = [
+    "README.md", "docs/reference/jsx/README.md", "docs/reference/generics.md",
+    "docs/overview/ecosystem.md", "blog/reference/generics.md", "blog/2024/post.md",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("/reference/jsx", "docs/reference/jsx/README.md"),  # a folder: its README
+        ("/reference/jsx/", "docs/reference/jsx/README.md"),
+        ("/overview/ecosystem#見出し", "docs/overview/ecosystem.md"),
+        ("/docs/reference/jsx", "docs/reference/jsx/README.md"),  # from the vault root still
+        ("/2024/post", "blog/2024/post.md"),  # whichever top folder has it
+        ("/reference/nope", None),
+        ("/README", "README.md"),
+    ],
+)
+def test_a_root_link_of_a_docs_site_finds_its_page_under_the_top_folder(target: str, expected: str | None) -> None:  # fmt: skip
+    links = NoteLinks("docs/overview/ecosystem.md", lambda: [("local", p) for p in SITE])
+    found = links.resolve(target.partition("#")[0], relative=True)
+    assert (found.path if found else None) == expected
+
+
+def test_a_root_link_two_top_folders_match_stays_missing() -> None:
+    """/reference/generics is docs/'s and blog/'s: neither is the one it means."""
+    notes = [("local", p) for p in SITE if p != "docs/reference/generics.md"] + [
+        ("local", "docs/reference/generics/index.md")
+    ]
+    html = render_note("[x](/reference/generics)", NoteLinks("docs/a.md", lambda: notes))
+    assert MISSING in html

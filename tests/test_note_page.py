@@ -22,9 +22,11 @@ from tests.markdown_vault import (
     CALLOUTS,
     EMBEDS,
     GUIDE,
+    IMAGES,
     LONG,
     LONG_NOTE,
     REJECTED,
+    add_images,
     docs_vault,
 )
 from tests.test_search import ingest
@@ -46,12 +48,12 @@ def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
-    vault = docs_vault(tmp_path_factory.mktemp("docs"))
+    vault = add_images(docs_vault(tmp_path_factory.mktemp("docs")))
     with sample_vault_database(server_url, None, vault) as url:
         (vault / REJECTED).write_text("---\ntitle: [壊れた\n---\n本文。\n", encoding="utf-8")
         os.utime(vault / REJECTED, ns=(7, 7))
         ingest(url, None, vault)
-        with api_server(url, Asker(LLMSettings())) as base:
+        with api_server(url, Asker(LLMSettings()), vault=vault) as base:
             yield base
 
 
@@ -224,3 +226,90 @@ def test_a_percent_sign_that_starts_no_escape_is_part_of_the_name(base: str) -> 
     with chromium_page(timeout_ms=60_000) as page:
         page.goto(base + "/notes/100%.md")
         expect(page.locator("#note-title")).to_have_text("百パーセント")
+
+
+def test_the_vaults_images_show_and_one_outside_it_says_so(base: str) -> None:
+    """Local images showed as greyed links to missing notes, raw HTML as its tags."""
+    from playwright.sync_api import expect
+
+    with chromium_page(width=390, height=844, timeout_ms=60_000) as page:
+        page.goto(note(base, IMAGES))
+        body = page.locator("#note-body")
+        images = body.locator("img.vault-image")
+        expect(images).to_have_count(3)  # beside the note, by name, and in a <figure>
+        images.first.scroll_into_view_if_needed()
+        page.wait_for_function("[...document.querySelectorAll('#note-body img')].every(i => i.complete && i.naturalWidth > 0)")  # fmt: skip
+        assert images.first.evaluate("i => i.naturalWidth") == 40
+        assert images.nth(1).evaluate("i => i.getBoundingClientRect().width") == 30  # |30
+        expect(body.locator(".image-missing")).to_have_text("画像はボールトにありません: outside.png外の図")  # fmt: skip
+        expect(body.locator(".wikilink.missing")).to_have_text(["any型"])  # a note, not an image
+        expect(body.locator("ruby rt")).to_have_text("かんじ")
+        expect(body.locator("kbd")).to_have_text(["Ctrl", "C"])
+        expect(body.locator("figcaption")).to_have_text("図の説明")
+        expect(body).not_to_contain_text("<ruby>")
+        expect(body.locator("h2")).to_have_count(0)  # the H1 repeating the title is left out
+        expect(page.locator("#note-title")).to_have_text("画像")
+        assert page_width(page) == 390
+        # Inline code was 11.7px beside 16px text: a lone "monospace" shrinks it to 13px first.
+        sizes = body.locator("code").first.evaluate("c => [c, c.parentElement].map(e => parseFloat(getComputedStyle(e).fontSize))")  # fmt: skip
+        assert sizes[0] == pytest.approx(0.9 * sizes[1], abs=0.1)
+
+
+def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> None:
+    """/notes/..%2F..%2Fetc%2Fpasswd made the page fetch /etc/passwd."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url))
+        page.goto(base + "/notes/..%2F..%2Fetc%2Fpasswd")
+        expect(page.locator("#note-title")).to_have_text("ノートを表示できません")
+        expect(page.locator("#note-body")).to_contain_text("../../etc/passwd")
+        page.wait_for_load_state("networkidle")
+        assert not [u for u in asked if "passwd" in u and "/notes/..%2F" not in u], asked
+
+
+def test_snippets_show_links_code_and_html_as_their_text(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?q=unknown&mode=keyword")
+        snippet = page.locator(".result .snippet").first
+        expect(snippet).to_contain_text("型は any型 と unknown を 比べる")
+        for raw in ("](", "`", "<b>", "any.md"):
+            expect(snippet).not_to_contain_text(raw)
+
+
+def test_ctrl_enter_asks_and_the_focus_goes_to_the_answer(base: str) -> None:
+    """Enter is a new line; Ctrl+Enter did nothing, and after asking the focus fell to <body>."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        expect(page.locator("#ask-hint")).to_contain_text("Ctrl+Enter")
+        question = page.locator("#question")
+        question.press_sequentially("一行目")
+        question.press("Enter")
+        question.press_sequentially("二行目")
+        expect(question).to_have_value("一行目\n二行目")
+        expect(page.locator("#answer")).to_be_hidden()
+        question.press("Control+Enter")
+        expect(page.locator("#answer-question")).to_have_text("一行目\n二行目")
+        assert page.evaluate("document.activeElement.id") == "answer"
+
+
+def test_a_refused_query_says_why_in_japanese_and_a_blank_one_clears_it(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + SEARCH)
+        expect(page.locator(".result").first).to_be_visible()
+        expect(page.locator("#q")).to_have_attribute("maxlength", "2000")
+        page.locator("#q").evaluate("q => { q.removeAttribute('maxlength'); q.value = '長'.repeat(2001); }")  # fmt: skip
+        page.click("#search-form button")
+        status = page.locator("#search-status")
+        expect(status).to_have_text("検索できませんでした: 検索語が長すぎます。2,000 文字までにしてください。")  # fmt: skip
+        page.fill("#q", "   ")
+        page.click("#search-form button")
+        expect(status).to_have_text("")
+        expect(page.locator("#results .result")).to_have_count(0)

@@ -3,9 +3,9 @@
 CommonMark with tables, task lists, strikethrough, footnotes and bare URLs (markdown-it-py and
 its plugins), plus Obsidian wikilinks (``[[note]]``, ``[[note|label]]``, ``[[note#heading]]``,
 ``[[note#^block]]``), embeds (``![[note]]``, ``![[note#heading]]``: the note or section shown in
-place), highlights (``==text==``), block ids (``^id``) and callouts (``> [!tip]``, ``:::tip``).
-Raw HTML in a note is shown as text and never runs, and comments (HTML's and Obsidian's ``%%``)
-are left out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links
+place), highlights (``==text==``), block ids (``^id``), callouts (``> [!tip]``, ``:::tip``) and
+images (the vault's own, see :mod:`markdown_images`). Raw HTML renders through an allowlist and
+never runs (:mod:`markdown_html`), and comments (HTML's and Obsidian's ``%%``) are left out; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` links
 (except images). Links to notes lead to their note view (at the heading or block they name), or
 show as a missing link when no current note has that name. Headings carry ids: ``h-`` and the
 slug of their text; blocks with a ``^id``: ``b-`` and it.
@@ -27,11 +27,14 @@ from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
 from mdit_py_plugins.footnote import footnote_plugin
 
+from knowledge_assets.api.attachments import attachment_url
 from knowledge_assets.api.markdown_blocks import block_anchor, block_ids
 from knowledge_assets.api.markdown_callouts import callouts
 from knowledge_assets.api.markdown_comments import skip_comments
 from knowledge_assets.api.markdown_embeds import Loader, embeds
 from knowledge_assets.api.markdown_highlight import highlights
+from knowledge_assets.api.markdown_html import raw_html
+from knowledge_assets.api.markdown_images import image_html, is_image, size
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 
 __all__ = ["render_note"]
@@ -97,6 +100,10 @@ def _render_wikilink(
 ) -> str:
     meta, links = tokens[idx].meta, env["links"]
     name, _, heading = meta["target"].partition("#")
+    if meta.get("embed") and is_image(name):  # ![[diagram.png|300]]: the image
+        width, height = size(meta["label"])
+        alt = "" if width or not meta["label"] else meta["label"].strip()
+        return image_html(links, name, alt, relative=False, width=width, height=height)
     note = links.resolve(name, relative=meta.get("relative", False))
     # [[note#A#B]] is heading B under A, as Obsidian writes a nested heading.
     href = _href(links, note, heading.rsplit("#", 1)[-1]) if note else None
@@ -120,26 +127,63 @@ def _link(children: list[Token], i: int, links: NoteLinks) -> None:
         token.attrSet("rel", "noopener noreferrer")
         return
     path, heading = _note_target(href)
+    close = next(t for t in children[i:] if t.type == "link_close")
+    if is_image(path):  # a link to an image (a picture that opens large): the image itself
+        found = links.image(path, relative=True)
+        if found is not None:
+            token.attrSet("href", attachment_url(found))
+        else:  # no such file here: what the link holds, not a missing note
+            for t in (token, close):
+                t.type, t.tag, t.content, t.nesting = "text", "", "", 0
+        return
     # A Markdown link's path is relative to the note, as on GitHub and documentation sites.
     note = links.resolve(path, relative=True)
     if note is not None:
         token.attrSet("href", _href(links, note, heading))
         return
-    close = next(t for t in children[i:] if t.type == "link_close")
     token.tag = close.tag = "span"
     token.attrs = {"class": "wikilink missing", "title": MISSING}
 
 
 def _image(token: Token) -> None:
-    """Web images load lazily; a vault attachment, which the store does not hold, shows as a
-    missing embed with its description."""
+    """Web images load lazily; an image file shows from the vault (or says it is not there);
+    anything else it names shows as a missing embed with its description."""
     src = token.attrGet("src")
     if isinstance(src, str) and _EXTERNAL.match(src):
         token.attrSet("loading", "lazy")
         return
-    token.type, token.children = "wikilink", None
     target = _note_target(str(src or ""))[0]
+    alt = "".join(c.content for c in token.children or [] if c.type in ("text", "code_inline"))
+    token.children = None
+    if is_image(target):
+        token.type, token.meta = "vault_image", {"target": target, "alt": alt}
+        return
+    token.type = "wikilink"
     token.meta = {"target": target, "label": token.content or None, "relative": True}
+
+
+def _render_image(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+) -> str:
+    meta = tokens[idx].meta
+    return image_html(env["links"], meta["target"], meta["alt"], relative=True)
+
+
+def _raw_link(md: MarkdownIt, links: NoteLinks, href: str) -> str | None:
+    """The address a raw HTML link or image leads to: a web address markdown-it accepts, or
+    the note or vault image it names; None for anything else."""
+    href = href.strip()
+    url = md.normalizeLink(href)
+    if not href or not md.validateLink(url):
+        return None
+    if _EXTERNAL.match(href):
+        return url
+    path, heading = _note_target(href)
+    if is_image(path):
+        found = links.image(path, relative=True)
+        return attachment_url(found) if found else None
+    note = links.resolve(path, relative=True)
+    return _href(links, note, heading) if note else None
 
 
 def _trim_bare_url(state: StateCore, children: list[Token], i: int) -> None:
@@ -210,7 +254,8 @@ def _table_close(
 
 def _markdown() -> MarkdownIt:
     # Obsidian shows a single line break as a break (its default, "strict line breaks" off).
-    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": True, "tasklists": True})  # fmt: skip
+    # Raw HTML is parsed, and rendered through the allowlist of markdown_html.
+    md = MarkdownIt("commonmark", {"html": True, "breaks": True, "linkify": True, "tasklists": True})  # fmt: skip
     md.enable(["table", "strikethrough", "linkify"])
     if md.linkify is None:
         raise ModuleNotFoundError("linkify-it-py is missing: reinstall knowledge-assets")
@@ -226,6 +271,8 @@ def _markdown() -> MarkdownIt:
     md.core.ruler.push("note_links", _note_links)
     md.core.ruler.push("shift_headings", _shift_headings)
     md.add_render_rule("wikilink", _render_wikilink)
+    md.add_render_rule("vault_image", _render_image)
+    raw_html(md, _raw_link)
     embeds(md, _href, _label)
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("table_close", _table_close)

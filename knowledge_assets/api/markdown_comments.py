@@ -1,7 +1,6 @@
 """Comments (HTML's ``<!-- … -->`` and Obsidian's ``%% … %%``) left out of a note's HTML, by the
-rules of :mod:`knowledge_assets.core.chunks.comments` (which the chunker follows too). Raw HTML is
-otherwise shown as text (the renderer's ``html`` option stays off), so these rules only skip
-comments: one on lines of its own, or one inside a paragraph."""
+rules of :mod:`knowledge_assets.core.chunks.comments` (which the chunker follows too), before
+markdown-it's own HTML rules see them: one on lines of its own, or one inside a paragraph."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Bounded, so that no note makes the page heavy or endless:
 - at most ``MAX_EMBEDS`` per note, each cut at ``MAX_EMBED_CHARS``; further ones are links;
 - an embedded note's headings carry no ids (they would repeat the page's own).
 
-Anything else (an image or attachment, a block ``#^id``, a note that does not exist, an embed
+Anything else (an image, which shows itself, an attachment, a block ``#^id``, a note that does not exist, an embed
 inside a sentence) stays what it was: a link or a missing embed.
 """
 
@@ -24,6 +24,7 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
+from knowledge_assets.api.attachments import is_image
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.core.chunks.markdown import headings
 
@@ -70,7 +71,8 @@ def _mark_embeds(state: StateCore) -> None:
     for i in range(1, len(tokens) - 1):
         link = _only_embed(tokens, i)
         name, _, heading = link.meta["target"].partition("#") if link else ("", "", "")
-        note = state.env["links"].resolve(name) if link and name.strip() else None
+        named = link is not None and name.strip() and not is_image(name)  # an image shows itself
+        note = state.env["links"].resolve(name) if named else None
         if link is None or note is None or heading.startswith("^") or taken == MAX_EMBEDS:
             continue
         if state.env["links"].is_here(note):  # the note itself is on the page already

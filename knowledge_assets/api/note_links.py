@@ -1,7 +1,9 @@
 """Which stored note a link in a note leads to, found the way Obsidian finds it.
 
 A Markdown link's path is relative to the linking note's folder (``README.md``, ``../inbox.md``)
-and one starting with ``/`` is from the vault root, as on GitHub or a documentation site; a
+and one starting with ``/`` is from the vault root, as on GitHub or a documentation site; when
+nothing there matches, it is tried under each top folder of the vault (a docs site's links are
+written from its ``docs/`` folder), and names the one match when exactly one folder has it. A
 wikilink's path is from the vault root, then relative. A target without a folder (``[[README]]``)
 is a file name: of several notes with it, the one in the linking note's folder wins. A path to a
 folder names its ``README.md`` or ``index.md``. Failing all that, a target may be the file name
@@ -21,7 +23,11 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from knowledge_assets.api.attachments import VaultFiles
 
 __all__ = ["LinkTarget", "NoteLinks", "note_url"]
 
@@ -64,10 +70,13 @@ class _Paths:
     def __init__(self, paths: Iterable[str]) -> None:
         self._exact: dict[str, str] = {}
         self._named: defaultdict[str, list[str]] = defaultdict(list)
+        self._tops: set[str] = set()  # the vault's top folders
         for path in sorted(paths):
             key = _key(_stem(path))
             self._exact.setdefault(key, path)
             self._named[key.rsplit("/", 1)[-1]].append(path)
+            if "/" in path:
+                self._tops.add(path.split("/", 1)[0])
 
     def find(self, target: str, folder: str, *, relative: bool = False) -> str | None:
         """The path ``target`` names from a note in ``folder``: by path when it has a folder or
@@ -75,15 +84,35 @@ class _Paths:
         in ``folder`` wins, then the one with the shortest path."""
         if relative or "/" in target:
             for path in _candidates(target, folder, relative):
-                for candidate in (path, *(_join(path, name) for name in FOLDER_NOTES)):
-                    if found := self._exact.get(_key(_stem(candidate))):
-                        return found
+                if found := self._at(path):
+                    return found
+        if target.startswith("/"):
+            under = self._under_top(target)
+            if len(under) == 1:
+                return under.pop()
+            if under:  # several top folders have it: none is the one it means
+                return None
         tail = _key(_stem(target.lstrip("/")))
         named = self._named.get(tail.rsplit("/", 1)[-1], ())
         matches = [p for p in named if _key(_stem(p)) == tail or _key(_stem(p)).endswith("/" + tail)]  # fmt: skip
         if not matches:
             return None
         return min(matches, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
+
+    def _at(self, path: str) -> str | None:
+        """The note at vault path ``path``, or its folder note."""
+        for candidate in (path, *(_join(path, name) for name in FOLDER_NOTES)):
+            if found := self._exact.get(_key(_stem(candidate))):
+                return found
+        return None
+
+    def _under_top(self, target: str) -> set[str]:
+        """The notes a root-absolute ``target`` names under each top folder (``/reference/jsx``
+        as ``docs/reference/jsx/README.md``): the link means the one when there is one."""
+        root = posixpath.normpath("./" + target.lstrip("/"))
+        if root in (".", "..") or root.startswith("../"):
+            return set()
+        return {f for top in self._tops if (f := self._at(f"{top}/{root}"))}
 
 
 def _candidates(target: str, folder: str, relative: bool) -> list[str]:
@@ -105,14 +134,16 @@ class NoteLinks:
 
     ``notes`` lists the current notes as (source, path). It is called once, on the first target
     to resolve, so a note without links costs no query. ``vault`` is the vault's source: a link
-    to its notes needs no source.
+    to its notes needs no source. ``files``: the local vault folder's images, which the vault's
+    notes show (None: a GitHub vault, whose files are not here).
     """
 
     def __init__(
         self, path: str, notes: Callable[[], Iterable[tuple[str, str]]], *,
-        source: str = "local", vault: str = "local",
+        source: str = "local", vault: str = "local", files: VaultFiles | None = None,
     ) -> None:  # fmt: skip
         self.path, self.source, self.vault = path, source, vault
+        self.files = files
         self._notes = notes
         self._listing: list[tuple[str, str]] | None = None
         self._own: _Paths | None = None
@@ -140,8 +171,16 @@ class NoteLinks:
     def beside(self, note: LinkTarget) -> NoteLinks:
         """The links of ``note`` (one this note embeds), read from the same list of notes."""
         return NoteLinks(
-            note.path, self._listed, source=note.source or self.vault, vault=self.vault
-        )
+            note.path, self._listed, source=note.source or self.vault, vault=self.vault,
+            files=self.files,
+        )  # fmt: skip
+
+    def image(self, target: str, *, relative: bool = False) -> str | None:
+        """The vault path of the image file ``target`` names, when this note is the vault's and
+        the vault folder holds it; ``relative``: a Markdown image's path, not a wikilink's."""
+        if self.files is None or self.source != self.vault:
+            return None
+        return self.files.find(target.strip(), posixpath.dirname(self.path), relative=relative)
 
     def _listed(self) -> list[tuple[str, str]]:
         if self._listing is None:

@@ -15,6 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
+from knowledge_assets.api.attachments import VaultFiles
 from knowledge_assets.api.errors import UNEXPECTED, error_body
 from knowledge_assets.api.markdown import render_note
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
@@ -272,7 +273,7 @@ def history_entry(entry_id: str, request: Request) -> dict[str, Any]:
     return {"success": True, "data": data}
 
 
-def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:
+def _rendered_doc(conn: Any, note_id: str, source: str | None, files: VaultFiles | None) -> dict[str, Any] | None:  # fmt: skip
     """The latest version of the note (of ``source``), or its empty one (frontmatter only, a
     cleared file), with its body as HTML (``html``), or None."""
     doc = core_notes.get_doc(conn, note_id, source)
@@ -280,7 +281,7 @@ def _rendered_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any]
         return None
     links = NoteLinks(
         doc["file_path"], lambda: core_notes.latest_notes(conn), source=doc["source"],
-        vault=vault_source(),
+        vault=vault_source(), files=files,
     )  # fmt: skip
 
     def body(note: LinkTarget) -> str | None:  # of a note this one embeds
@@ -301,7 +302,9 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
     ``alsoIn`` lists the other sources holding the path."""
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
-    doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source))
+    vault = _settings(request).vault
+    files = VaultFiles(vault) if vault else None
+    doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source, files))
     if doc is None:
         raise _no_note(note_id, source)
     fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source")  # fmt: skip

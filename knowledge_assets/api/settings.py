@@ -6,11 +6,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from knowledge_assets.core.database import db
-from knowledge_assets.core.settings import env, env_list
+from knowledge_assets.core.settings import SourceSettings, env, env_list
 from knowledge_assets.mcp.reader import reader_url
 
 DEFAULT_HOST = "127.0.0.1"
@@ -74,8 +75,9 @@ def writer_url(store_url: str) -> str:
 
 @dataclass(frozen=True)
 class ApiSettings:
-    """Host, port, the bearer token (required off loopback), the two role URLs and the host
-    names clients may use besides loopback's (``KA_API_HOSTS``)."""
+    """Host, port, the bearer token (required off loopback), the two role URLs, the host names
+    clients may use besides loopback's (``KA_API_HOSTS``) and the local vault folder whose images
+    the note view shows (None: the vault is a GitHub repository)."""
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
@@ -83,6 +85,7 @@ class ApiSettings:
     reader_url: str = field(default="", repr=False)
     writer_url: str = field(default="", repr=False)
     hosts: tuple[str, ...] = ()
+    vault: Path | None = None
 
     @property
     def needs_token(self) -> bool:
@@ -109,4 +112,6 @@ class ApiSettings:
                 "long random secret (clients send 'Authorization: Bearer <it>'), or bind 127.0.0.1"
             )
         store = db.store_url()
-        return cls(host, port, token, reader_url(store), writer_url(store), hosts)
+        source = SourceSettings.from_env()
+        vault = source.vault_path if source.kind == "local" else None
+        return cls(host, port, token, reader_url(store), writer_url(store), hosts, vault)

@@ -25,6 +25,16 @@ function failure(data, res) {
   return res.statusText;
 }
 
+// What the page says of a failed request, in Japanese: the usual refusals in words of their
+// own, anything else with the server's message.
+function japanese(err) {
+  if (err.status === 422 && /at most 2000 characters/.test(err.message)) return "検索語が長すぎます。2,000 文字までにしてください。";
+  if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
+  if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
+  if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";
+  return err.message;
+}
+
 async function api(path, body) {
   const res = await fetch(path, body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) });
   const data = await res.json().catch(() => ({}));
@@ -41,24 +51,32 @@ function escape(text) {
 // its source beside its path, and a vault note's address is its path alone.
 const VAULT_SOURCES = new Set(["local", "github"]);
 
+// Each segment of the path is encoded on its own; a "." or ".." segment is refused, since the
+// browser would resolve it (even written %2E%2E) and fetch another address than the note's:
+// /notes/..%2F..%2Fetc%2Fpasswd asked for /etc/passwd.
 function noteRef(id, source) {
+  const segments = String(id).split("/");
+  if (segments.some((s) => s === "." || s === "..")) throw new Error("このパスのノートはありません（. や .. は使えません）: " + id);
   const named = source && !VAULT_SOURCES.has(source);
-  return id.split("/").map(encodeURIComponent).join("/") + (named ? "?source=" + encodeURIComponent(source) : "");
+  return segments.map(encodeURIComponent).join("/") + (named ? "?source=" + encodeURIComponent(source) : "");
 }
 
 function noteUrl(id, source) {
-  return "/notes/" + noteRef(id, source);
+  try { return "/notes/" + noteRef(id, source); } catch { return "#"; }
 }
 
 function sourceLabel(source) {
   return source && !VAULT_SOURCES.has(source) ? ` <span class="source">${escape(source)}</span>` : "";
 }
 
-// Snippets: code fences, image syntax and the markers of quotes, callouts (> [!tip], :::tip),
-// highlights (==text==) and block ids (^id) dropped, whitespace folded, query terms highlighted.
+// Snippets and previews: code fences, HTML tags, code spans' backticks, bold's ** and the markers of
+// quotes, callouts (> [!tip], :::tip), highlights (==text==) and block ids (^id) dropped, links
+// and images (Markdown's and wikilinks) shown as their text, whitespace folded.
 function cleanText(text) {
   return String(text || "")
-    .replace(/^#{1,6}\s+/gm, "").replace(/!\[[^\]]*\]\([^)]*\)/g, "").replace(/^```.*$/gm, "")
+    .replace(/^#{1,6}\s+/gm, "").replace(/^```.*$/gm, "")
+    .replace(/!?\[\[([^\]|\n]*)\|([^\]\n]*)\]\]/g, "$2").replace(/!?\[\[([^\]\n]*)\]\]/g, "$1")
+    .replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1").replace(/<\/?[A-Za-z][^<>\n]*>/g, " ").replace(/`+/g, "").replace(/\*\*/g, "")
     .replace(/^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?/gm, "").replace(/^[ \t]*:::.*$/gm, "")
     .replace(/==([^\s=](?:[^=\n]*[^\s=])?)==/g, "$1").replace(/[ \t]\^[A-Za-z0-9-]+[ \t]*$/gm, "")
     .replace(/\s+/g, " ").trim();
@@ -69,7 +87,8 @@ function highlight(text, terms) {
   const words = [...new Set(terms)].filter((t) => t.length > 0).sort((a, b) => b.length - a.length).map(escape);
   if (!words.length) return html;
   const pattern = new RegExp("(" + words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")", "gi");
-  return html.replace(pattern, "<mark>$1</mark>");
+  // Terms that meet (ラー + メン) are one highlight, not two with a gap between.
+  return html.replace(pattern, "<mark>$1</mark>").replace(/<\/mark><mark>/g, "");
 }
 
 function snippet(text, terms, size = 160) {
@@ -96,7 +115,10 @@ async function runSearch(event) {
   const mode = document.querySelector("input[name=mode]:checked").value;
   const tag = $("tag").value;
   if (!query) {
-    if (tag) listTagged(tag);
+    if (tag) { listTagged(tag); return; }
+    // Nothing to search: a stale error or earlier results go.
+    $("search-status").textContent = ""; $("results").innerHTML = "";
+    setAddress({ q: "", mode: "" }, false);
     return;
   }
   $("search-status").textContent = "検索中…";
@@ -107,7 +129,7 @@ async function runSearch(event) {
     renderResults(data, query);
   } catch (err) {
     $("results").innerHTML = "";
-    $("search-status").textContent = "検索できませんでした: " + err.message;
+    $("search-status").textContent = "検索できませんでした: " + japanese(err);
   }
 }
 
@@ -167,7 +189,7 @@ async function listTagged(tag, offset = 0) {
     $("results").querySelector(".more")?.addEventListener("click", () => listTagged(tag, shown));
   } catch (err) {
     if (!offset) $("results").innerHTML = "";
-    $("search-status").textContent = "ノートを読み込めませんでした: " + err.message;
+    $("search-status").textContent = "ノートを読み込めませんでした: " + japanese(err);
   }
 }
 
@@ -213,7 +235,7 @@ function startAnswer(question, waiting) {
   $("answer").hidden = false;
   $("answer-question").textContent = question;
   $("answer-text").innerHTML = "<p class='meta'>" + escape(waiting) + "</p>";
-  $("citations").innerHTML = "";
+  $("citations").innerHTML = ""; $("no-citations").hidden = true;
   $("confidence").textContent = ""; $("confidence").className = "badge";
   $("answer-meta").textContent = ""; $("answer-warnings").textContent = "";
   $("answer-foot").hidden = true;
@@ -231,6 +253,9 @@ async function ask(event) {
   const button = $("ask-form").querySelector("button");
   button.disabled = true;
   const ticket = startAnswer(question, "ノートを探しています…");
+  // The button is disabled while the answer comes: the focus goes to the answer, not to <body>.
+  $("answer").focus({ preventScroll: true });
+  $("answer-text").setAttribute("aria-busy", "true");
   let text = "";
   try {
     const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
@@ -243,10 +268,11 @@ async function ask(event) {
     });
   } catch (err) {
     if (ticket !== answerTicket) return;
-    answerFailed("答えられませんでした: " + err.message);
+    answerFailed("答えられませんでした: " + japanese(err));
     $("answer-foot").hidden = !conversationId; // a failed follow-up leaves the conversation open
   } finally {
     button.disabled = false;
+    $("answer-text").removeAttribute("aria-busy");
     loadHistory();
   }
 }
@@ -293,9 +319,8 @@ function showAnswer(data) {
   $("confidence").textContent = CONFIDENCE[data.confidence] || data.confidence;
   $("confidence").className = "badge " + data.confidence;
   $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
-  $("citations").innerHTML = data.sources.length
-    ? data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("")
-    : "<li class='meta'>出典なし</li>";
+  $("no-citations").hidden = data.sources.length > 0;
+  $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
   $("answer-warnings").textContent = (data.warnings || []).join(" / ");
   $("answer-foot").hidden = false;
   markShown();
@@ -313,7 +338,7 @@ async function openAnswer(id) {
     markShown();
     answerFailed(err.status === 404
       ? "この回答は見つかりませんでした。履歴から消えたか、リンクが正しくありません。"
-      : "回答を開けませんでした: " + err.message);
+      : "回答を開けませんでした: " + japanese(err));
   }
 }
 
@@ -367,7 +392,7 @@ async function loadHistory() {
       : "<li class='meta'>まだ質問はありません。</li>";
     markShown();
   } catch (err) {
-    $("history").innerHTML = "<li class='warn'>" + escape(err.message) + "</li>";
+    $("history").innerHTML = "<li class='warn'>" + escape(japanese(err)) + "</li>";
   }
 }
 
@@ -418,26 +443,48 @@ function showNoteHead(id, data) {
   $("note-tags").innerHTML = tagChips(data.tags);
 }
 
+// The note's body under its title: a first H1 that repeats the title is left out (the server
+// renders a note's H1 as <h2>). The vault's images load with the bearer token when the page has
+// one, which an <img> cannot send: they are fetched with it and shown from memory.
+function showBody(html, title) {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  const first = template.content.firstElementChild;
+  if (first?.tagName === "H2" && first.textContent.trim() === String(title).trim()) first.remove();
+  const images = token ? [...template.content.querySelectorAll('img[src^="/api/attachments/"]')] : [];
+  for (const img of images) { img.dataset.src = img.getAttribute("src"); img.removeAttribute("src"); }
+  $("note-body").replaceChildren(template.content);
+  for (const img of images) {
+    fetch(img.dataset.src, { headers: headers() }).then((res) => res.ok ? res.blob() : Promise.reject(res))
+      .then((blob) => {
+        const url = URL.createObjectURL(blob);
+        img.src = url;
+        const link = img.closest("a");
+        if (link?.getAttribute("href") === img.dataset.src) link.href = url;
+      }).catch(() => { img.alt = img.alt || "画像を読み込めませんでした"; });
+  }
+}
+
 async function showNote(id) {
   $("home").hidden = true; $("note-view").hidden = false;
   setUpBack();
   try {
     const { data } = await api("/api/notes/" + noteRef(id, params.get("source")));
     showNoteHead(id, data);
-    // The server renders the Markdown: raw HTML in the note arrives escaped, links checked.
-    $("note-body").innerHTML = data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : "");
+    // The server renders the Markdown: raw HTML in the note arrives through its allowlist, links checked.
+    showBody(data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : ""), data.title || id);
     showHeading();
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
-    $("note-body").textContent = err.message;
+    $("note-body").textContent = japanese(err);
     return;
   }
   try {
     const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
     $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
-    $("similar").innerHTML = "<li class='meta'>" + escape(err.message) + "</li>";
+    $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
   }
 }
 
@@ -446,6 +493,13 @@ if (location.pathname.startsWith("/notes/")) {
 } else {
   $("search-form").addEventListener("submit", runSearch);
   $("ask-form").addEventListener("submit", ask);
+  // Enter is a new line in the question; Ctrl+Enter (⌘+Enter on a Mac) asks it.
+  $("question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.isComposing) {
+      event.preventDefault();
+      $("ask-form").requestSubmit();
+    }
+  });
   $("history").addEventListener("click", openHistoryEntry);
   $("new-conversation").addEventListener("click", newConversation);
   window.addEventListener("popstate", showAddressedAnswer);

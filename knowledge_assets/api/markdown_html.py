@@ -1,0 +1,225 @@
+"""Raw HTML in a note, as Obsidian and documentation sites show it: the tags of an allowlist
+(``<ruby>``, ``<br>``, ``<sub>``, ``<kbd>``, ``<details><summary>``, ``<figure><img>``, tables…)
+render, everything else never does.
+
+No sanitizer library is a dependency, so the HTML is never passed through: stdlib's
+:class:`html.parser.HTMLParser` reads it, and the output is written anew from escaped text and
+the allowed tags with their allowed attributes only (no ``on…`` handler, no ``style``, no
+``class``, no ``id`` that could take the name of one of the page's own elements). A link's
+address goes through markdown-it's check (no ``javascript:``, ``vbscript:``, ``file:`` or
+``data:`` but images) and, when it names a note or an image of the vault, to the note view or the
+image, as a Markdown link does. Scripts, styles, ``<head>``, ``<title>`` and the like are left out
+with their text; an ``<iframe>`` becomes a link to its page. Any other tag is shown as text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from html.parser import HTMLParser
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.rules_block import StateBlock, html_block
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_inline import StateInline, html_inline
+from markdown_it.token import Token
+
+from knowledge_assets.api.markdown_images import image_html, is_image
+from knowledge_assets.api.note_links import NoteLinks
+
+__all__ = ["raw_html"]
+
+_GLOBAL = frozenset({"title", "lang", "dir"})
+_TAGS: dict[str, frozenset[str]] = {
+    **{t: frozenset() for t in (
+        "b i u s em strong small mark cite q code var samp kbd sub sup del ins dfn wbr br "
+        "ruby rt rp rb span p div blockquote pre hr ul li dl dt dd figure figcaption summary "
+        "table thead tbody tfoot tr caption center"
+    ).split()},
+    "abbr": frozenset(), "time": frozenset({"datetime"}), "ol": frozenset({"start", "reversed"}),
+    "details": frozenset({"open"}), "a": frozenset({"href"}),
+    "img": frozenset({"src", "alt", "width", "height"}),
+    "th": frozenset({"colspan", "rowspan", "align"}), "td": frozenset({"colspan", "rowspan", "align"}),
+    **{f"h{n}": frozenset() for n in range(1, 7)},
+}  # fmt: skip
+_VOID = frozenset({"br", "hr", "img", "wbr"})
+# Left out together with their text: never shown, and their text is no part of the note's.
+_HIDDEN = frozenset(
+    "script style head title template noscript noembed noframes textarea xmp iframe object "
+    "svg math select option frameset".split()
+)
+_NUMBER = frozenset({"width", "height", "start", "colspan", "rowspan"})
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
+Link = Callable[[str], str | None]  # a link's address as the note view serves it, or None
+
+
+class _Writer(HTMLParser):
+    """Writes the allowed part of the HTML it is fed, every text escaped."""
+
+    def __init__(self, links: NoteLinks, link: Link) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links, self.link = links, link
+        self.out: list[str] = []
+        self.hidden = 0  # inside this many hidden elements
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._open(tag, dict(attrs), closed=False)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._open(tag, dict(attrs), closed=True)
+
+    def _open(self, tag: str, attrs: dict[str, str | None], *, closed: bool) -> None:
+        if tag == "iframe" and not self.hidden:
+            self.out.append(_frame_link(attrs.get("src") or "", self.link))
+        if tag in _HIDDEN:
+            self.hidden += 0 if closed else 1
+            return
+        if self.hidden:
+            return
+        if tag not in _TAGS:
+            self.out.append(escapeHtml(self.get_starttag_text() or ""))
+        elif tag == "img":
+            self.out.append(self._image(attrs))
+        else:
+            self.out.append(f"<{_shifted(tag)}{self._attrs(tag, attrs)}>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif self.hidden or tag in _VOID:
+            return
+        elif tag in _TAGS:
+            self.out.append(f"</{_shifted(tag)}>")
+        else:
+            self.out.append(escapeHtml(f"</{tag}>"))
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.out.append(escapeHtml(data))
+
+    def _attrs(self, tag: str, attrs: dict[str, str | None]) -> str:
+        kept = []
+        for name, value in attrs.items():
+            if name not in _GLOBAL and name not in _TAGS[tag]:
+                continue
+            if name in _NUMBER and not (value or "").strip().isdigit():
+                continue
+            if name == "href":
+                web, value = _web(value or ""), self.link(value or "")
+                if value is None:
+                    continue
+                if web:
+                    kept.append(' rel="noopener noreferrer"')
+            kept.append(f' {name}="{escapeHtml(value or "")}"' if value else f" {name}")
+        return "".join(kept)
+
+    def _image(self, attrs: dict[str, str | None]) -> str:
+        src, alt = (attrs.get("src") or "").strip(), attrs.get("alt") or ""
+        width, height = (_number(attrs.get(k)) for k in ("width", "height"))
+        if is_image(src.partition("?")[0]) and not _web(src):
+            return image_html(self.links, src.partition("?")[0], alt, relative=True, width=width, height=height)  # fmt: skip
+        if not _web(src) and not src.lower().startswith("data:image/"):
+            return escapeHtml(alt)
+        checked = self.link(src)
+        if checked is None:
+            return escapeHtml(alt)
+        sizes = "".join(f' {k}="{v}"' for k, v in (("width", width), ("height", height)) if v)
+        return f'<img src="{escapeHtml(checked)}" alt="{escapeHtml(alt)}"{sizes} loading="lazy" />'
+
+
+def _number(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value if value.isdigit() else None
+
+
+def _web(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://", "//"))
+
+
+def _shifted(tag: str) -> str:
+    """A heading one level down, as the note's Markdown headings are (the title is the h1)."""
+    if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
+        return f"h{min(int(tag[1]) + 1, 6)}"
+    return tag
+
+
+def _frame_link(src: str, link: Link) -> str:
+    """An embedded page (a video, a map) as a link to it: no frame of another site runs here."""
+    href = link(src) if _web(src) else None
+    if href is None:
+        return ""
+    return f'<a href="{escapeHtml(href)}" rel="noopener noreferrer">埋め込み: {escapeHtml(src)}</a>'
+
+
+def sanitize(html: str, links: NoteLinks, link: Link) -> str:
+    """The allowed part of ``html``, written anew."""
+    writer = _Writer(links, link)
+    writer.feed(html)
+    writer.close()
+    return "".join(writer.out)
+
+
+# Comments are the comment rules' (markdown_comments); one they leave is unclosed, and stays text
+# like a declaration or processing instruction: markdown-it would take the rest of the note for
+# it (all of it lost), and look for its close again from each one (quadratic time).
+_NOT_TAGS = ("<!", "<?")
+
+
+def _html_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    if state.src.startswith(_NOT_TAGS, state.bMarks[start] + state.tShift[start]):
+        return False
+    return html_block(state, start, end, silent)
+
+
+def _html_inline(state: StateInline, silent: bool) -> bool:
+    if state.src.startswith(_NOT_TAGS, state.pos):
+        return False
+    return html_inline(state, silent)
+
+
+def _hide_inline(state: StateCore) -> None:
+    """Leave out the text between an inline ``<script>`` (``<style>``, ``<title>``…) and its
+    close, as the block of one is: each inline tag is read on its own."""
+    for block in state.tokens:
+        kept, hidden = [], 0
+        for token in block.children or []:
+            tag = _tag(token.content) if token.type == "html_inline" else None
+            if tag and tag.lstrip("/") in _HIDDEN:
+                if tag.startswith("/"):
+                    hidden = max(0, hidden - 1)
+                elif not token.content.endswith("/>"):
+                    hidden += 1
+                kept.append(token)  # rendered as nothing (an iframe: a link to its page)
+            elif not hidden:
+                kept.append(token)
+        if block.children:
+            block.children = kept
+
+
+def _tag(html: str) -> str | None:
+    """The name of the tag ``html`` opens (``/name`` for a close), or None."""
+    match = _TAG.match(html)
+    return (match[1] + match[2]).lower() if match else None
+
+
+def raw_html(md: MarkdownIt, link: Callable[[MarkdownIt, NoteLinks, str], str | None]) -> None:
+    """Render the allowed raw HTML of what ``md`` renders; ``link`` gives a link's address."""
+
+    def render(
+        renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+    ) -> str:
+        links, content = env["links"], tokens[idx].content
+        # A note of thousands of one tag (<br>, <b>) reads each once.
+        done = env.setdefault("raw_html", {}) if tokens[idx].type == "html_inline" else {}
+        if content not in done:
+            done[content] = sanitize(content, links, lambda href: link(md, links, href))
+        return str(done[content])
+
+    md.block.ruler.at("html_block", _html_block, {"alt": ["paragraph", "reference", "blockquote"]})
+    md.inline.ruler.at("html_inline", _html_inline)
+    md.core.ruler.after("inline", "hidden_html", _hide_inline)
+    for kind in ("html_block", "html_inline"):
+        md.add_render_rule(kind, render)
