@@ -12,23 +12,23 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import date
 from typing import Any
 
 import psycopg
 
-from knowledge_assets.cli_args import int_in, similarity
+from knowledge_assets.cli_args import int_in, iso_date, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
+from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import (
+    MAX_QUERY_CHARS,
     MODES,
     NoActiveModel,
     QueryEmbeddingFailed,
     SearchFilters,
     SearchResponse,
     search,
-    snippet,
 )
 from knowledge_assets.core.search.explain import rejection
 from knowledge_assets.core.search.note_sources import (
@@ -103,17 +103,17 @@ def _where(file_path: str, source: str) -> str:
 
 def _print_response(response: SearchResponse) -> None:
     for i, h in enumerate(response.hits, start=1):
-        where = " › ".join(p for p in (h.title, h.heading) if p)
+        where = " › ".join(p for p in (plain_heading(h.title), plain_heading(h.heading)) if p)
         say(f"{i:2d}. {where}")
         say(f"    {_where(h.file_path, h.source)}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:
             say(f"    tags: {', '.join(h.tags)}")
         if h.url:
             say(f"    {h.url}")
-        say(f"    {snippet(h.content, SNIPPET_CHARS)}")
+        say(f"    {plain_snippet(h.content, SNIPPET_CHARS)}")
         for sec in h.sections:
-            say(f"    also › {sec.heading}  score {sec.score:.4f}")
-            say(f"      {snippet(sec.content, SECTION_CHARS)}")
+            say(f"    also › {plain_heading(sec.heading)}  score {sec.score:.4f}")
+            say(f"      {plain_snippet(sec.content, SECTION_CHARS)}")
     t = response.timings
     # A keyword search uses no model, whatever the active one is.
     model = response.model or (
@@ -129,6 +129,17 @@ def _print_response(response: SearchResponse) -> None:
 def _search(args: argparse.Namespace) -> int:
     if not args.query.strip():
         return _fail("the query is empty: give the words to search for")
+    if len(args.query) > MAX_QUERY_CHARS:
+        return _fail(
+            f"the query is {len(args.query):,} characters long; a search takes at most"
+            f" {MAX_QUERY_CHARS:,}: shorten it to the words that matter"
+        )
+    for what in ("created", "updated"):
+        low, high = getattr(args, f"{what}_from"), getattr(args, f"{what}_to")
+        if low is not None and high is not None and low > high:
+            return _fail(
+                f"--{what}-from {low} is after --{what}-to {high}: no note can match; swap them"
+            )
     filters = SearchFilters(
         tags=tuple(args.tag or ()),
         path_prefix=args.path_prefix,
@@ -181,9 +192,9 @@ def _similar(args: argparse.Namespace) -> int:
         _print_json([asdict(n) for n in notes])
         return 0
     for i, n in enumerate(notes, start=1):
-        say(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
-        say(f"    {_where(n.file_path, n.source)} › {n.heading}")
-        say(f"    {snippet(n.content, SNIPPET_CHARS)}")
+        say(f"{i:2d}. {plain_heading(n.title) or n.file_path}  score {n.score:.4f}")
+        say(f"    {_where(n.file_path, n.source)} › {plain_heading(n.heading)}")
+        say(f"    {plain_snippet(n.content, SNIPPET_CHARS)}")
     if not notes:
         say("no similar notes")
     return 0
@@ -263,7 +274,7 @@ def add_commands(sub: Any) -> None:
     )
     s.add_argument("--top-heading", action="append", metavar="H", help="repeatable")
     for name in ("created-from", "created-to", "updated-from", "updated-to"):
-        s.add_argument(f"--{name}", type=date.fromisoformat, metavar="YYYY-MM-DD")
+        s.add_argument(f"--{name}", type=iso_date, metavar="YYYY-MM-DD")
     s.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=10, help="hits (default 10)")
     s.add_argument(
         "--per-note", action="store_true",

@@ -3,38 +3,26 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
 from knowledge_assets.core.chunks.markdown import headings
 from knowledge_assets.core.counts import counted
-from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
+from knowledge_assets.core.plain_text import plain_heading, plain_snippet
+from knowledge_assets.core.search import SearchHit, SearchResponse
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
 PAGE_CHARS = 6000  # get_doc returns a long note in pages of about this many characters
-# [ \t]*, not \s*: \s also matches newlines, and on a run of blank lines every line start would
-# scan the whole run again (quadratic; 80,000 newlines took 36 s).
-_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~).*$", re.MULTILINE)
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\]")
-# Markers a snippet drops, as the search page's does: quotes and callouts (> [!tip], :::tip),
-# highlights (==text==, the text kept) and block ids (^id).
-_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?", re.MULTILINE)
-_SITE_FENCE = re.compile(r"^[ \t]*:::.*$", re.MULTILINE)
-_HIGHLIGHT = re.compile(r"==([^\s=](?:[^=\n]*[^\s=])?)==")
-_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
 _LISTED_SECTIONS = 40  # a note with hundreds of headings names the first ones, then a count
 
 
 def clean_snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
-    """A snippet without code-fence markers, image syntax (Markdown and Obsidian embeds) and the
-    markers of quotes, callouts, highlights and block ids."""
-    text = _IMAGE.sub("", _FENCE_LINE.sub("", text or ""))
-    text = _HIGHLIGHT.sub(r"\1", _SITE_FENCE.sub("", _QUOTE.sub("", text)))
-    return snippet(_BLOCK_ID.sub("", text), limit)
+    """A snippet as plain text (:func:`knowledge_assets.core.plain_text.plain_text`): links and
+    images as their text, without fence lines, heading marks, tags or quote markers."""
+    return plain_snippet(text, limit)
 
 
 def to_json(value: Any) -> str:
@@ -43,7 +31,9 @@ def to_json(value: Any) -> str:
 
 
 def _heading(heading: str | None, parent: str | None) -> str:
-    heading, parent = heading or "", parent or ""
+    """The heading path a hit shows, ``parent > heading``, as plain text: what get_doc's
+    ``section`` takes back."""
+    heading, parent = plain_heading(heading), plain_heading(parent)
     if parent and heading and parent != heading:
         return f"{parent} > {heading}"
     return heading or parent
@@ -55,7 +45,7 @@ def _payload(hit: SearchHit) -> dict[str, Any]:
         "type": hit.type,
         "content_type": hit.content_type,
         "top_heading": hit.top_heading,
-        "heading_path": list(hit.heading_path),
+        "heading_path": [plain_heading(part) for part in hit.heading_path],
     }
     for key in ("url", "created", "updated"):
         if getattr(hit, key):
@@ -76,7 +66,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
     hits = [
         {
             "rank": rank,
-            "title": hit.title,
+            "title": plain_heading(hit.title),
             "heading": _heading(hit.heading, hit.parent_heading),
             "path": hit.file_path,
             "source": hit.source,
@@ -114,11 +104,11 @@ def similar_result(
         "file_path": file_path,
         "similar": [
             {
-                "title": n.title,
+                "title": plain_heading(n.title),
                 "path": n.file_path,
                 "source": n.source,
                 "score": round(float(n.score), 4),
-                "heading": n.heading,
+                "heading": plain_heading(n.heading),
                 "tags": list(n.tags),
                 "snippet": clean_snippet(n.content),
             }

@@ -23,6 +23,7 @@ from pydantic import Field
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
 from knowledge_assets.core.search.note_sources import in_source, source_table
@@ -279,7 +280,7 @@ def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> 
     strict: list[Tool] = [
         strict_tool(
             fn,
-            description=inspect.cleandoc(fn.__doc__ or ""),
+            description=plain_doc(inspect.cleandoc(fn.__doc__ or "")),
             annotations=READ_ONLY,
             structured_output=fn != tools.get_doc,
         )
