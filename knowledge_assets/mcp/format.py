@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
 from typing import Any
 
-from knowledge_assets.core.chunks.markdown import headings
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import SearchHit, SearchResponse
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
+from knowledge_assets.mcp.sections import Part, find_part, note_parts
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
@@ -142,18 +141,15 @@ def _listed(values: Any) -> str:
 
 def sections(content: str) -> list[tuple[str, int, int]]:
     """(heading, start, end) of each ``##``/``###`` section of a body: the headings the chunker
-    sees, so none inside fenced code (a shell comment ``## install``) or an HTML comment."""
-    starts = [0, *accumulate(len(line) + 1 for line in content.split("\n"))]
-    found = [
-        (title, starts[i]) for i, level, title in headings(content) if level in (2, 3) and title
-    ]
-    return [(title, start, found[n + 1][1] if n + 1 < len(found) else len(content)) for n, (title, start) in enumerate(found)]  # fmt: skip
+    sees, so none inside fenced code (a shell comment ``## install``) or an HTML comment; a
+    ``##`` section ends at the next ``##`` (its ``###`` subsections are in it)."""
+    return [(p.heads[-1], p.start, p.end) for p in note_parts(content, None) if p.heads]
 
 
-def section_names(heads: Sequence[tuple[str, int, int]]) -> str:
-    """The sections' headings for a listing, the first ``_LISTED_SECTIONS`` of them."""
-    names = " | ".join(h[0] for h in heads[:_LISTED_SECTIONS])
-    more = len(heads) - _LISTED_SECTIONS
+def section_names(parts: Sequence[Part]) -> str:
+    """The parts' names for a listing, the first ``_LISTED_SECTIONS`` of them."""
+    names = " | ".join(p.name for p in parts[:_LISTED_SECTIONS])
+    more = len(parts) - _LISTED_SECTIONS
     return f"{names} | … {counted(more, 'more section')}" if more > 0 else names
 
 
@@ -169,28 +165,28 @@ def pages(content: str, size: int = PAGE_CHARS) -> list[str]:
 
 
 def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str:
-    """One section (by heading, case-insensitive substring) or one page of a note, with the
-    metadata header and a line saying which part this is and what else there is."""
+    """One section (by its heading path as search_docs shows it, its heading, or words of its
+    heading; the note's title names its opening) or one page of a note, with the metadata
+    header and a line saying which part this is and what else there is."""
     content = doc.get("content") or ""
-    heads = sections(content)
+    parts = note_parts(content, doc.get("title"))
     # A blank section (spaces, or '#' alone) names none: the whole note, as for "" or None.
-    wanted = (section or "").strip().lstrip("#").strip().lower()
-    if wanted:
-        match = next((h for h in heads if h[0].lower() == wanted), None) or next((h for h in heads if wanted in h[0].lower()), None)  # fmt: skip
+    if (section or "").strip().lstrip("#").strip():
+        match = find_part(parts, section or "")
         if match is None:
-            names = section_names(heads) or "(no ## sections)"
+            names = section_names(parts) or "(no ## sections)"
             raise LookupError(f"no section {section!r} in {doc['file_path']}; sections: {names}")
-        return document_text(doc, f"section: {match[0]}", content[match[1] : match[2]])
-    parts = pages(content)
-    if not 1 <= page <= len(parts):
+        return document_text(doc, f"section: {match.name}", content[match.start : match.end])
+    pieces = pages(content)
+    if not 1 <= page <= len(pieces):
         raise LookupError(
-            f"page {page} does not exist: {doc['file_path']} has {counted(len(parts), 'page')}"
+            f"page {page} does not exist: {doc['file_path']} has {counted(len(pieces), 'page')}"
         )
-    if len(parts) == 1:
+    if len(pieces) == 1:
         return document_text(doc)
-    note = f"page: {page}/{len(parts)} (pass page={page + 1} for more)" if page < len(parts) else f"page: {page}/{len(parts)}"  # fmt: skip
-    listing = "sections: " + section_names(heads) if heads else ""
-    return document_text(doc, "\n".join(x for x in (note, listing) if x), parts[page - 1])
+    note = f"page: {page}/{len(pieces)} (pass page={page + 1} for more)" if page < len(pieces) else f"page: {page}/{len(pieces)}"  # fmt: skip
+    listing = "sections: " + section_names(parts) if parts else ""
+    return document_text(doc, "\n".join(x for x in (note, listing) if x), pieces[page - 1])
 
 
 def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = None) -> str:
