@@ -20,6 +20,7 @@ from knowledge_assets.cli_args import int_in, iso_date, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
+from knowledge_assets.core.index.coverage import missing_vectors, missing_warning
 from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import (
     MAX_QUERY_CHARS,
@@ -164,7 +165,9 @@ def _search(args: argparse.Namespace) -> int:
             return _fail(f"{exc} (or use --mode keyword)")
         except (QueryEmbeddingFailed, ValueError) as exc:
             return _fail(str(exc))
-    for warning in response.warnings:
+        # Vector and hybrid search cannot find a passage the active model has no vector of.
+        gap = missing_warning(missing_vectors(conn)) if args.mode != "keyword" else None
+    for warning in (*response.warnings, *([gap] if gap else [])):
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(asdict(response))

@@ -9,8 +9,10 @@ embedding model yet, database unreachable) come back as ``isError`` results with
 from __future__ import annotations
 
 import inspect
+import time
 import unicodedata
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any, Literal, TypeVar
 
 import psycopg
@@ -23,6 +25,8 @@ from pydantic import Field
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.index import coverage
+from knowledge_assets.core.index.coverage import missing_warning
 from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
@@ -52,6 +56,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_wo
 Mode = Literal["hybrid", "vector", "keyword"]
 Source = Annotated[str | None, Field(description="The note's source, as search_docs returned it (e.g. 'local', 'books'), when several sources hold the path; default: the vault's note, else the only one there is.")]  # fmt: skip
 T = TypeVar("T")
+MISSING_COUNT_TTL_S = 60.0
 
 
 class KnowledgeTools:
@@ -59,6 +64,7 @@ class KnowledgeTools:
 
     def __init__(self, store: ReaderStore) -> None:
         self.store = store
+        self._missing_counts: dict[tuple[str, str], tuple[float, int]] = {}
 
     def search_docs(
         self,
@@ -95,10 +101,12 @@ class KnowledgeTools:
             conn: psycopg.Connection, companion: psycopg.Connection | None
         ) -> core_search.SearchResponse:
             embedder = None if mode == "keyword" else self._embedder(conn)
-            return core_search.search(
+            found = core_search.search(
                 conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder,
                 per_note=per_note, companion=companion,
             )  # fmt: skip
+            gap = missing_warning(self._missing(conn)) if mode != "keyword" else None
+            return replace(found, warnings=(*found.warnings, gap)) if gap else found
 
         if mode == "hybrid":  # its keyword and vector legs run at once, on two connections
             response = self._call_pair(run)
@@ -195,6 +203,19 @@ class KnowledgeTools:
     def all(self) -> tuple[Callable[..., Any], ...]:
         """The tools, in the order a client lists them."""
         return (self.search_docs, self.get_doc, self.list_tags, self.tagged_docs, self.similar_docs)
+
+    def _missing(self, conn: psycopg.Connection) -> int:
+        """Passages the active model has no vector for. Counting takes tens of milliseconds on a
+        large store, so a count is reused for a minute while the store stays incomplete; the
+        cheap check that it is complete again runs on every call."""
+        gap = coverage.unproven(conn)
+        if gap is None:
+            return 0
+        cached = self._missing_counts.get(gap)
+        if cached is None or time.monotonic() - cached[0] > MISSING_COUNT_TTL_S:
+            cached = (time.monotonic(), coverage.count_missing(conn, *gap))
+            self._missing_counts[gap] = cached
+        return cached[1]
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)
