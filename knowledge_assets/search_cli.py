@@ -18,6 +18,13 @@ import psycopg
 
 from knowledge_assets.cli_args import int_in, iso_date, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
+from knowledge_assets.cli_hints import (
+    closest_paths,
+    did_you_mean,
+    prefix_hint,
+    vault_relative,
+    with_suffix,
+)
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.index.coverage import missing_vectors, missing_warning
@@ -167,7 +174,10 @@ def _search(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         # Vector and hybrid search cannot find a passage the active model has no vector of.
         gap = missing_warning(missing_vectors(conn)) if args.mode != "keyword" else None
-    for warning in (*response.warnings, *([gap] if gap else [])):
+        empty = (
+            prefix_hint(conn, args.path_prefix) if args.path_prefix and not response.hits else None
+        )
+    for warning in (*response.warnings, *(w for w in (gap, empty) if w)):
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(asdict(response))
@@ -177,13 +187,15 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
+    path = vault_relative(args.path)
     with _connect() as conn:
         try:
-            ref, notes = similar_to(conn, args.path, limit=args.limit, source=args.source)
+            ref, notes = _similar_to(conn, path, args)
         except UnknownNote:
-            where = in_source(args.source)
+            hint = did_you_mean(closest_paths(conn, path, args.source))
             return _fail(
-                f"no latest note at {named(args.path)}{where} (see `knowledge-assets get`)"
+                f"no latest note at {named(path)}{in_source(args.source)}"
+                + (hint or " (see `knowledge-assets get`)")
             )
         except (NoActiveModel, UnknownSource, AmbiguousNote) as exc:
             return _fail(_lookup_error(exc))
@@ -203,6 +215,20 @@ def _similar(args: argparse.Namespace) -> int:
     return 0
 
 
+def _similar_to(
+    conn: psycopg.Connection, path: str, args: argparse.Namespace
+) -> tuple[Any, list[Any]]:
+    """The notes similar to the note at ``path``, or at ``path`` with ``.md`` when only that
+    names one."""
+    try:
+        return similar_to(conn, path, limit=args.limit, source=args.source)
+    except UnknownNote:
+        full = with_suffix(conn, path, args.source)
+        if full is None:
+            raise
+        return similar_to(conn, full, limit=args.limit, source=args.source)
+
+
 def _lookup_error(exc: Exception) -> str:
     return exc.explain("--source NAME") if isinstance(exc, AmbiguousNote) else str(exc)
 
@@ -215,18 +241,22 @@ def _also_in(others: tuple[str, ...] | list[str]) -> str:
 
 
 def _get(args: argparse.Namespace) -> int:
+    path = vault_relative(args.path)
     with _connect() as conn:
         try:
-            doc = get_doc(conn, args.path, args.source)
+            doc = get_doc(conn, path, args.source)
+            full = with_suffix(conn, path, args.source) if doc is None else None
+            doc = get_doc(conn, full, args.source) if full else doc
         except (UnknownSource, AmbiguousNote) as exc:
             return _fail(_lookup_error(exc))
         table = source_table(args.source) if args.source else None
-        rejected = rejection(conn, args.path, table) if doc is None else None
+        rejected = rejection(conn, path, table) if doc is None else None
+        hint = did_you_mean(closest_paths(conn, path, args.source)) if doc is None else ""
     where = in_source(args.source)
     if doc is None:
         if rejected:
-            return _fail(f"{named(args.path)}{where} is not stored: rejected because {rejected}")
-        return _fail(f"no note at {named(args.path)}{where}")
+            return _fail(f"{named(path)}{where} is not stored: rejected because {rejected}")
+        return _fail(f"no note at {named(path)}{where}{hint}")
     if args.json:
         _print_json(doc)
         return 0

@@ -68,9 +68,7 @@ def test_search_warns_while_passages_lack_a_vector(
     assert capsys.readouterr().err == ""
     with stdio_session(server_env(db_url)) as client:
         found = json_of(client.call("search_docs", {"query": "トマト"}))
-        assert found["warnings"] == [
-            "2 passages have no vector yet; run `knowledge-assets update`"
-        ]
+        assert found["warnings"] == ["2 passages have no vector yet; run `knowledge-assets update`"]
         keyword = json_of(client.call("search_docs", {"query": "トマト", "mode": "keyword"}))
         assert "warnings" not in keyword
     ingest(db_url, usem3, vault)
