@@ -9,7 +9,6 @@ embedding model yet, database unreachable) come back as ``isError`` results with
 from __future__ import annotations
 
 import inspect
-import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
@@ -56,7 +55,6 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_wo
 Mode = Literal["hybrid", "vector", "keyword"]
 Source = Annotated[str | None, Field(description="The note's source, as search_docs returned it (e.g. 'local', 'books'), when several sources hold the path; default: the vault's note, else the only one there is.")]  # fmt: skip
 T = TypeVar("T")
-MISSING_COUNT_TTL_S = 60.0
 
 
 class KnowledgeTools:
@@ -64,7 +62,7 @@ class KnowledgeTools:
 
     def __init__(self, store: ReaderStore) -> None:
         self.store = store
-        self._missing_counts: dict[tuple[str, str], tuple[float, int]] = {}
+        self._missing = coverage.RecentCount()  # a long-lived server counts once a minute
 
     def search_docs(
         self,
@@ -105,7 +103,7 @@ class KnowledgeTools:
                 conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder,
                 per_note=per_note, companion=companion,
             )  # fmt: skip
-            gap = missing_warning(self._missing(conn)) if mode != "keyword" else None
+            gap = missing_warning(self._missing.count(conn)) if mode != "keyword" else None
             return replace(found, warnings=(*found.warnings, gap)) if gap else found
 
         if mode == "hybrid":  # its keyword and vector legs run at once, on two connections
@@ -203,19 +201,6 @@ class KnowledgeTools:
     def all(self) -> tuple[Callable[..., Any], ...]:
         """The tools, in the order a client lists them."""
         return (self.search_docs, self.get_doc, self.list_tags, self.tagged_docs, self.similar_docs)
-
-    def _missing(self, conn: psycopg.Connection) -> int:
-        """Passages the active model has no vector for. Counting takes tens of milliseconds on a
-        large store, so a count is reused for a minute while the store stays incomplete; the
-        cheap check that it is complete again runs on every call."""
-        gap = coverage.unproven(conn)
-        if gap is None:
-            return 0
-        cached = self._missing_counts.get(gap)
-        if cached is None or time.monotonic() - cached[0] > MISSING_COUNT_TTL_S:
-            cached = (time.monotonic(), coverage.count_missing(conn, *gap))
-            self._missing_counts[gap] = cached
-        return cached[1]
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)

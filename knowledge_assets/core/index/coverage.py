@@ -10,6 +10,9 @@ counted: 65 ms on a store of 194,000 chunks with 1,145 missing (``still_complete
 
 from __future__ import annotations
 
+import threading
+import time
+
 import psycopg
 
 from knowledge_assets.core.counts import counted
@@ -42,6 +45,29 @@ def missing_vectors(conn: psycopg.Connection) -> int:
     """Passages (distinct chunk texts) the active model has no vector for; 0 without one."""
     gap = unproven(conn)
     return count_missing(conn, *gap) if gap else 0
+
+
+class RecentCount:
+    """:func:`missing_vectors` for a long-lived process: a count is reused for ``ttl_s`` while
+    the store stays incomplete, and the cheap check that it is complete again runs every time."""
+
+    def __init__(self, ttl_s: float = 60.0) -> None:
+        self._ttl_s = ttl_s
+        self._counts: dict[tuple[str, str], tuple[float, int]] = {}
+        self._lock = threading.Lock()  # tool calls run in threads
+
+    def count(self, conn: psycopg.Connection) -> int:
+        """Passages the active model has no vector for, counted at most ``ttl_s`` ago."""
+        gap = unproven(conn)
+        if gap is None:
+            return 0
+        with self._lock:
+            cached = self._counts.get(gap)
+        if cached is None or time.monotonic() - cached[0] > self._ttl_s:
+            cached = (time.monotonic(), count_missing(conn, *gap))
+            with self._lock:
+                self._counts[gap] = cached
+        return cached[1]
 
 
 def missing_warning(missing: int) -> str | None:
