@@ -18,7 +18,7 @@ from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, ST
 from knowledge_assets.cli_args import int_in, port
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
-from knowledge_assets.core.search import SearchFilters
+from knowledge_assets.core.search import MAX_QUERY_CHARS, SearchFilters
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty, say
 
@@ -69,6 +69,11 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
 
 
 def _ask(args: argparse.Namespace) -> int:
+    if len(args.question) > MAX_QUERY_CHARS:  # the question is searched as it is asked
+        return _fail(
+            f"the question is {len(args.question):,} characters long; a question takes at most"
+            f" {MAX_QUERY_CHARS:,}: shorten it to what you want to know"
+        )
     try:
         asker = Asker(top_k=args.top_k, budget=args.budget, strategy=args.strategy)
         conversation_id = (

@@ -8,8 +8,9 @@ import sys
 from collections.abc import Sequence
 
 from knowledge_assets import answer_cli, mcp_server, search_cli, tags_cli
-from knowledge_assets.cli_args import port
-from knowledge_assets.cli_errors import debug_requested, run_reporting
+from knowledge_assets.cli_args import Parser, port
+from knowledge_assets.cli_errors import closed_pipe, debug_requested, run_reporting
+from knowledge_assets.core.plain_text import plain_doc
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -123,7 +124,7 @@ def _mcp(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
-    parser = argparse.ArgumentParser(prog="knowledge-assets", description=__doc__)
+    parser = Parser(prog="knowledge-assets", description=plain_doc(__doc__))
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of a failure (any position)"
     )
@@ -140,11 +141,21 @@ def build_parser() -> argparse.ArgumentParser:
     tags_cli.add_command(sub)
     answer_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
+    mcp.description = mcp_server.__doc__
     mcp_server.add_arguments(mcp)
     mcp.set_defaults(func=_mcp)
     _add_models(sub)
     _add_update_and_hooks(sub)
+    _describe_each(sub)
     return parser
+
+
+def _describe_each(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Every command's ``--help`` opens with a description (its one-line help unless it has a
+    longer one), in the help's own backticks rather than the docstrings' reStructuredText."""
+    for action in sub._choices_actions:
+        command = sub.choices[action.dest]
+        command.description = plain_doc(command.description or action.help)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,7 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug, rest = debug_requested(list(sys.argv[1:] if argv is None else argv))
     if debug:
         os.environ["KA_DEBUG"] = "1"  # for the run in `demo`, which logs in full then
-    args = build_parser().parse_args(rest)
+    try:
+        args = build_parser().parse_args(rest)
+    except SystemExit:  # --help wrote its text: a reader gone by then ends it quietly too
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return closed_pipe()
+        raise
     return run_reporting(lambda: int(args.func(args) or 0), debug=debug)
 
 

@@ -1,17 +1,50 @@
 """Argument types of the command line: numbers checked where they are typed.
 
 A limit of ``-3`` or ``10**20`` otherwise reaches the database and comes back as
-``bigint out of range`` with advice that does not fit; argparse reports these in one usage line
-(exit code 2) naming the option.
+``bigint out of range`` with advice that does not fit. :class:`Parser` reports a bad value in one
+line naming the option, and where the help is (exit code 2), instead of argparse's usage block.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
+import re
+import sys
 from collections.abc import Callable
+from datetime import date
+from typing import NoReturn
 
 MAX_PORT = 65535
+EXIT_USAGE = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and a pointer to the help; sub-command
+    parsers are of the same class (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --limit: 0 is not ..." names the option; "argument" adds nothing.
+        message = _did_you_mean(message.removeprefix("argument "))
+        print(f"error: {message}\n  see `{self.prog} --help`", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+_INVALID_CHOICE = re.compile(r"^(\S+): invalid choice: '(.*)' \(choose from (.*)\)$", re.DOTALL)
+
+
+def _did_you_mean(message: str) -> str:
+    """argparse's ``command: invalid choice: 'serch' (choose from 'demo', ...)`` with the closest
+    choice named first."""
+    found = _INVALID_CHOICE.match(message)
+    if found is None:
+        return message
+    name, given, listed = found.groups()
+    choices = [c.strip().strip("'") for c in listed.split(",")]
+    close = difflib.get_close_matches(given, choices, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"{name}: unknown choice {given!r}; {hint}choose from {', '.join(choices)}"
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -42,3 +75,11 @@ def similarity(text: str) -> float:
 
 
 port = int_in(1, MAX_PORT)
+
+
+def iso_date(text: str) -> date:
+    """An argparse type: a calendar date written YYYY-MM-DD."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None

@@ -6,6 +6,7 @@ line printed passes through the secret redaction: a server may have quoted a key
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 DEBUG_FLAG = "--debug"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+# A reader that went away (``| head -1``) ends the command as SIGPIPE ends git or cat: quietly,
+# with the shell's code for a process killed by SIGPIPE (128 + 13).
+EXIT_CLOSED_PIPE = 141
 
 
 def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
@@ -119,7 +123,11 @@ def _is_connection_failure(exc: psycopg.OperationalError) -> bool:
 def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
     """``fn()``'s exit code; an exception becomes one or two lines on stderr and exit code 1."""
     try:
-        return fn()
+        code = fn()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where Python reports it
+        return code
+    except BrokenPipeError:
+        return closed_pipe()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -136,3 +144,15 @@ def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
         if todo:
             print(f"  {todo}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def closed_pipe() -> int:
+    """The exit code after the reader of standard output closed the pipe; what is left unwritten
+    goes to /dev/null, so flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (captured in-process): nothing to flush
+        pass
+    return EXIT_CLOSED_PIPE

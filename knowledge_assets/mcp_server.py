@@ -14,7 +14,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from knowledge_assets.cli_args import Parser
 from knowledge_assets.cli_args import port as port_number
+from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.ports import listening, report_unusable
 
 LOOPBACK = "127.0.0.1"
@@ -56,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m knowledge_assets.mcp_server``."""
-    parser = argparse.ArgumentParser(prog="knowledge-assets-mcp", description=__doc__)
+    parser = Parser(prog="knowledge-assets-mcp", description=plain_doc(__doc__))
     add_arguments(parser)
     args = parser.parse_args(argv)
     return serve(args.transport, args.port)

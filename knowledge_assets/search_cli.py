@@ -12,36 +12,30 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import date
 from typing import Any
 
 import psycopg
 
-from knowledge_assets.cli_args import int_in, similarity
+from knowledge_assets.cli_args import int_in, iso_date, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
+from knowledge_assets.cli_hints import (
+    prefix_hint,
+)
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
+from knowledge_assets.core.index.coverage import missing_vectors, missing_warning
+from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import (
+    MAX_QUERY_CHARS,
     MODES,
     NoActiveModel,
     QueryEmbeddingFailed,
     SearchFilters,
     SearchResponse,
     search,
-    snippet,
 )
-from knowledge_assets.core.search.explain import rejection
 from knowledge_assets.core.search.note_sources import (
-    in_source,
-    source_table,
     vault_source,
-)
-from knowledge_assets.core.search.notes import (
-    AmbiguousNote,
-    UnknownNote,
-    UnknownSource,
-    get_doc,
-    similar_to,
 )
 
 MAX_LIMIT = 1000  # hits or notes a command prints at most
@@ -103,17 +97,17 @@ def _where(file_path: str, source: str) -> str:
 
 def _print_response(response: SearchResponse) -> None:
     for i, h in enumerate(response.hits, start=1):
-        where = " › ".join(p for p in (h.title, h.heading) if p)
+        where = " › ".join(p for p in (plain_heading(h.title), plain_heading(h.heading)) if p)
         say(f"{i:2d}. {where}")
         say(f"    {_where(h.file_path, h.source)}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:
             say(f"    tags: {', '.join(h.tags)}")
         if h.url:
             say(f"    {h.url}")
-        say(f"    {snippet(h.content, SNIPPET_CHARS)}")
+        say(f"    {plain_snippet(h.content, SNIPPET_CHARS)}")
         for sec in h.sections:
-            say(f"    also › {sec.heading}  score {sec.score:.4f}")
-            say(f"      {snippet(sec.content, SECTION_CHARS)}")
+            say(f"    also › {plain_heading(sec.heading)}  score {sec.score:.4f}")
+            say(f"      {plain_snippet(sec.content, SECTION_CHARS)}")
     t = response.timings
     # A keyword search uses no model, whatever the active one is.
     model = response.model or (
@@ -129,6 +123,17 @@ def _print_response(response: SearchResponse) -> None:
 def _search(args: argparse.Namespace) -> int:
     if not args.query.strip():
         return _fail("the query is empty: give the words to search for")
+    if len(args.query) > MAX_QUERY_CHARS:
+        return _fail(
+            f"the query is {len(args.query):,} characters long; a search takes at most"
+            f" {MAX_QUERY_CHARS:,}: shorten it to the words that matter"
+        )
+    for what in ("created", "updated"):
+        low, high = getattr(args, f"{what}_from"), getattr(args, f"{what}_to")
+        if low is not None and high is not None and low > high:
+            return _fail(
+                f"--{what}-from {low} is after --{what}-to {high}: no note can match; swap them"
+            )
     filters = SearchFilters(
         tags=tuple(args.tag or ()),
         path_prefix=args.path_prefix,
@@ -153,83 +158,17 @@ def _search(args: argparse.Namespace) -> int:
             return _fail(f"{exc} (or use --mode keyword)")
         except (QueryEmbeddingFailed, ValueError) as exc:
             return _fail(str(exc))
-    for warning in response.warnings:
+        # Vector and hybrid search cannot find a passage the active model has no vector of.
+        gap = missing_warning(missing_vectors(conn)) if args.mode != "keyword" else None
+        empty = (
+            prefix_hint(conn, args.path_prefix) if args.path_prefix and not response.hits else None
+        )
+    for warning in (*response.warnings, *(w for w in (gap, empty) if w)):
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(asdict(response))
     else:
         _print_response(response)
-    return 0
-
-
-def _similar(args: argparse.Namespace) -> int:
-    with _connect() as conn:
-        try:
-            ref, notes = similar_to(conn, args.path, limit=args.limit, source=args.source)
-        except UnknownNote:
-            where = in_source(args.source)
-            return _fail(
-                f"no latest note at {named(args.path)}{where} (see `knowledge-assets get`)"
-            )
-        except (NoActiveModel, UnknownSource, AmbiguousNote) as exc:
-            return _fail(_lookup_error(exc))
-    if ref.also_in:
-        print(
-            f"note: similar to the note of {ref.source}; {_also_in(ref.also_in)}", file=sys.stderr
-        )
-    if args.json:
-        _print_json([asdict(n) for n in notes])
-        return 0
-    for i, n in enumerate(notes, start=1):
-        say(f"{i:2d}. {n.title or n.file_path}  score {n.score:.4f}")
-        say(f"    {_where(n.file_path, n.source)} › {n.heading}")
-        say(f"    {snippet(n.content, SNIPPET_CHARS)}")
-    if not notes:
-        say("no similar notes")
-    return 0
-
-
-def _lookup_error(exc: Exception) -> str:
-    return exc.explain("--source NAME") if isinstance(exc, AmbiguousNote) else str(exc)
-
-
-def _also_in(others: tuple[str, ...] | list[str]) -> str:
-    """The line saying that other sources hold a note at the same path, and how to read them."""
-    if len(others) == 1:
-        return f"also in source {others[0]}: read it with --source {others[0]}"
-    return f"also in sources {', '.join(others)}: read one with --source NAME"
-
-
-def _get(args: argparse.Namespace) -> int:
-    with _connect() as conn:
-        try:
-            doc = get_doc(conn, args.path, args.source)
-        except (UnknownSource, AmbiguousNote) as exc:
-            return _fail(_lookup_error(exc))
-        table = source_table(args.source) if args.source else None
-        rejected = rejection(conn, args.path, table) if doc is None else None
-    where = in_source(args.source)
-    if doc is None:
-        if rejected:
-            return _fail(f"{named(args.path)}{where} is not stored: rejected because {rejected}")
-        return _fail(f"no note at {named(args.path)}{where}")
-    if args.json:
-        _print_json(doc)
-        return 0
-    why = doc.get("not_searchable")
-    state = f"not searchable: {why}" if why else "latest"
-    say(f"# {doc['title'] or doc['file_path']}")
-    say(f"path: {doc['file_path']} · source: {doc['source']} · {state}")
-    if doc["also_in"]:
-        say(_also_in(doc["also_in"]))
-    if doc.get("file_rejected"):
-        say(
-            f"the file there now is rejected ({doc['file_rejected']}): this is its last good version"
-        )
-    if doc["tags"]:
-        say(f"tags: {', '.join(doc['tags'])}")
-    say()
-    say(doc["content"])
     return 0
 
 
@@ -249,6 +188,8 @@ def _add(
 
 def add_commands(sub: Any) -> None:
     """Register ``search``, ``similar`` and ``get`` on the CLI's sub-parsers."""
+    from knowledge_assets.note_cli import _get, _similar  # they use this module's helpers
+
     s = _add(sub, "search", "search the latest notes (vector, keyword or hybrid)", _search)
     s.add_argument("query")
     s.add_argument("--mode", choices=MODES, default="hybrid")
@@ -263,7 +204,7 @@ def add_commands(sub: Any) -> None:
     )
     s.add_argument("--top-heading", action="append", metavar="H", help="repeatable")
     for name in ("created-from", "created-to", "updated-from", "updated-to"):
-        s.add_argument(f"--{name}", type=date.fromisoformat, metavar="YYYY-MM-DD")
+        s.add_argument(f"--{name}", type=iso_date, metavar="YYYY-MM-DD")
     s.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=10, help="hits (default 10)")
     s.add_argument(
         "--per-note", action="store_true",

@@ -4,12 +4,14 @@ one (as a click on a tag in the search page lists them)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 from typing import Any
 
 from rich.cells import cell_len
 
 from knowledge_assets.cli_args import int_in
+from knowledge_assets.cli_hints import tag_hint
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.core.search.notes import list_tags, notes_tagged
@@ -37,6 +39,9 @@ def _tagged(args: argparse.Namespace) -> int:
     """The notes carrying a tag, most recently updated first."""
     with _connect() as conn:
         total, notes = notes_tagged(conn, args.tag, limit=args.limit)
+        hint = tag_hint(conn, args.tag) if not total else ""
+    if hint:
+        print(f"note: no note is tagged {args.tag!r}{hint}", file=sys.stderr)
     if args.json:
         _print_json({"tag": args.tag, "total": total, "notes": [asdict(n) for n in notes]})
         return 0

@@ -30,15 +30,55 @@ from tests.test_search import ingest
         (["serve", "--port", "99999"], "--port: 99999 is not from 1 to 65535"),
         (["mcp", "--transport", "http", "--port", "70000"], "--port: 70000 is not from 1 to"),
         (["dev", "--port", "many"], "--port: 'many' is not a whole number"),
+        (
+            ["search", "x", "--created-from", "2026-13-01"],
+            "--created-from: '2026-13-01' is not a date; use YYYY-MM-DD",
+        ),
+        (["search", "x", "--updated-to", "yesterday"], "--updated-to: 'yesterday' is not a date"),
+        (
+            ["search", "x", "--mode", "vectr"],
+            "--mode: unknown choice 'vectr'; did you mean vector?",
+        ),
+        (["serch", "x"], "command: unknown choice 'serch'; did you mean search?"),
+        (["search"], "the following arguments are required: query"),
+        (["get", "a.md", "--bogus"], "unrecognized arguments: --bogus"),
     ],
 )
-def test_numbers_out_of_range_are_usage_errors(
+def test_bad_options_are_one_line_and_where_the_help_is(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as done:
         main(argv)
     assert done.value.code == 2
-    assert says in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # The top-level parser reports a command it does not know and arguments left over.
+    top = argv[0] == "serch" or "--bogus" in argv
+    command = "knowledge-assets" if top else f"knowledge-assets {argv[0]}"
+    assert err.splitlines() == [f"error: {says}" + err.split(says, 1)[1].split("\n")[0],
+                                f"  see `{command} --help`"]  # fmt: skip
+    assert "usage:" not in err and "fromisoformat" not in err
+
+
+@pytest.mark.parametrize("option", ["created", "updated"])
+def test_a_date_range_that_ends_before_it_starts_is_refused(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["search", "x", f"--{option}-from", "2026-05-01", f"--{option}-to", "2026-04-01"]
+    assert main(argv) == 2  # refused before the store is opened
+    assert capsys.readouterr().err == (
+        f"error: --{option}-from 2026-05-01 is after --{option}-to 2026-04-01: no note can match;"
+        " swap them\n"
+    )
+
+
+def test_a_query_over_the_limit_is_refused_in_words_that_say_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["search", "あ" * 2001]) == 2
+    assert capsys.readouterr().err == (
+        "error: the query is 2,001 characters long; a search takes at most 2,000:"
+        " shorten it to the words that matter\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,7 @@ def test_a_blank_section_is_the_whole_note_not_its_first_section(section: str | 
     ("raw", "expected"),
     [
         ("前\n```python\nprint(1)\n```\n後", "前 print(1) 後"),
-        ("図: ![構成図](img/arch.png) と ![[diagram.png]] の説明", "図: と の説明"),
+        ("図: ![構成図](img/arch.png) と ![[diagram.png]] の説明", "図: 構成図 と の説明"),
         ("~~~\ncode\n~~~", "code"),
         ("前\n\n\n  ```\nx\n```\n\n後", "前 x 後"),
         (
@@ -83,5 +83,5 @@ def test_a_blank_section_is_the_whole_note_not_its_first_section(section: str | 
         ("段落の終わり ^abc1\n次 a == b", "段落の終わり 次 a == b"),
     ],
 )
-def test_snippets_drop_code_fences_images_and_markers(raw: str, expected: str) -> None:
+def test_snippets_drop_code_fences_embeds_and_markers(raw: str, expected: str) -> None:
     assert clean_snippet(raw) == expected

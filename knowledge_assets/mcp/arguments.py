@@ -14,6 +14,7 @@ path, ``filters.tg``, with the keys that object accepts.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -62,30 +63,42 @@ def argument_problem(
     tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any], exc: ValidationError
 ) -> str:
     """The first problem of ``exc`` in one line (and how many more there are), e.g.
-    ``unknown argument 'limt' for search_docs; accepted: query, limit`` or
-    ``bad argument 'limit' for search_docs: 0 is not a whole number from 1 to 50``."""
-    errors = exc.errors()
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return _one_problem(tool, schema, arguments, errors[0]) + more
+    ``unknown argument 'limt' for search_docs; did you mean 'limit'?`` or
+    ``bad argument 'limit' for search_docs: 0 is not a whole number from 1 to 50``.
+
+    An unknown argument comes first: ``path`` for ``file_path`` also leaves ``file_path``
+    missing, and the misspelling is the one problem to report (its missing twin is not counted)."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    problem, meant = _one_problem(tool, schema, arguments, errors[0])
+    rest = [e for e in errors[1:] if not (e["type"] == "missing" and _name(e) == meant)]
+    return problem + (f" (and {len(rest)} more)" if rest else "")
+
+
+def _name(error: ErrorDetails) -> str:
+    # A list item's problem is reported for the whole list: "tags" rather than "tags.0".
+    return ".".join(str(p) for p in _until_index(error["loc"]))
 
 
 def _one_problem(
     tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any], error: ErrorDetails
-) -> str:
-    # A list item's problem is reported for the whole list: "tags" rather than "tags.0".
-    path = [str(p) for p in _until_index(error["loc"])]
-    name = ".".join(path)
+) -> tuple[str, str | None]:
+    """The problem in words, and for an unknown argument the accepted one it is closest to."""
+    name = _name(error)
+    path = name.split(".")
     if error["type"] == "extra_forbidden":
         keys = list(_at(schema, schema, path[:-1]).get("properties", {}))
         inside = f" in {'.'.join(path[:-1])}" if len(path) > 1 else ""
+        close = difflib.get_close_matches(path[-1], keys, n=1)
+        if close:
+            meant = ".".join([*path[:-1], close[0]])
+            return f"unknown argument {name!r} for {tool}; did you mean {meant!r}?", meant
         accepted = f"accepted{inside}: {', '.join(keys)}" if keys else f"{tool} takes no arguments"
-        return f"unknown argument {name!r} for {tool}; {accepted}"
+        return f"unknown argument {name!r} for {tool}; {accepted}", None
     allowed = describe(_at(schema, schema, path), schema)
     if error["type"] == "missing":
-        return f"missing argument {name!r} for {tool}: pass {allowed}"
-    return (
-        f"bad argument {name!r} for {tool}: {_shown(_value_at(arguments, path))} is not {allowed}"
-    )
+        return f"missing argument {name!r} for {tool}: pass {allowed}", None
+    shown = _shown(_value_at(arguments, path))
+    return f"bad argument {name!r} for {tool}: {shown} is not {allowed}", None
 
 
 def _until_index(loc: Sequence[int | str]) -> list[int | str]:

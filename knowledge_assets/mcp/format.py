@@ -3,38 +3,25 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
 from typing import Any
 
-from knowledge_assets.core.chunks.markdown import headings
 from knowledge_assets.core.counts import counted
-from knowledge_assets.core.search import SearchHit, SearchResponse, snippet
+from knowledge_assets.core.plain_text import plain_heading, plain_snippet
+from knowledge_assets.core.search import SearchHit, SearchResponse
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
+from knowledge_assets.mcp.sections import Part, find_part, note_parts
 
 SNIPPET_CHARS = 360
 SECTION_CHARS = 160
 PAGE_CHARS = 6000  # get_doc returns a long note in pages of about this many characters
-# [ \t]*, not \s*: \s also matches newlines, and on a run of blank lines every line start would
-# scan the whole run again (quadratic; 80,000 newlines took 36 s).
-_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~).*$", re.MULTILINE)
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\]")
-# Markers a snippet drops, as the search page's does: quotes and callouts (> [!tip], :::tip),
-# highlights (==text==, the text kept) and block ids (^id).
-_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?", re.MULTILINE)
-_SITE_FENCE = re.compile(r"^[ \t]*:::.*$", re.MULTILINE)
-_HIGHLIGHT = re.compile(r"==([^\s=](?:[^=\n]*[^\s=])?)==")
-_BLOCK_ID = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
 _LISTED_SECTIONS = 40  # a note with hundreds of headings names the first ones, then a count
 
 
 def clean_snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
-    """A snippet without code-fence markers, image syntax (Markdown and Obsidian embeds) and the
-    markers of quotes, callouts, highlights and block ids."""
-    text = _IMAGE.sub("", _FENCE_LINE.sub("", text or ""))
-    text = _HIGHLIGHT.sub(r"\1", _SITE_FENCE.sub("", _QUOTE.sub("", text)))
-    return snippet(_BLOCK_ID.sub("", text), limit)
+    """A snippet as plain text (:func:`knowledge_assets.core.plain_text.plain_text`): links and
+    images as their text, without fence lines, heading marks, tags or quote markers."""
+    return plain_snippet(text, limit)
 
 
 def to_json(value: Any) -> str:
@@ -43,7 +30,9 @@ def to_json(value: Any) -> str:
 
 
 def _heading(heading: str | None, parent: str | None) -> str:
-    heading, parent = heading or "", parent or ""
+    """The heading path a hit shows, ``parent > heading``, as plain text: what get_doc's
+    ``section`` takes back."""
+    heading, parent = plain_heading(heading), plain_heading(parent)
     if parent and heading and parent != heading:
         return f"{parent} > {heading}"
     return heading or parent
@@ -55,7 +44,7 @@ def _payload(hit: SearchHit) -> dict[str, Any]:
         "type": hit.type,
         "content_type": hit.content_type,
         "top_heading": hit.top_heading,
-        "heading_path": list(hit.heading_path),
+        "heading_path": [plain_heading(part) for part in hit.heading_path],
     }
     for key in ("url", "created", "updated"):
         if getattr(hit, key):
@@ -76,7 +65,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
     hits = [
         {
             "rank": rank,
-            "title": hit.title,
+            "title": plain_heading(hit.title),
             "heading": _heading(hit.heading, hit.parent_heading),
             "path": hit.file_path,
             "source": hit.source,
@@ -114,11 +103,11 @@ def similar_result(
         "file_path": file_path,
         "similar": [
             {
-                "title": n.title,
+                "title": plain_heading(n.title),
                 "path": n.file_path,
                 "source": n.source,
                 "score": round(float(n.score), 4),
-                "heading": n.heading,
+                "heading": plain_heading(n.heading),
                 "tags": list(n.tags),
                 "snippet": clean_snippet(n.content),
             }
@@ -152,18 +141,15 @@ def _listed(values: Any) -> str:
 
 def sections(content: str) -> list[tuple[str, int, int]]:
     """(heading, start, end) of each ``##``/``###`` section of a body: the headings the chunker
-    sees, so none inside fenced code (a shell comment ``## install``) or an HTML comment."""
-    starts = [0, *accumulate(len(line) + 1 for line in content.split("\n"))]
-    found = [
-        (title, starts[i]) for i, level, title in headings(content) if level in (2, 3) and title
-    ]
-    return [(title, start, found[n + 1][1] if n + 1 < len(found) else len(content)) for n, (title, start) in enumerate(found)]  # fmt: skip
+    sees, so none inside fenced code (a shell comment ``## install``) or an HTML comment; a
+    ``##`` section ends at the next ``##`` (its ``###`` subsections are in it)."""
+    return [(p.heads[-1], p.start, p.end) for p in note_parts(content, None) if p.heads]
 
 
-def section_names(heads: Sequence[tuple[str, int, int]]) -> str:
-    """The sections' headings for a listing, the first ``_LISTED_SECTIONS`` of them."""
-    names = " | ".join(h[0] for h in heads[:_LISTED_SECTIONS])
-    more = len(heads) - _LISTED_SECTIONS
+def section_names(parts: Sequence[Part]) -> str:
+    """The parts' names for a listing, the first ``_LISTED_SECTIONS`` of them."""
+    names = " | ".join(p.name for p in parts[:_LISTED_SECTIONS])
+    more = len(parts) - _LISTED_SECTIONS
     return f"{names} | … {counted(more, 'more section')}" if more > 0 else names
 
 
@@ -179,28 +165,28 @@ def pages(content: str, size: int = PAGE_CHARS) -> list[str]:
 
 
 def document_part(doc: Mapping[str, Any], section: str | None, page: int) -> str:
-    """One section (by heading, case-insensitive substring) or one page of a note, with the
-    metadata header and a line saying which part this is and what else there is."""
+    """One section (by its heading path as search_docs shows it, its heading, or words of its
+    heading; the note's title names its opening) or one page of a note, with the metadata
+    header and a line saying which part this is and what else there is."""
     content = doc.get("content") or ""
-    heads = sections(content)
+    parts = note_parts(content, doc.get("title"))
     # A blank section (spaces, or '#' alone) names none: the whole note, as for "" or None.
-    wanted = (section or "").strip().lstrip("#").strip().lower()
-    if wanted:
-        match = next((h for h in heads if h[0].lower() == wanted), None) or next((h for h in heads if wanted in h[0].lower()), None)  # fmt: skip
+    if (section or "").strip().lstrip("#").strip():
+        match = find_part(parts, section or "")
         if match is None:
-            names = section_names(heads) or "(no ## sections)"
+            names = section_names(parts) or "(no ## sections)"
             raise LookupError(f"no section {section!r} in {doc['file_path']}; sections: {names}")
-        return document_text(doc, f"section: {match[0]}", content[match[1] : match[2]])
-    parts = pages(content)
-    if not 1 <= page <= len(parts):
+        return document_text(doc, f"section: {match.name}", content[match.start : match.end])
+    pieces = pages(content)
+    if not 1 <= page <= len(pieces):
         raise LookupError(
-            f"page {page} does not exist: {doc['file_path']} has {counted(len(parts), 'page')}"
+            f"page {page} does not exist: {doc['file_path']} has {counted(len(pieces), 'page')}"
         )
-    if len(parts) == 1:
+    if len(pieces) == 1:
         return document_text(doc)
-    note = f"page: {page}/{len(parts)} (pass page={page + 1} for more)" if page < len(parts) else f"page: {page}/{len(parts)}"  # fmt: skip
-    listing = "sections: " + section_names(heads) if heads else ""
-    return document_text(doc, "\n".join(x for x in (note, listing) if x), parts[page - 1])
+    note = f"page: {page}/{len(pieces)} (pass page={page + 1} for more)" if page < len(pieces) else f"page: {page}/{len(pieces)}"  # fmt: skip
+    listing = "sections: " + section_names(parts) if parts else ""
+    return document_text(doc, "\n".join(x for x in (note, listing) if x), pieces[page - 1])
 
 
 def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = None) -> str:

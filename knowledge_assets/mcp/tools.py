@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import unicodedata
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any, Literal, TypeVar
 
 import psycopg
@@ -23,6 +24,9 @@ from pydantic import Field
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
+from knowledge_assets.core.index import coverage
+from knowledge_assets.core.index.coverage import missing_warning
+from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
 from knowledge_assets.core.search.note_sources import in_source, source_table
@@ -58,6 +62,7 @@ class KnowledgeTools:
 
     def __init__(self, store: ReaderStore) -> None:
         self.store = store
+        self._missing = coverage.RecentCount()  # a long-lived server counts once a minute
 
     def search_docs(
         self,
@@ -94,10 +99,12 @@ class KnowledgeTools:
             conn: psycopg.Connection, companion: psycopg.Connection | None
         ) -> core_search.SearchResponse:
             embedder = None if mode == "keyword" else self._embedder(conn)
-            return core_search.search(
+            found = core_search.search(
                 conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder,
                 per_note=per_note, companion=companion,
             )  # fmt: skip
+            gap = missing_warning(self._missing.count(conn)) if mode != "keyword" else None
+            return replace(found, warnings=(*found.warnings, gap)) if gap else found
 
         if mode == "hybrid":  # its keyword and vector legs run at once, on two connections
             response = self._call_pair(run)
@@ -279,7 +286,7 @@ def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> 
     strict: list[Tool] = [
         strict_tool(
             fn,
-            description=inspect.cleandoc(fn.__doc__ or ""),
+            description=plain_doc(inspect.cleandoc(fn.__doc__ or "")),
             annotations=READ_ONLY,
             structured_output=fn != tools.get_doc,
         )

@@ -1,0 +1,92 @@
+"""What the command line says when a path, a path prefix or a tag matches nothing, and the paths
+it reads the way they were meant.
+
+A note is named by its vault-relative path as search prints it. A path without ``.md``, when
+exactly one note has it with ``.md``, and an absolute path inside the vault folder name that
+note; any other path that names no note gets the closest stored paths as a hint.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from pathlib import Path
+
+import psycopg
+
+from knowledge_assets.core.search.notes import latest_notes, list_tags
+
+NOTE_SUFFIX = ".md"
+_SUGGESTED = 3
+_CUTOFF = 0.75  # below it difflib offers paths that only share a folder
+
+
+def vault_relative(path: str) -> str:
+    """``path`` relative to the vault folder (``KA_VAULT_PATH``) when it is an absolute path
+    inside it, else ``path`` as given."""
+    if not Path(path).is_absolute():
+        return path
+    from knowledge_assets.core.settings import SourceSettings
+
+    vault = SourceSettings.from_env().vault_path
+    try:
+        return Path(path).resolve().relative_to(Path(vault).resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
+def _paths(conn: psycopg.Connection, source: str | None) -> list[str]:
+    return sorted({path for name, path in latest_notes(conn) if source in (None, name)})
+
+
+def with_suffix(conn: psycopg.Connection, path: str, source: str | None) -> str | None:
+    """The note path ``path`` names without its ``.md``, when exactly one note has it."""
+    if path.endswith(NOTE_SUFFIX):
+        return None
+    full = path.rstrip("/") + NOTE_SUFFIX
+    return full if full in _paths(conn, source) else None
+
+
+def closest_paths(conn: psycopg.Connection, path: str, source: str | None = None) -> list[str]:
+    """The stored note paths most like ``path``, best first: the closest one with the same file
+    name (``README.md`` in another folder), then the paths difflib finds close."""
+    paths = _paths(conn, source)
+    stem = _stem(path)
+    same_name = [p for p in paths if _stem(p) == stem]
+    best = max(
+        same_name, key=lambda p: difflib.SequenceMatcher(None, path, p).ratio(), default=None
+    )
+    close = difflib.get_close_matches(path, paths, n=_SUGGESTED, cutoff=_CUTOFF)
+    return list(dict.fromkeys([*([best] if best else []), *close]))[:_SUGGESTED]
+
+
+def _stem(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1].removesuffix(NOTE_SUFFIX).casefold()
+
+
+def did_you_mean(options: Iterable[str]) -> str:
+    """``; did you mean a, b or c?`` for the options, or nothing."""
+    listed = list(options)
+    if not listed:
+        return ""
+    named = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
+    return f"; did you mean {named}?"
+
+
+def prefix_hint(conn: psycopg.Connection, prefix: str) -> str | None:
+    """When no note path starts with ``prefix``, a line saying so and naming the top folders."""
+    paths = _paths(conn, None)
+    if any(p.startswith(prefix) for p in paths):
+        return None
+    folders = sorted({p.split("/", 1)[0] + "/" for p in paths if "/" in p})
+    where = f"; the top folders are {', '.join(folders)}" if folders else "; notes have no folders"
+    return f"no note path starts with {prefix!r}{where}"
+
+
+def tag_hint(conn: psycopg.Connection, tag: str) -> str:
+    """What to try when no note carries ``tag``: the closest tags, else the tags command."""
+    tags = [name for name, _ in list_tags(conn)]
+    if not tags:
+        return "; no note has tags"
+    close = difflib.get_close_matches(tag.lstrip("#"), tags, n=_SUGGESTED, cutoff=0.6)
+    return did_you_mean(close) if close else "; see `knowledge-assets tags` for the tags in use"

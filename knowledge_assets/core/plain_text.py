@@ -1,0 +1,169 @@
+"""A note's Markdown (and MDX) as plain text, for snippets and heading paths shown in result lists:
+the command line's and the MCP server's (the search page's ``cleanText`` in ``app.js`` drops the
+same markers).
+
+A snippet is read, not rendered: ``[any型](../any.md)`` reads as ``any型``, an image as its alt
+text, and fence lines (with their info strings, ``ts twoslash``), twoslash directives, heading
+marks, HTML and JSX tags, inline-code backticks, quote and callout markers, highlights and block
+ids are left out. Code inside fences and backticks is kept as written, so ``Array<T>`` there is
+not taken for a tag.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from knowledge_assets.core.search.search_hits import snippet
+
+# [ \t]*, not \s*: \s also matches newlines, and on a run of blank lines every line start would
+# scan the whole run again (quadratic; 80,000 newlines took 36 s).
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_SITE_FENCE = re.compile(r"^[ \t]*:::")  # :::tip, :::details (documentation sites)
+# Twoslash directives in TypeScript samples: "// @errors: 2339", "// @noErrors", "//    ^?".
+_TWOSLASH = re.compile(r"^[ \t]*//[ \t]*(?:@\w+(?::.*)?|\^\?.*)$")
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]+|$)")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?")
+_LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[[^\]^][^\]]*\]:[ \t]+\S+.*$")
+_FOOTNOTE_DEFINITION = re.compile(r"^[ \t]{0,3}\[\^[^\]]+\]:[ \t]*")
+_BACKTICKS = re.compile(r"`+")
+_MARKERS = re.compile(r"[\[<=*^]")
+# Inline markers, in the order they are replaced: embeds and images before links, since an image
+# may be a link's text ([![](a.svg)](a.svg)). No bracket or parenthesis may stand inside another
+# here: each match then ends at the next one, and a line of ten thousand "[" is read in linear
+# time, not quadratic.
+_INLINE = [
+    (re.compile(r"!\[\[[^\[\]\n]*\]\]"), ""),  # Obsidian embed: a file, no text
+    (re.compile(r"!\[([^\[\]\n]*)\](?:\([^()\n]*\)|\[[^\[\]\n]*\])?"), r"\1"),  # image: alt text
+    (re.compile(r"\[\[[^\[\]|\n]*\|([^\[\]\n]*)\]\]"), r"\1"),  # [[note|shown]]
+    (re.compile(r"\[\[([^\[\]\n]*)\]\]"), r"\1"),  # [[note]]
+    (re.compile(r"\[\^[^\[\]\s]+\]"), ""),  # footnote reference
+    (
+        re.compile(r"\[([^\[\]\n]*)\](?:\([^()\n]*\)|\[[^\[\]\n]*\])"),
+        r"\1",
+    ),  # [text](url), [text][ref]
+    # An HTML or JSX tag: a closing one, or a name right after "<" with no identifier before it
+    # (Array<T> is a type, 型<br> a line break).
+    (
+        re.compile(
+            r"</[A-Za-z][\w.:-]*[ \t]*>|(?<![A-Za-z0-9_$])<[A-Za-z][\w.:-]*(?:\s[^<>\n]*)?/?>"
+        ),
+        "",
+    ),
+    (re.compile(r"==([^\s=](?:[^=\n]*[^\s=])?)=="), r"\1"),  # highlight
+    (re.compile(r"\*\*([^*\n]+)\*\*"), r"\1"),  # strong
+    (re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$"), ""),  # block id
+]
+
+
+def plain_inline(text: str) -> str:
+    """One line of Markdown as the words it shows: code spans keep their text without the
+    backticks, and links, images, tags and emphasis markers outside them are resolved."""
+    out: list[str] = []
+    at = 0
+    for start, end, inner in _code_spans(text):
+        out.append(_resolve(text[at:start]))
+        out.append(inner.strip() or inner)
+        at = end
+    out.append(_resolve(text[at:]))
+    return "".join(out)
+
+
+def _code_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, code) of each code span: a run of backticks closed by the next run of the
+    same length (CommonMark), found in one pass over the runs."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    closer: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}  # run length -> index of the nearest such run after this one
+    for i in range(len(runs) - 1, -1, -1):
+        size = runs[i][1] - runs[i][0]
+        closer[i] = last.get(size)
+        last[size] = i
+    i = 0
+    while i < len(runs):
+        j = closer[i]
+        if j is None:
+            i += 1
+            continue
+        yield runs[i][0], runs[j][1], text[runs[i][1] : runs[j][0]]
+        i = j + 1
+
+
+def _resolve(text: str) -> str:
+    if not _MARKERS.search(text):  # most of a note's lines: nothing to replace
+        return text
+    text = _drop_comments(text)
+    for pattern, replacement in _INLINE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _drop_comments(text: str) -> str:
+    """``text`` without ``<!-- ... -->`` (a regular expression would rescan after each opener)."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find("<!--", at)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        out.append(text[at:start])
+        at = end + 3
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _heading_text(line: str) -> str:
+    """A heading line without its ``#`` marks, leading and closing (``### t ###``)."""
+    line = _HEADING.sub("", line).rstrip(" \t")
+    body = line.rstrip("#")
+    if body != line and (not body or body[-1] in " \t"):
+        return body.rstrip(" \t")
+    return line
+
+
+def plain_text(text: str | None) -> str:
+    """A note's Markdown as plain lines (see the module's docstring)."""
+    return "\n".join(_plain_lines(text or ""))
+
+
+def _plain_lines(text: str) -> Iterator[str]:
+    fence = ""
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened[1] == fence:
+                fence = ""
+            elif not _TWOSLASH.match(line):
+                yield line
+            continue
+        if opened:
+            fence = opened[1]
+            continue
+        if _SITE_FENCE.match(line) or _LINK_DEFINITION.match(line):
+            continue
+        line = _FOOTNOTE_DEFINITION.sub("", _QUOTE.sub("", line))
+        if _HEADING.match(line):
+            line = _heading_text(line)
+        yield plain_inline(line)
+
+
+def plain_snippet(text: str | None, limit: int) -> str:
+    """``text`` as plain text on one line, cut at ``limit`` characters with an ellipsis. Only
+    the lines the snippet needs are cleaned: a hit's passage may be long."""
+    taken: list[str] = []
+    size = 0
+    for line in _plain_lines(text or ""):
+        taken.append(line)
+        size += len(line) + 1
+        if size > 2 * limit:  # folded spaces shorten it, so take some more than the limit
+            break
+    return snippet("\n".join(taken), limit)
+
+
+def plain_heading(heading: str | None) -> str:
+    """A heading or heading path (``a > b``) as it reads: ``![js]`` is ``js``, code spans lose
+    their backticks, and spaces are folded."""
+    return " ".join(plain_inline(heading or "").split())
+
+
+def plain_doc(text: str | None) -> str:
+    """A docstring for a help text or a tool description: reStructuredText's doubled backticks
+    around code become the single ones the rest of the help uses."""
+    return re.sub(r"``(.+?)``", r"`\1`", text or "")

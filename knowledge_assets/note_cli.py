@@ -1,0 +1,127 @@
+"""``knowledge-assets similar | get``: a note by its path, and the notes like it.
+
+A path is read as :mod:`knowledge_assets.cli_hints` says (without ``.md``, or absolute inside
+the vault), and one that names no note gets the closest stored paths as a hint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import psycopg
+
+from knowledge_assets.cli_hints import closest_paths, did_you_mean, vault_relative, with_suffix
+from knowledge_assets.core.plain_text import plain_heading, plain_snippet
+from knowledge_assets.core.search import NoActiveModel
+from knowledge_assets.core.search.explain import rejection
+from knowledge_assets.core.search.note_sources import in_source, source_table
+from knowledge_assets.core.search.notes import (
+    AmbiguousNote,
+    UnknownNote,
+    UnknownSource,
+    get_doc,
+    similar_to,
+)
+from knowledge_assets.search_cli import (
+    SNIPPET_CHARS,
+    _connect,
+    _fail,
+    _print_json,
+    _where,
+    named,
+    say,
+)
+
+
+def _similar(args: argparse.Namespace) -> int:
+    path = vault_relative(args.path)
+    with _connect() as conn:
+        try:
+            ref, notes = _similar_to(conn, path, args)
+        except UnknownNote:
+            hint = did_you_mean(closest_paths(conn, path, args.source))
+            return _fail(
+                f"no latest note at {named(path)}{in_source(args.source)}"
+                + (hint or " (see `knowledge-assets get`)")
+            )
+        except (NoActiveModel, UnknownSource, AmbiguousNote) as exc:
+            return _fail(_lookup_error(exc))
+    if ref.also_in:
+        print(
+            f"note: similar to the note of {ref.source}; {_also_in(ref.also_in)}", file=sys.stderr
+        )
+    if args.json:
+        _print_json([asdict(n) for n in notes])
+        return 0
+    for i, n in enumerate(notes, start=1):
+        say(f"{i:2d}. {plain_heading(n.title) or n.file_path}  score {n.score:.4f}")
+        say(f"    {_where(n.file_path, n.source)} › {plain_heading(n.heading)}")
+        say(f"    {plain_snippet(n.content, SNIPPET_CHARS)}")
+    if not notes:
+        say("no similar notes")
+    return 0
+
+
+def _similar_to(
+    conn: psycopg.Connection, path: str, args: argparse.Namespace
+) -> tuple[Any, list[Any]]:
+    """The notes similar to the note at ``path``, or at ``path`` with ``.md`` when only that
+    names one."""
+    try:
+        return similar_to(conn, path, limit=args.limit, source=args.source)
+    except UnknownNote:
+        full = with_suffix(conn, path, args.source)
+        if full is None:
+            raise
+        return similar_to(conn, full, limit=args.limit, source=args.source)
+
+
+def _lookup_error(exc: Exception) -> str:
+    return exc.explain("--source NAME") if isinstance(exc, AmbiguousNote) else str(exc)
+
+
+def _also_in(others: tuple[str, ...] | list[str]) -> str:
+    """The line saying that other sources hold a note at the same path, and how to read them."""
+    if len(others) == 1:
+        return f"also in source {others[0]}: read it with --source {others[0]}"
+    return f"also in sources {', '.join(others)}: read one with --source NAME"
+
+
+def _get(args: argparse.Namespace) -> int:
+    path = vault_relative(args.path)
+    with _connect() as conn:
+        try:
+            doc = get_doc(conn, path, args.source)
+            full = with_suffix(conn, path, args.source) if doc is None else None
+            doc = get_doc(conn, full, args.source) if full else doc
+        except (UnknownSource, AmbiguousNote) as exc:
+            return _fail(_lookup_error(exc))
+        table = source_table(args.source) if args.source else None
+        rejected = rejection(conn, path, table) if doc is None else None
+        hint = did_you_mean(closest_paths(conn, path, args.source)) if doc is None else ""
+    where = in_source(args.source)
+    if doc is None:
+        if rejected:
+            return _fail(f"{named(path)}{where} is not stored: rejected because {rejected}")
+        return _fail(f"no note at {named(path)}{where}{hint}")
+    if args.json:
+        _print_json(doc)
+        return 0
+    why = doc.get("not_searchable")
+    state = f"not searchable: {why}" if why else "latest"
+    say(f"# {doc['title'] or doc['file_path']}")
+    say(f"path: {doc['file_path']} · source: {doc['source']} · {state}")
+    if doc["also_in"]:
+        say(_also_in(doc["also_in"]))
+    if doc.get("file_rejected"):
+        say(
+            f"the file there now is rejected ({doc['file_rejected']}): this is its last good version"
+        )
+    if doc["tags"]:
+        say(f"tags: {', '.join(doc['tags'])}")
+    say()
+    say(doc["content"])
+    return 0
