@@ -170,23 +170,37 @@ def sync_state(conn: psycopg.Connection, key: str) -> str | None:
     return row[0] if row else None
 
 
-def set_sync_state(conn: psycopg.Connection, key: str, head: str, table: str) -> None:
+def set_sync_state(
+    conn: psycopg.Connection, key: str, head: str, table: str, location: str | None = None
+) -> None:
+    """Record ``head`` as the last synced state of source ``key`` (of raw table ``table``),
+    read from ``location`` (the folder, or owner/repo@branch/prefix)."""
     conn.execute(
-        "INSERT INTO meta.sync_state (source_key, last_sha, source_table) VALUES (%s, %s, %s)"
+        "INSERT INTO meta.sync_state (source_key, last_sha, source_table, location)"
+        " VALUES (%s, %s, %s, %s)"
         " ON CONFLICT (source_key) DO UPDATE SET last_sha = EXCLUDED.last_sha,"
-        " source_table = EXCLUDED.source_table, synced_at = clock_timestamp()",
-        (key, head, table),
+        " source_table = EXCLUDED.source_table, synced_at = clock_timestamp(),"
+        " location = coalesce(EXCLUDED.location, meta.sync_state.location)",
+        (key, head, table, location),
     )
 
 
-def last_writer(conn: psycopg.Connection, table: str) -> str | None:
-    """The source key whose sync last changed ``table``, if known (see sql/023)."""
+class LastSync(NamedTuple):
+    """The sync that last changed a raw table: its source key and where it read from."""
+
+    key: str
+    location: str | None
+
+
+def last_sync(conn: psycopg.Connection, table: str) -> LastSync | None:
+    """The source key (and location) whose sync last changed ``table``, if known (sql/023,
+    sql/040)."""
     row = conn.execute(
-        "SELECT source_key FROM meta.sync_state WHERE source_table = %s"
+        "SELECT source_key, location FROM meta.sync_state WHERE source_table = %s"
         " ORDER BY synced_at DESC LIMIT 1",
         (table,),
     ).fetchone()
-    return row[0] if row else None
+    return LastSync(row[0], row[1]) if row else None
 
 
 def raw_count(conn: psycopg.Connection, table: str) -> int:
