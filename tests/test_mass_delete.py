@@ -145,7 +145,10 @@ def test_deleting_half_of_a_vault_passes_and_more_than_half_is_refused(
         assert len(sync_source(conn, LocalSource(vault)).deleted) == NOTES // 2
         for note in notes[NOTES // 2 : NOTES // 2 + 11]:  # 11 of the 12 left
             note.unlink()
-        with pytest.raises(MassDeletion, match=f"^refused: {vault} lists 1 note: this sync would delete 11 of the 12 stored"):
+        with pytest.raises(
+            MassDeletion,
+            match=f"^refused: {vault} lists 1 note: this sync would delete 11 of the 12 stored",
+        ):
             sync_source(conn, LocalSource(vault))
     assert len(_stored(db_url)) == NOTES // 2
 

@@ -39,8 +39,15 @@ class SyncReport:
     renamed: list[tuple[str, str]] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)  # rejected files gone: never stored
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    # Files rejected before and not read again (unchanged since): still rejected all the same.
+    still_rejected: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     fetched: int = 0
+
+    @property
+    def rejected_files(self) -> int:
+        """Every file of the source that is rejected now, read in this sync or not."""
+        return len(self.rejected) + len(self.still_rejected)
 
     @property
     def wrote_anything(self) -> bool:
@@ -377,6 +384,11 @@ def _finish(
     """Record unreadable folders, count what stayed unchanged and move the synced head."""
     table = source.table
     _record_unreadable_folders(conn, table, changes, report)
+    read = {path for path, _ in report.rejected}
+    report.still_rejected = [
+        (path, reason) for path, reason in store.rejections(conn, table)
+        if not path.endswith("/") and path not in read  # a folder's entry is no file
+    ]  # fmt: skip
     moved = {new for _, new in report.renamed} - set(report.changed)
     report.unchanged = (
         store.raw_count(conn, table) - len(report.new) - len(report.changed) - len(moved)

@@ -89,7 +89,7 @@ def similar_to(
     ref = locate(conn, file_path, source, latest_only=True)
     if ref is None:
         raise UnknownNote(file_path)
-    vector, family = notes_sql.note_vector(conn, info, file_path, ref.table)
+    vector, family = notes_sql.note_vector(conn, info, ref.file_path, ref.table)
     if vector is None:
         return ref, []
     k = max(8 * limit, 40)
@@ -126,8 +126,9 @@ def get_doc(
     from knowledge_assets.core.settings import SourceSettings
 
     ref = locate(conn, file_path, source)
-    doc = notes_sql.get_doc(conn, file_path, ref.table) if ref is not None else None
+    doc = notes_sql.get_doc(conn, ref.file_path, ref.table) if ref is not None else None
     if ref is not None and doc is not None:
+        file_path = ref.file_path  # as stored: a name typed in NFC finds one stored in NFD
         settings = SourceSettings.from_env()
         conventions = Conventions(
             settings.draft_markers, settings.created_keys, settings.updated_keys
