@@ -87,16 +87,24 @@ def upsert_docs(
 ) -> None:
     """Insert or update documents; unchanged content only refreshes the version token."""
     query = sql.SQL(
-        "INSERT INTO {t} (id, file_path, frontmatter, content, content_hash, version)"
-        " VALUES (%s, %s, %s, %s, %s, %s)"
+        "INSERT INTO {t} (id, file_path, frontmatter, content, content_hash, version, warnings)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (file_path) DO UPDATE SET frontmatter = EXCLUDED.frontmatter,"
         " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
-        " version = EXCLUDED.version,"
+        " version = EXCLUDED.version, warnings = EXCLUDED.warnings,"
         " fetched_at = CASE WHEN {t}.content_hash = EXCLUDED.content_hash"
         " THEN {t}.fetched_at ELSE now() END"
     ).format(t=raw_table(table))
     rows = [
-        (doc_id(table, d.path), d.path, Jsonb(d.frontmatter), d.body, d.content_hash, version)
+        (
+            doc_id(table, d.path),
+            d.path,
+            Jsonb(d.frontmatter),
+            d.body,
+            d.content_hash,
+            version,
+            list(d.warnings),
+        )
         for d, version in docs
     ]
     if rows:
@@ -161,6 +169,18 @@ def rejections(conn: psycopg.Connection, table: str) -> list[tuple[str, str]]:
         " ORDER BY file_path",
         (table,),
     ).fetchall()
+
+
+def note_warnings(
+    conn: psycopg.Connection, table: str, paths: Sequence[str] | None = None
+) -> list[tuple[str, list[str]]]:
+    """(path, warnings) of the stored notes of ``table`` that have warnings (of ``paths`` only,
+    when given), by path."""
+    query = sql.SQL(
+        "SELECT file_path, warnings FROM {} WHERE warnings <> '{{}}'"
+        " AND (%(p)s::text[] IS NULL OR file_path = ANY(%(p)s::text[])) ORDER BY file_path"
+    ).format(raw_table(table))
+    return [(r[0], list(r[1])) for r in conn.execute(query, {"p": paths})]
 
 
 def sync_state(conn: psycopg.Connection, key: str) -> str | None:

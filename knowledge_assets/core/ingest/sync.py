@@ -42,6 +42,10 @@ class SyncReport:
     # Files rejected before and not read again (unchanged since): still rejected all the same.
     still_rejected: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    # (path, warning) of the notes read in this sync that were stored with a warning (a
+    # frontmatter key written twice), and the paths of other notes stored with one before.
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    still_warned: list[str] = field(default_factory=list)
     fetched: int = 0
 
     @property
@@ -376,6 +380,7 @@ def _write_docs(
          for r in rejected],
     )  # fmt: skip
     report.rejected += [(r.path, r.reason) for r in rejected]
+    report.warnings += [(d.path, warning) for d in accepted for warning in d.warnings]
 
 
 def _finish(
@@ -389,6 +394,8 @@ def _finish(
         (path, reason) for path, reason in store.rejections(conn, table)
         if not path.endswith("/") and path not in read  # a folder's entry is no file
     ]  # fmt: skip
+    warned = {path for path, _ in report.warnings}  # read now: the others were stored before
+    report.still_warned = [p for p, _ in store.note_warnings(conn, table) if p not in warned]
     moved = {new for _, new in report.renamed} - set(report.changed)
     report.unchanged = (
         store.raw_count(conn, table) - len(report.new) - len(report.changed) - len(moved)

@@ -121,7 +121,9 @@ def get_doc(
     ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
     rejected because Y, could not be chunked), or is None for a searchable note.
     ``file_rejected`` is the reason the file now at the path was rejected (broken YAML, not
-    UTF-8): what is returned is then its last good version, or None."""
+    UTF-8): what is returned is then its last good version, or None. ``warnings`` lists what
+    was odd in the stored version but cost it nothing (a frontmatter key written twice)."""
+    from knowledge_assets.core.ingest.store import note_warnings
     from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 
@@ -136,6 +138,7 @@ def get_doc(
         doc["source"], doc["also_in"] = ref.source, list(ref.also_in)
         doc["not_searchable"] = why_not_searchable(conn, file_path, conventions, ref.table)
         doc["file_rejected"] = rejection(conn, file_path, ref.table)
+        doc["warnings"] = next(iter(w for _, w in note_warnings(conn, ref.table, [file_path])), [])
     return doc
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import dagster as dg
 from pydantic import Field
 
-from knowledge_assets.core.counts import counted
+from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.ingest.sync import SyncReport, store, sync_source
 from knowledge_assets.core.progress import Progress
@@ -71,6 +71,10 @@ def log_report(context: dg.AssetExecutionContext, report: SyncReport) -> None:
         context.log.warning("rejected %s: %s", path, reason)
     if report.still_rejected:
         context.log.warning("%s", still_rejected_line(report))
+    for path, warning in report.warnings:
+        context.log.warning("%s: %s", path, warning)
+    if report.still_warned:
+        context.log.warning("%s", still_warned_line(report))
     if not (report.new or report.changed or report.unchanged or report.rejected_files):
         context.log.warning(
             "%s holds no notes: check the folder (KA_VAULT_PATH), or the repository's branch"
@@ -95,6 +99,11 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "rejected_unchanged": dg.MetadataValue.int(len(report.still_rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
         "unreadable_folders": dg.MetadataValue.int(len(report.unreadable)),
+        "warned_notes": dg.MetadataValue.int(_warned(report)),
+        "note_warnings": rows_table(
+            ("file", "warning"),
+            report.warnings + [(path, "(since an earlier run)") for path in report.still_warned],
+        ),
         "rejected_files": rows_table(
             ("file", "reason"), report.rejected + report.unreadable + report.still_rejected
         ),
@@ -109,22 +118,37 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
     }
 
 
+def _first_few(paths: Sequence[str]) -> str:
+    """``a.md, b.md, c.md and 5 more``."""
+    more = len(paths) - NAMED_FILES
+    return ", ".join(paths[:NAMED_FILES]) + (f" and {more:,} more" if more > 0 else "")
+
+
 def still_rejected_line(report: SyncReport) -> str:
     """``8 files still rejected, unchanged since the last run: a.md, b.md, c.md and 5 more``."""
     paths = [path for path, _ in report.still_rejected]
-    more = len(paths) - NAMED_FILES
-    named = ", ".join(paths[:NAMED_FILES]) + (f" and {more:,} more" if more > 0 else "")
     return (
-        f"{counted(len(paths), 'file')} still rejected, unchanged since the last run: {named}"
-        " (all with their reasons in raw.rejected_files)"
+        f"{counted(len(paths), 'file')} still rejected, unchanged since the last run:"
+        f" {_first_few(paths)} (all with their reasons in raw.rejected_files)"
+    )
+
+
+def still_warned_line(report: SyncReport) -> str:
+    """``2 notes still have warnings, unchanged since the last run: a.md, b.md``."""
+    paths = report.still_warned
+    have = noun_for(len(paths), "has", "have")
+    return (
+        f"{counted(len(paths), 'note')} still {have} warnings, unchanged since the last run:"
+        f" {_first_few(paths)} (`knowledge-assets get PATH` shows them)"
     )
 
 
 def _summary(report: SyncReport) -> str:
-    still = len(report.still_rejected)
+    still, warned = len(report.still_rejected), _warned(report)
     if not report.wrote_anything:
-        left = f"; {counted(still, 'file')} still rejected" if still else ""
-        return f"No changes: nothing written{left}."
+        left = [f"{counted(still, 'file')} still rejected"] if still else []
+        left += [f"{counted(warned, 'note')} with warnings"] if warned else []
+        return "No changes: nothing written" + (f"; {', '.join(left)}." if left else ".")
     rejected = (
         f"{report.rejected_files:,} still rejected ({still:,} unchanged since the last run)"
         if still
@@ -135,7 +159,13 @@ def _summary(report: SyncReport) -> str:
         f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, {rejected}"
         + (f", {counted(len(report.forgotten), 'rejected file')} gone" if report.forgotten else "")
         + (f", {len(report.unreadable)} unreadable folders kept" if report.unreadable else "")
+        + (f", {counted(warned, 'note')} with warnings" if warned else "")
     )
+
+
+def _warned(report: SyncReport) -> int:
+    """The notes stored with a warning: read in this sync or before."""
+    return len({path for path, _ in report.warnings}) + len(report.still_warned)
 
 
 def _latest_docs(
