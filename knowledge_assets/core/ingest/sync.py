@@ -88,8 +88,8 @@ def sync_source(
     changes = source.changes(base, known)
     _refuse_to_empty(source, len(stored), changes)
     guard = _DeletionGuard(source, stored, changes, last)
-    guard.check(guard.certain, guard.deleting)  # before anything is read: renames cannot
-    # explain so many
+    # Before anything is read: too many deletions for the new files to be renames of them all.
+    guard.check(guard.certain, guard.deleting)
     _reread_case_duplicates(set(stored), known, changes)
     report = SyncReport(source=source.key, head=changes.head, base=base)
     losers = _case_losers(set(stored), changes)
@@ -98,6 +98,7 @@ def sync_source(
         moves = _remove(conn, table, changes, stored, report)
         for parsed in _fetch_and_parse(source, changes, max_bytes, report, progress):
             _write_docs(conn, table, changes, *_split(parsed, losers), moves, report)
+        report.deleted = [path for path in report.deleted if path not in moves.away]
         # Renames are known now (a new path with a deleted note's content): raising here rolls
         # back the deletions with the rest of the transaction.
         guard.check(len(report.deleted))
@@ -148,7 +149,7 @@ class _DeletionGuard:
         self, source: Source, stored: Mapping[str, str], changes: ChangeSet,
         last: store.LastSync | None,
     ) -> None:  # fmt: skip
-        self.source, self.stored, self.changes, self.last = source, len(stored), changes, last
+        self.source, self.stored, self.last = source, len(stored), last
         self.deleting = sum(1 for path in changes.deleted if path in stored)
         arriving = sum(1 for path in changes.fetch if path not in stored)
         # At least this many deletions remain whatever the new files turn out to be renames of.
@@ -327,21 +328,36 @@ def _record_unreadable_folders(
     store.record_rejections(conn, table, [(f, clean_text(r), "") for f, r in report.unreadable])
 
 
+@dataclass
+class _Moves:
+    """The notes a sync deletes, by content hash: a new file with one of these hashes is that
+    note moved to a new path, reported as renamed (its old path goes to ``away``)."""
+
+    deleted: dict[str, deque[str]] = field(default_factory=lambda: defaultdict(deque))
+    away: set[str] = field(default_factory=set)
+
+    def claim(self, content_hash: str) -> str | None:
+        """The deleted path whose note holds ``content_hash``, once; None when none is left."""
+        paths = self.deleted.get(content_hash)
+        if not paths:
+            return None
+        old = paths.popleft()
+        self.away.add(old)
+        return old
+
+
 def _remove(
     conn: psycopg.Connection, table: str, changes: ChangeSet, stored: Mapping[str, str],
     report: SyncReport,
-) -> dict[str, list[str]]:  # fmt: skip
+) -> _Moves:  # fmt: skip
     """Delete the notes gone from the source and move the renamed ones. Only stored notes count
-    as deleted (a rejected file that is gone just loses its rejection).
-
-    Returns content hash -> deleted paths: a new file with one of these hashes is a note moved
-    to a new path, reported as renamed (:func:`_write_docs`)."""
-    moves: dict[str, list[str]] = defaultdict(list)
+    as deleted (a rejected file that is gone just loses its rejection)."""
+    moves = _Moves()
     if changes.deleted:
         report.deleted = sorted(p for p in changes.deleted if p in stored)
         report.forgotten = sorted(p for p in changes.deleted if p not in stored)
         for path, digest in sorted(store.stored_hashes(conn, table, report.deleted).items()):
-            moves[digest].append(path)
+            moves.deleted[digest].append(path)
         store.delete_docs(conn, table, changes.deleted)
     if changes.renamed:
         store.rename_docs(conn, table, changes.renamed)
@@ -355,7 +371,7 @@ def _write_docs(
     changes: ChangeSet,
     accepted: list[ParsedDoc],
     rejected: list[Rejection],
-    moves: dict[str, list[str]],
+    moves: _Moves,
     report: SyncReport,
 ) -> None:
     """Write one batch of parsed files and record its rejections. A new path holding the
@@ -363,9 +379,7 @@ def _write_docs(
     hashes = store.stored_hashes(conn, table, [d.path for d in accepted])
     for doc in accepted:
         if doc.path not in hashes:
-            if moves.get(doc.content_hash):
-                old = moves[doc.content_hash].pop(0)
-                report.deleted.remove(old)
+            if (old := moves.claim(doc.content_hash)) is not None:
                 report.renamed.append((old, doc.path))
             else:
                 report.new.append(doc.path)
