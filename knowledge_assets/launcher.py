@@ -87,6 +87,7 @@ def run_demo(full: bool = False) -> int:
     """Materialize the whole graph once for the default model and print what landed."""
     import dagster as dg
 
+    from knowledge_assets.core.database.locks import waits_told
     from knowledge_assets.core.preflight import check_environment
     from knowledge_assets.core.settings import SourceSettings
     from knowledge_assets.definitions import defs
@@ -110,7 +111,7 @@ def run_demo(full: bool = False) -> int:
         },
     }
     fail_dead_runs_now()
-    with dg.DagsterInstance.get() as instance, terminal_progress():
+    with dg.DagsterInstance.get() as instance, waits_told(), terminal_progress():
         result = job.execute_in_process(
             instance=instance,
             partition_key=model_keys()[0],

@@ -116,6 +116,8 @@ def _get(args: argparse.Namespace) -> int:
     say(f"path: {doc['file_path']} · source: {doc['source']} · {state}")
     if doc["also_in"]:
         say(_also_in(doc["also_in"]))
+    for warning in doc.get("warnings") or ():
+        say(f"warning: {warning}")
     if doc.get("file_rejected"):
         say(
             f"the file there now is rejected ({doc['file_rejected']}): this is its last good version"

@@ -4,7 +4,6 @@ until a run calls a verb, so loading definitions is always cheap and offline."""
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ import psycopg
 from pydantic import Field, PrivateAttr
 
 from knowledge_assets.core.database import db
+from knowledge_assets.core.database.locks import RUN_NAME_PREFIX
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.ingest.conventions import (
     DEFAULT_CREATED_KEYS,
@@ -59,20 +59,34 @@ class PostgresResource(dg.ConfigurableResource):
     def writer(self, log: Any = None) -> Iterator[psycopg.Connection]:
         """A connection holding the store's write lock: one writing step at a time per store,
         whichever run it belongs to. ``log`` (e.g. ``context.log``) hears while it waits."""
-        from knowledge_assets.core.database.locks import store_write_lock
+        from knowledge_assets.core.database.locks import store_write_lock, tell_wait
+
+        told: list[str] = []
 
         def on_wait(message: str) -> None:
             if log is not None:
-                log.info(message)
-            if sys.stderr.isatty():  # `update` or `demo` in a terminal: their log is silent
-                print(message, file=sys.stderr, flush=True)
+                log.info(message)  # when the wait starts, then every 30 s
+            if not told:  # one line on the terminal (`update` and `demo` keep their log quiet)
+                told.append(message)
+                tell_wait(message)
 
         with (
             _interrupts_cancel_queries(),
-            db.connect(self.url()) as conn,
+            db.connect(self.url(), application_name=_writer_name(log)) as conn,
             store_write_lock(conn, on_wait=on_wait),
         ):
             yield conn
+
+
+def _writer_name(log: Any) -> str:
+    """The name a writing step's connection shows to a run waiting for it (``knowledge-assets
+    run 694053fe at embeddings``): Dagster's log of a step knows its run and step."""
+    meta = getattr(log, "metadata", None)
+    run_id = meta.get("run_id") if isinstance(meta, dict) else None
+    step = meta.get("step_key") if isinstance(meta, dict) else None
+    if not run_id:
+        return "knowledge-assets"
+    return f"{RUN_NAME_PREFIX}{str(run_id)[:8]}" + (f" at {step}" if step else "")
 
 
 @contextmanager

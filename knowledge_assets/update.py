@@ -24,6 +24,7 @@ from typing import Any
 import dagster as dg
 
 from knowledge_assets.core.counts import noun_for
+from knowledge_assets.core.database.locks import waits_told
 from knowledge_assets.launcher import (
     debug_output,
     fail_dead_runs_now,
@@ -102,12 +103,13 @@ def _update(
     fail_dead_runs_now()  # a killed earlier run would otherwise hold the run queue
     keys = [None] if no_embeddings else _model_keys()
     job = KEYWORD_JOB if no_embeddings else WHOLE_JOB
-    results = [_run(loaded, job, selection, keys[0], config, quiet=quiet)]
-    backfill = {"loggers": config["loggers"]}  # no op config: the run holds embeddings only
-    for key in keys[1:] if results[0].success else ():
-        results.append(
-            _run(loaded, WHOLE_JOB, ["embeddings"], key, backfill, quiet=quiet, label=key)
-        )
+    with waits_told():  # a step waiting for another run's writes says so in one line
+        results = [_run(loaded, job, selection, keys[0], config, quiet=quiet)]
+        backfill = {"loggers": config["loggers"]}  # no op config: the run holds embeddings only
+        for key in keys[1:] if results[0].success else ():
+            results.append(
+                _run(loaded, WHOLE_JOB, ["embeddings"], key, backfill, quiet=quiet, label=key)
+            )
     if any(was_interrupted(r.all_events) for r in results):
         return None
     if no_embeddings and results[0].success:

@@ -22,8 +22,10 @@ def test_ingest_assets_report_counts_and_a_noop_rerun(db_url: str, vault: Path) 
     assert latest["superseded"] == 1 and latest["drafts"] == 1
     second = dg.materialize([raw_docs, latest_docs], resources=pipeline_resources(db_url, vault))
     again = metadata_values(second, "raw_docs")
-    assert again["summary"] == "No changes: nothing written."
+    # the broken file was not read again, and is still counted: nobody takes it for fixed
+    assert again["summary"] == "No changes: nothing written; 1 file still rejected."
     assert again["new"] == again["changed"] == again["deleted"] == 0
+    assert again["rejected"] == again["rejected_unchanged"] == 1
     assert metadata_values(second, "latest_docs")["rows_written"] == 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,7 +41,7 @@ def test_second_writer_waits_then_gets_the_lock(db_url: str) -> None:
         order.append("first out")
     thread.join(timeout=10)
     assert order == ["first in", "first out", "second in"]
-    assert waits and "waiting for another run" in waits[0] and "pid" in waits[0]
+    assert waits and waits[0].startswith("waiting for the run in progress (pid ")
 
 
 class _Terminal(io.StringIO):
@@ -66,8 +67,88 @@ def test_a_writer_waiting_for_the_lock_says_so_on_a_terminal(
         thread.join(timeout=1.0)  # it waits, and says so at once
     thread.join(timeout=10)
     assert not thread.is_alive()
-    told = "waiting for another run to finish writing to the store (pid" in err.getvalue()
+    told = "waiting for the run in progress (pid" in err.getvalue()
     assert told == terminal
+
+
+class _StepLog:
+    """What a step's ``context.log`` tells the store: its run and step."""
+
+    def __init__(self) -> None:
+        self.metadata = {"run_id": "694053fe-0000-4000-8000-000000000000", "step_key": "embeddings"}
+
+    def info(self, message: str) -> None:
+        pass
+
+
+def test_a_waiting_update_says_once_which_run_it_waits_for(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a run Dagster captures a step's stderr: ``waits_told`` (what ``update`` and
+    ``demo`` wrap their runs in) still tells the process's stderr, once per wait however long,
+    and names the run holding the store."""
+    from knowledge_assets.core.database import locks
+
+    monkeypatch.setattr(locks, "REPORT_EVERY_S", 0.1)  # the log hears it every 0.1 s
+    err = io.StringIO()  # no terminal: a pipe, a file, a hook's log
+    monkeypatch.setattr(sys, "stderr", err)
+    holding, waiting = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with PostgresResource(database_url=db_url).writer(_StepLog()):
+            holding.set()
+            waiting.wait(timeout=30)
+
+    def second() -> None:
+        with PostgresResource(database_url=db_url).writer():
+            pass
+
+    holder_thread = threading.Thread(target=first)
+    holder_thread.start()
+    assert holding.wait(timeout=30)
+    with locks.waits_told():
+        thread = threading.Thread(target=second)
+        thread.start()
+        thread.join(timeout=1.5)  # it waits, and is asked to report 15 times
+        waiting.set()
+        thread.join(timeout=30)
+    holder_thread.join(timeout=30)
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        r"waiting for the run in progress \(run 694053fe at embeddings, pid \d+\) to finish"
+        r" writing to the store",
+        lines[0],
+    )
+
+
+def test_update_says_in_one_line_that_it_waits_for_the_run_in_progress(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The QA case: a second `update` while another run writes, its stderr a pipe."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
+    env |= {
+        "DATABASE_URL": db_url, "KA_DATA_DIR": str(tmp_path / "data"), "KA_AUTOMATION": "off",
+        "KA_VAULT_PATH": str(vault),
+    }  # fmt: skip
+    name = "knowledge-assets run 0123abcd at embeddings"  # as the other run's step is named
+    with db.connect(db_url, application_name=name) as other, store_write_lock(other):
+        update = subprocess.Popen(
+            [sys.executable, "-m", "knowledge_assets.cli", "update", "--no-embeddings"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            cwd=Path(__file__).resolve().parents[1],
+        )  # fmt: skip
+        assert update.stderr is not None
+        line = update.stderr.readline()  # blocks until the update says it waits
+        assert line == (
+            f"waiting for the run in progress (run 0123abcd at embeddings, pid"
+            f" {other.info.backend_pid}) to finish writing to the store\n"
+        )
+    out, err = update.communicate(timeout=300)
+    assert update.returncode == 0, err
+    assert err == "" and "update succeeded" in out and "8 new" in out
 
 
 def test_waiting_is_bounded_and_names_the_holder(db_url: str) -> None:

@@ -300,14 +300,15 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     (at the heading they name), a note of the note's own source first (with ``?source=`` when it
     is not the vault's).
     Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
-    ``alsoIn`` lists the other sources holding the path."""
+    ``alsoIn`` lists the other sources holding the path; ``warnings`` what was odd in the note
+    but cost it nothing (a frontmatter key written twice, with its lines)."""
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
     vault = _settings(request).vault
     files = VaultFiles(vault) if vault else None
     doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source, files))
     if doc is None:
         raise _no_note(note_id, source)
-    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source")  # fmt: skip
+    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source", "warnings")  # fmt: skip
     # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
     data = {k: doc.get(k) for k in fields} | {
         "id": doc["file_path"], "fileRejected": doc.get("file_rejected"), "alsoIn": doc["also_in"],

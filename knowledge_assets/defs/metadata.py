@@ -57,6 +57,9 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     "chunker_sig": "Chunking rules and limit the section was made with.",
     "tokens": "Keyword tokens (Japanese and English) for full-text search.",
     "warning": "Why the section could not be split as asked, if it could not.",
+    "warnings": (
+        "What was odd in the note but cost it nothing, e.g. a frontmatter key written twice."
+    ),
     "model": "Embedding model (the partition).",
     "dims": "Vector dimension.",
     "embedding": "The vector (pgvector).",

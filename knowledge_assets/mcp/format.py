@@ -203,6 +203,7 @@ def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = Non
     for key in ("type", "content_type", "top_heading", "url", "created", "updated"):
         if doc.get(key):
             lines.append(f"{key}: {doc[key]}")
+    lines += [f"warning: {warning}" for warning in doc.get("warnings") or ()]
     why = doc.get("not_searchable")
     if not doc.get("latest", True):
         lines.append(f"latest: false (not searchable: {why or 'not the latest version'})")

@@ -9,7 +9,6 @@ embedding model yet, database unreachable) come back as ``isError`` results with
 from __future__ import annotations
 
 import inspect
-import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, Literal, TypeVar
@@ -210,14 +209,8 @@ class KnowledgeTools:
 
     @staticmethod
     def _find_doc(conn: psycopg.Connection, path: str, source: str | None) -> dict[str, Any] | None:
-        # Vaults written on macOS may store decomposed (NFD) Japanese file names.
-        for candidate in dict.fromkeys(
-            [path, *(unicodedata.normalize(f, path) for f in ("NFC", "NFD"))]
-        ):
-            doc = core_notes.get_doc(conn, candidate, source)
-            if doc is not None:
-                return doc
-        return None
+        # A path in any Unicode form finds the note (a Mac stores decomposed names): locate's.
+        return core_notes.get_doc(conn, path, source)
 
     @staticmethod
     def _path(file_path: str) -> str:

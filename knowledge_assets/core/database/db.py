@@ -132,13 +132,16 @@ Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
 @contextmanager
 def connect(
-    url: str, *, autocommit: bool = False, read_only: bool = False
-) -> Iterator[psycopg.Connection]:
-    """Open a connection with pgvector types registered.
+    url: str, *, autocommit: bool = False, read_only: bool = False,
+    application_name: str | None = None,
+) -> Iterator[psycopg.Connection]:  # fmt: skip
+    """Open a connection with pgvector types registered (named ``application_name`` in
+    ``pg_stat_activity``, when given).
 
     Like psycopg's own context manager, a clean exit commits and an exception rolls back.
     """
-    with psycopg.connect(url, autocommit=autocommit) as conn:
+    named: dict[str, Any] = {"application_name": application_name[:63]} if application_name else {}
+    with psycopg.connect(url, autocommit=autocommit, **named) as conn:
         configure(conn, read_only=read_only)
         yield conn
 

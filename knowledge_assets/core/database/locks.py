@@ -9,7 +9,9 @@ killed (or whose database restarts) releases it with its connection; nothing is 
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +23,10 @@ TIMEOUT_ENV = "KA_STORE_LOCK_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 3600.0
 POLL_S = 0.5
 REPORT_EVERY_S = 30.0
+
+
+# Who is told, in this process, that a writing step waits: see :func:`waits_told`.
+_listeners: list[Callable[[str], None]] = []
 
 
 class StoreBusy(RuntimeError):
@@ -43,8 +49,8 @@ def _try_lock(conn: psycopg.Connection) -> bool:
     return bool(row and row[0])
 
 
-def holder(conn: psycopg.Connection) -> str:
-    """Who holds the write lock, for messages: ``pid N (application)``, or ``nobody``."""
+def _holder(conn: psycopg.Connection) -> tuple[int, str] | None:
+    """(pid, application name) of the session holding the write lock, or None."""
     row = conn.execute(
         "SELECT a.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
         " WHERE l.locktype = 'advisory' AND l.granted AND l.objid = hashtext(%s)::oid"
@@ -53,9 +59,33 @@ def holder(conn: psycopg.Connection) -> str:
     ).fetchone()
     if not conn.autocommit:
         conn.commit()
-    if row is None:
+    return (int(row[0]), str(row[1] or "")) if row else None
+
+
+def holder(conn: psycopg.Connection) -> str:
+    """Who holds the write lock, for messages: ``pid N (application)``, or ``nobody``."""
+    found = _holder(conn)
+    if found is None:
         return "nobody"
-    return f"pid {row[0]}" + (f" ({row[1]})" if row[1] else "")
+    pid, name = found
+    return f"pid {pid}" + (f" ({name})" if name else "")
+
+
+def _in_progress(conn: psycopg.Connection) -> str:
+    """The run holding the write lock as a waiting one names it: ``run 694053fe at embeddings,
+    pid 4242`` (a writing step's connection is named after its run: resources.PostgresResource),
+    else ``pid 4242 (its application)``."""
+    found = _holder(conn)
+    if found is None:
+        return "it has just finished"
+    pid, name = found
+    if name.startswith(RUN_NAME_PREFIX):
+        return f"{name.removeprefix('knowledge-assets ')}, pid {pid}"
+    return f"pid {pid}" + (f" ({name})" if name else "")
+
+
+# How a writing step names its connection: ``knowledge-assets run 694053fe at embeddings``.
+RUN_NAME_PREFIX = "knowledge-assets run "
 
 
 @contextmanager
@@ -86,7 +116,10 @@ def store_write_lock(
                 f"({holder(conn)}); try again when it has finished, or raise {TIMEOUT_ENV}"
             )
         if on_wait is not None and now >= next_report:
-            on_wait(f"waiting for another run to finish writing to the store ({holder(conn)})")
+            on_wait(
+                f"waiting for the run in progress ({_in_progress(conn)}) to finish writing to"
+                " the store"
+            )
             next_report = now + REPORT_EVERY_S
         sleep(POLL_S)
     try:
@@ -111,3 +144,39 @@ def _unlock(conn: psycopg.Connection) -> None:
             conn.commit()
     except psycopg.Error:
         pass  # the connection is closed right after; closing releases the lock too
+
+
+def tell_wait(message: str) -> None:
+    """Tell whoever asked (:func:`waits_told`) that a writing step of this process waits; with
+    no one, a terminal on stderr."""
+    if _listeners:
+        for listener in list(_listeners):
+            listener(message)
+    elif sys.stderr.isatty():
+        print(message, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def waits_told() -> Iterator[None]:
+    """For the block, a step of this process that waits for another run's write lock says so
+    in one line on this process's stderr as it is now: ``update`` and ``demo`` keep Dagster's
+    log quiet, and while a run executes Dagster captures the step's stderr into its log files
+    (so a step's own ``sys.stderr`` is no terminal, and its lines show up late if at all). A
+    copy of the descriptor, taken before the run, still reaches the terminal, a pipe or a file."""
+    try:
+        out: io.TextIOWrapper | None = os.fdopen(
+            os.dup(sys.stderr.fileno()), "w", buffering=1, encoding="utf-8", errors="replace"
+        )
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        out = None  # no descriptor (a test's StringIO): write to it as it is
+
+    def tell(message: str) -> None:
+        print(message, file=out or sys.stderr, flush=True)
+
+    _listeners.append(tell)
+    try:
+        yield
+    finally:
+        _listeners.remove(tell)
+        if out is not None:
+            out.close()

@@ -41,6 +41,40 @@ class _BoundedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
         self._aliases = 0
+        self.warnings: list[str] = []
+        self._checked: set[int] = set()
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:  # type: ignore[override]
+        self._note_duplicate_keys(node)
+        return super().construct_mapping(node, deep)
+
+    def _note_duplicate_keys(self, node: yaml.MappingNode) -> None:
+        """Record a key written twice in one mapping (``title:`` on line 2 and again on line 5),
+        with both lines. The note is kept, with the LAST value, which is what PyYAML builds:
+
+        - Obsidian has no value to match: its YAML parser refuses a mapping with a duplicate key
+          and shows the note's properties as invalid, so neither value is taken there;
+        - the later key is the one added last, by hand below a template's key or by a plugin
+          that appends properties, so it is the likelier to be meant;
+        - notes stored before this check kept the last value too: choosing it changes no stored
+          note, title or tag, and re-embeds nothing.
+
+        A merge key's keys (``<<: *base`` then ``title:``) are overrides, not duplicates."""
+        if id(node) in self._checked:
+            return
+        self._checked.add(id(node))
+        first: dict[tuple[str, str], int] = {}
+        for key, _value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                continue
+            line = key.start_mark.line + 1
+            seen = first.setdefault((key.tag, key.value), line)
+            if seen != line:
+                self.warnings.append(
+                    f"duplicate frontmatter key `{clean_text(key.value)[:100]}` (lines {seen} and"
+                    f" {line}): the last value is kept; Obsidian shows the note's properties as"
+                    " invalid"
+                )
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -95,6 +129,12 @@ def load(text: str) -> Any:
 
     Raises :class:`FrontmatterError` (a limit) or ``yaml.YAMLError`` (malformed YAML).
     """
+    return load_with_warnings(text)[0]
+
+
+def load_with_warnings(text: str) -> tuple[Any, list[str]]:
+    """:func:`load`, and the warnings about the block that cost the note nothing (a key
+    written twice, with its lines)."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_FRONTMATTER_BYTES:
         raise FrontmatterError(
@@ -102,7 +142,7 @@ def load(text: str) -> Any:
         )
     loader = _BoundedLoader(text)
     try:
-        return loader.get_single_data()
+        return loader.get_single_data(), loader.warnings
     finally:
         loader.dispose()
 

@@ -25,6 +25,9 @@ class ParsedDoc:
     frontmatter: dict[str, Any]
     body: str
     content_hash: str
+    # What was odd but cost nothing (a frontmatter key written twice): stored with the note,
+    # shown by `get` and in the run that read it.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
     if fm_text is None:
         return ParsedDoc(path, {}, text, content_hash("", text))
     try:
-        meta = frontmatter.load(fm_text) if fm_text.strip() else {}
+        meta, warnings = frontmatter.load_with_warnings(fm_text) if fm_text.strip() else ({}, [])
         if meta is None:
             meta = {}
         if not isinstance(meta, dict):
@@ -175,7 +178,7 @@ def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
         return Rejection(path, f"frontmatter rejected: {exc}")
     except yaml.YAMLError as exc:
         return Rejection(path, f"malformed YAML frontmatter: {_yaml_message(exc)}")
-    return ParsedDoc(path, safe, body, content_hash(fm_text, body))
+    return ParsedDoc(path, safe, body, content_hash(fm_text, body), tuple(warnings))
 
 
 def _split(text: str) -> tuple[str | None, str]:

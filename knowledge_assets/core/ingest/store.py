@@ -87,16 +87,24 @@ def upsert_docs(
 ) -> None:
     """Insert or update documents; unchanged content only refreshes the version token."""
     query = sql.SQL(
-        "INSERT INTO {t} (id, file_path, frontmatter, content, content_hash, version)"
-        " VALUES (%s, %s, %s, %s, %s, %s)"
+        "INSERT INTO {t} (id, file_path, frontmatter, content, content_hash, version, warnings)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (file_path) DO UPDATE SET frontmatter = EXCLUDED.frontmatter,"
         " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
-        " version = EXCLUDED.version,"
+        " version = EXCLUDED.version, warnings = EXCLUDED.warnings,"
         " fetched_at = CASE WHEN {t}.content_hash = EXCLUDED.content_hash"
         " THEN {t}.fetched_at ELSE now() END"
     ).format(t=raw_table(table))
     rows = [
-        (doc_id(table, d.path), d.path, Jsonb(d.frontmatter), d.body, d.content_hash, version)
+        (
+            doc_id(table, d.path),
+            d.path,
+            Jsonb(d.frontmatter),
+            d.body,
+            d.content_hash,
+            version,
+            list(d.warnings),
+        )
         for d, version in docs
     ]
     if rows:
@@ -163,6 +171,18 @@ def rejections(conn: psycopg.Connection, table: str) -> list[tuple[str, str]]:
     ).fetchall()
 
 
+def note_warnings(
+    conn: psycopg.Connection, table: str, paths: Sequence[str] | None = None
+) -> list[tuple[str, list[str]]]:
+    """(path, warnings) of the stored notes of ``table`` that have warnings (of ``paths`` only,
+    when given), by path."""
+    query = sql.SQL(
+        "SELECT file_path, warnings FROM {} WHERE warnings <> '{{}}'"
+        " AND (%(p)s::text[] IS NULL OR file_path = ANY(%(p)s::text[])) ORDER BY file_path"
+    ).format(raw_table(table))
+    return [(r[0], list(r[1])) for r in conn.execute(query, {"p": paths})]
+
+
 def sync_state(conn: psycopg.Connection, key: str) -> str | None:
     row = conn.execute(
         "SELECT last_sha FROM meta.sync_state WHERE source_key = %s", (key,)
@@ -170,23 +190,37 @@ def sync_state(conn: psycopg.Connection, key: str) -> str | None:
     return row[0] if row else None
 
 
-def set_sync_state(conn: psycopg.Connection, key: str, head: str, table: str) -> None:
+def set_sync_state(
+    conn: psycopg.Connection, key: str, head: str, table: str, location: str | None = None
+) -> None:
+    """Record ``head`` as the last synced state of source ``key`` (of raw table ``table``),
+    read from ``location`` (the folder, or owner/repo@branch/prefix)."""
     conn.execute(
-        "INSERT INTO meta.sync_state (source_key, last_sha, source_table) VALUES (%s, %s, %s)"
+        "INSERT INTO meta.sync_state (source_key, last_sha, source_table, location)"
+        " VALUES (%s, %s, %s, %s)"
         " ON CONFLICT (source_key) DO UPDATE SET last_sha = EXCLUDED.last_sha,"
-        " source_table = EXCLUDED.source_table, synced_at = clock_timestamp()",
-        (key, head, table),
+        " source_table = EXCLUDED.source_table, synced_at = clock_timestamp(),"
+        " location = coalesce(EXCLUDED.location, meta.sync_state.location)",
+        (key, head, table, location),
     )
 
 
-def last_writer(conn: psycopg.Connection, table: str) -> str | None:
-    """The source key whose sync last changed ``table``, if known (see sql/023)."""
+class LastSync(NamedTuple):
+    """The sync that last changed a raw table: its source key and where it read from."""
+
+    key: str
+    location: str | None
+
+
+def last_sync(conn: psycopg.Connection, table: str) -> LastSync | None:
+    """The source key (and location) whose sync last changed ``table``, if known (sql/023,
+    sql/040)."""
     row = conn.execute(
-        "SELECT source_key FROM meta.sync_state WHERE source_table = %s"
+        "SELECT source_key, location FROM meta.sync_state WHERE source_table = %s"
         " ORDER BY synced_at DESC LIMIT 1",
         (table,),
     ).fetchone()
-    return row[0] if row else None
+    return LastSync(row[0], row[1]) if row else None
 
 
 def raw_count(conn: psycopg.Connection, table: str) -> int:

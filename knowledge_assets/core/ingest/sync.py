@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import psycopg
@@ -37,15 +37,27 @@ class SyncReport:
     unchanged: int = 0
     deleted: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)  # rejected files gone: never stored
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    # Files rejected before and not read again (unchanged since): still rejected all the same.
+    still_rejected: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    # (path, warning) of the notes read in this sync that were stored with a warning (a
+    # frontmatter key written twice), and the paths of other notes stored with one before.
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    still_warned: list[str] = field(default_factory=list)
     fetched: int = 0
+
+    @property
+    def rejected_files(self) -> int:
+        """Every file of the source that is rejected now, read in this sync or not."""
+        return len(self.rejected) + len(self.still_rejected)
 
     @property
     def wrote_anything(self) -> bool:
         return bool(
-            self.new or self.changed or self.deleted or self.renamed or self.rejected
-            or self.unreadable
+            self.new or self.changed or self.deleted or self.renamed or self.forgotten
+            or self.rejected or self.unreadable
         )  # fmt: skip
 
 
@@ -62,46 +74,116 @@ def sync_source(
 
     ``since`` overrides the stored last-synced head (a sensor passes the SHA it saw before);
     ``full`` ignores it and compares the whole tree, which repairs anything a missed sync left.
+    A sync that would delete most of the stored notes is refused (:class:`MassDeletion`).
     """
     table = source.table
     stored = store.stored_versions(conn, table)
     known = store.known_versions(stored, conn, table)
+    last = store.last_sync(conn, table)
     conn.commit()
     # Another source key (a prefix or branch since changed) wrote the table last: its changes
     # are in no diff of this key's commits, so compare the whole tree.
-    other = store.last_writer(conn, table) not in (None, source.key)
+    other = last is not None and last.key != source.key
     base = None if full or other else (since or store.sync_state(conn, source.key))
     changes = source.changes(base, known)
     _refuse_to_empty(source, len(stored), changes)
+    guard = _DeletionGuard(source, stored, changes, last)
+    # Before anything is read: too many deletions for the new files to be renames of them all.
+    guard.check(guard.certain, guard.deleting)
     _reread_case_duplicates(set(stored), known, changes)
     report = SyncReport(source=source.key, head=changes.head, base=base)
     losers = _case_losers(set(stored), changes)
     progress = progress or Progress("raw_docs", "files")
     with conn.transaction():
-        _remove(conn, table, changes, report)
+        moves = _remove(conn, table, changes, stored, report)
         for parsed in _fetch_and_parse(source, changes, max_bytes, report, progress):
-            _write_docs(conn, table, changes, *_split(parsed, losers), report)
+            _write_docs(conn, table, changes, *_split(parsed, losers), moves, report)
+        report.deleted = [path for path in report.deleted if path not in moves.away]
+        # Renames are known now (a new path with a deleted note's content): raising here rolls
+        # back the deletions with the rest of the transaction.
+        guard.check(len(report.deleted))
         _finish(conn, source, changes, report)
     return report
 
 
-ALLOW_EMPTY_ENV = "KA_ALLOW_EMPTY_SOURCE"
+ALLOW_DELETE_ENV = "KA_ALLOW_MASS_DELETE"
+ALLOW_EMPTY_ENV = "KA_ALLOW_EMPTY_SOURCE"  # its older name, still read
+# A sync may delete this many stored notes whatever the share: a small vault's clean-up (or
+# leaving the 8 sample notes for a vault of one's own) is never held up.
+FEW_DELETIONS = 10
+
+
+def deletions_allowed() -> bool:
+    """True when the user said a sync may delete most (or all) of a source's notes."""
+    return env_flag(ALLOW_DELETE_ENV) or env_flag(ALLOW_EMPTY_ENV)
+
+
+class MassDeletion(SourceError):
+    """A sync would delete most of a source's stored notes: refused, nothing deleted."""
 
 
 def _refuse_to_empty(source: Source, stored: int, changes: ChangeSet) -> None:
-    """Raise :class:`SourceError` when the source lists no note at all while the store holds
-    ``stored`` of it, unless ``KA_ALLOW_EMPTY_SOURCE`` is set: a vault on a drive that is not
+    """Raise :class:`MassDeletion` when the source lists no note at all while the store holds
+    ``stored`` of it, unless ``KA_ALLOW_MASS_DELETE`` is set: a vault on a drive that is not
     mounted, a wrong folder or a wrong prefix look exactly like that, and syncing would delete
     every note (and, with them, every vector worth re-embedding)."""
     if changes.present is None or changes.present or not stored:
         return
-    if env_flag(ALLOW_EMPTY_ENV):
+    if deletions_allowed():
         return
-    raise SourceError(
+    raise MassDeletion(
         f"{source.key} lists no notes, while the store holds {stored:,} from it: nothing was"
         " deleted. Mount the drive the vault is on, or fix the folder, branch or prefix; if you"
-        f" emptied it on purpose, run once with {ALLOW_EMPTY_ENV}=1"
+        f" emptied it on purpose, run once with {ALLOW_DELETE_ENV}=1"
     )
+
+
+class _DeletionGuard:
+    """Refuses a sync that would delete more than half of the stored notes, and more than
+    :data:`FEW_DELETIONS` of them, unless ``KA_ALLOW_MASS_DELETE`` is set: a wrong folder that
+    holds a few notes, another vault, or a wrong prefix look like that, and the notes would
+    have to be embedded again once the setting is fixed. A note moved to a new path (the same
+    content) is no deletion, nor is a vault folder moved elsewhere with its notes."""
+
+    def __init__(
+        self, source: Source, stored: Mapping[str, str], changes: ChangeSet,
+        last: store.LastSync | None,
+    ) -> None:  # fmt: skip
+        self.source, self.stored, self.last = source, len(stored), last
+        self.deleting = sum(1 for path in changes.deleted if path in stored)
+        arriving = sum(1 for path in changes.fetch if path not in stored)
+        # At least this many deletions remain whatever the new files turn out to be renames of.
+        self.certain = self.deleting - arriving
+        self.listed = len(changes.present) if changes.present is not None else None
+
+    def check(self, deleting: int, shown: int | None = None) -> None:
+        """Raise :class:`MassDeletion` when ``deleting`` notes are too many; the message says
+        ``shown`` (the stored notes the source no longer lists) when given."""
+        if deleting <= max(FEW_DELETIONS, self.stored // 2) or deletions_allowed():
+            return
+        deleting = deleting if shown is None else shown
+        source, last = self.source, self.last
+        lists = f"lists {counted(self.listed, 'note')}" if self.listed is not None else ""
+        if last is not None and last.location and last.location != source.location:
+            where = f"the {source.place} changed from {last.location} to {source.location}"
+            where += f", which {lists}" if lists else ""
+        else:
+            where = f"{source.location} {lists or 'changed'}"
+        raise MassDeletion(
+            f"refused: {where}: this sync would delete {deleting:,} of the"
+            f" {counted(self.stored, 'stored note')}. Nothing was deleted. Check"
+            f" {_setting(source.table)}; if the notes were removed on purpose, run once with"
+            f" {ALLOW_DELETE_ENV}=1"
+        )
+
+
+def _setting(table: str) -> str:
+    """The settings that say where a source's notes are, as a user changes them."""
+    if table == "docs_local":
+        return "KA_VAULT_PATH"
+    if table == "docs_github":
+        return "KA_GITHUB_REPO, KA_GITHUB_BRANCH and KA_GITHUB_PREFIX"
+    return f"the settings of source {store.source_name(table)}"
 
 
 # Files per parse task, at most: the tasks in flight bound what a sync holds in memory.
@@ -246,14 +328,41 @@ def _record_unreadable_folders(
     store.record_rejections(conn, table, [(f, clean_text(r), "") for f, r in report.unreadable])
 
 
-def _remove(conn: psycopg.Connection, table: str, changes: ChangeSet, report: SyncReport) -> None:
-    """Delete the notes gone from the source and move the renamed ones."""
+@dataclass
+class _Moves:
+    """The notes a sync deletes, by content hash: a new file with one of these hashes is that
+    note moved to a new path, reported as renamed (its old path goes to ``away``)."""
+
+    deleted: dict[str, deque[str]] = field(default_factory=lambda: defaultdict(deque))
+    away: set[str] = field(default_factory=set)
+
+    def claim(self, content_hash: str) -> str | None:
+        """The deleted path whose note holds ``content_hash``, once; None when none is left."""
+        paths = self.deleted.get(content_hash)
+        if not paths:
+            return None
+        old = paths.popleft()
+        self.away.add(old)
+        return old
+
+
+def _remove(
+    conn: psycopg.Connection, table: str, changes: ChangeSet, stored: Mapping[str, str],
+    report: SyncReport,
+) -> _Moves:  # fmt: skip
+    """Delete the notes gone from the source and move the renamed ones. Only stored notes count
+    as deleted (a rejected file that is gone just loses its rejection)."""
+    moves = _Moves()
     if changes.deleted:
-        report.deleted = sorted(changes.deleted)
-        store.delete_docs(conn, table, report.deleted)
+        report.deleted = sorted(p for p in changes.deleted if p in stored)
+        report.forgotten = sorted(p for p in changes.deleted if p not in stored)
+        for path, digest in sorted(store.stored_hashes(conn, table, report.deleted).items()):
+            moves.deleted[digest].append(path)
+        store.delete_docs(conn, table, changes.deleted)
     if changes.renamed:
         store.rename_docs(conn, table, changes.renamed)
-        report.renamed = list(changes.renamed)
+        report.renamed = [(old, new) for old, new in changes.renamed if old in stored]
+    return moves
 
 
 def _write_docs(
@@ -262,13 +371,18 @@ def _write_docs(
     changes: ChangeSet,
     accepted: list[ParsedDoc],
     rejected: list[Rejection],
+    moves: _Moves,
     report: SyncReport,
 ) -> None:
-    """Write one batch of parsed files and record its rejections."""
+    """Write one batch of parsed files and record its rejections. A new path holding the
+    content of a note deleted in this sync is that note, renamed or moved."""
     hashes = store.stored_hashes(conn, table, [d.path for d in accepted])
     for doc in accepted:
         if doc.path not in hashes:
-            report.new.append(doc.path)
+            if (old := moves.claim(doc.content_hash)) is not None:
+                report.renamed.append((old, doc.path))
+            else:
+                report.new.append(doc.path)
         elif hashes[doc.path] != doc.content_hash:
             report.changed.append(doc.path)
     store.upsert_docs(conn, table, [(d, changes.versions.get(d.path, "")) for d in accepted])
@@ -280,6 +394,7 @@ def _write_docs(
          for r in rejected],
     )  # fmt: skip
     report.rejected += [(r.path, r.reason) for r in rejected]
+    report.warnings += [(d.path, warning) for d in accepted for warning in d.warnings]
 
 
 def _finish(
@@ -288,6 +403,16 @@ def _finish(
     """Record unreadable folders, count what stayed unchanged and move the synced head."""
     table = source.table
     _record_unreadable_folders(conn, table, changes, report)
-    report.unchanged = store.raw_count(conn, table) - len(report.new) - len(report.changed)
+    read = {path for path, _ in report.rejected}
+    report.still_rejected = [
+        (path, reason) for path, reason in store.rejections(conn, table)
+        if not path.endswith("/") and path not in read  # a folder's entry is no file
+    ]  # fmt: skip
+    warned = {path for path, _ in report.warnings}  # read now: the others were stored before
+    report.still_warned = [p for p, _ in store.note_warnings(conn, table) if p not in warned]
+    moved = {new for _, new in report.renamed} - set(report.changed)
+    report.unchanged = (
+        store.raw_count(conn, table) - len(report.new) - len(report.changed) - len(moved)
+    )
     if report.wrote_anything or changes.base != changes.head:
-        store.set_sync_state(conn, source.key, changes.head, table)
+        store.set_sync_state(conn, source.key, changes.head, table, source.location)

@@ -13,6 +13,7 @@ from psycopg import sql
 
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.ingest.store import RAW_TABLES
+from knowledge_assets.core.search.note_sources import same_path
 
 # Why an empty note (frontmatter only, headings and blank lines, a cleared file) is not searched;
 # get (CLI, MCP, API) serves such a note and marks it with this.
@@ -72,11 +73,12 @@ def _excluded(
 def rejection(conn: psycopg.Connection, file_path: str, table: str | None = None) -> str | None:
     """The reason the current file at ``file_path`` (of source table ``table``, else of any)
     was rejected, if it was."""
-    row = conn.execute(
-        "SELECT reason FROM raw.rejected_files WHERE file_path = %s"
-        " AND (%s::text IS NULL OR source_table = %s) ORDER BY source_table LIMIT 1",
-        (file_path, table, table),
-    ).fetchone()
+    query = sql.SQL(
+        "SELECT reason FROM raw.rejected_files WHERE {same}"
+        " AND (%(t)s::text IS NULL OR source_table = %(t)s)"
+        " ORDER BY source_table, file_path <> %(p)s LIMIT 1"
+    ).format(same=same_path(conn))
+    row = conn.execute(query, {"p": file_path, "t": table}).fetchone()
     return str(row[0]) if row else None
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "UnknownSource",
     "in_source",
     "locate",
+    "same_path",
     "source_name",
     "source_table",
     "vault_source",
@@ -107,22 +108,26 @@ def locate(
 ) -> NoteRef | None:  # fmt: skip
     """The note at ``file_path`` in ``source`` (any, by the rule above, when None), or None
     when no such note is stored (with ``latest_only``: no latest note). Raises
-    :class:`UnknownSource` and :class:`AmbiguousNote`."""
+    :class:`UnknownSource` and :class:`AmbiguousNote`.
+
+    Paths are compared in Unicode NFC (:func:`same_path`): a name typed composed finds the note
+    a Mac stored decomposed. The ref holds the path as stored, which every read by path uses."""
     known = known_sources(conn)
     if source is not None and source not in known:
         raise UnknownSource(source, known)
     # Every source is looked at, also when one is named: the others are shown either way.
     latest = _latest_tables(conn, file_path, list(known.values()))
-    stored = [] if latest_only else _stored_tables(conn, file_path, list(known.values()))
+    stored = {} if latest_only else _stored_tables(conn, file_path, list(known.values()))
     named = [known[source]] if source is not None else None
     vault = vault_table()
-    table = choose(file_path, _among(latest, named), vault) or choose(
-        file_path, _among(stored, named), vault
+    table = choose(file_path, _among(list(latest), named), vault) or choose(
+        file_path, _among(list(stored), named), vault
     )
     if table is None:
         return None
     others = sorted({*latest, *stored} - {table})
-    return NoteRef(file_path, table, tuple(source_name(t) for t in others))
+    path = latest.get(table) or stored[table]
+    return NoteRef(path, table, tuple(source_name(t) for t in others))
 
 
 def _among(tables: list[str], named: list[str] | None) -> list[str]:
@@ -139,23 +144,38 @@ def choose(file_path: str, tables: list[str], vault: str) -> str | None:
     return tables[0] if tables else None
 
 
-def _latest_tables(conn: psycopg.Connection, file_path: str, tables: list[str]) -> list[str]:
-    rows = conn.execute(
-        "SELECT source_table FROM rag.latest_docs WHERE file_path = %s"
-        " AND source_table = ANY(%s) ORDER BY source_table",
-        (file_path, tables),
-    ).fetchall()
-    return [r[0] for r in rows]
+def same_path(conn: psycopg.Connection, column: str = "file_path") -> sql.Composable:
+    """The condition that ``column`` names the path ``%(p)s``: equal, or equal once both are in
+    Unicode NFC (sql/041 indexes ``normalize(file_path, NFC)``). What is stored stays the user's
+    own file name; only the comparison is normalized. A server whose encoding is not UTF-8
+    cannot normalize: there the paths must be equal."""
+    col = sql.Identifier(column)
+    if conn.info.parameter_status("server_encoding") != "UTF8":
+        return sql.SQL("{} = %(p)s").format(col)
+    return sql.SQL("({c} = %(p)s OR normalize({c}, NFC) = normalize(%(p)s, NFC))").format(c=col)
 
 
-def _stored_tables(conn: psycopg.Connection, file_path: str, tables: list[str]) -> list[str]:
-    """The tables among ``tables`` whose raw table holds a version of ``file_path``."""
+def _latest_tables(conn: psycopg.Connection, file_path: str, tables: list[str]) -> dict[str, str]:
+    """Table -> stored path of the latest notes at ``file_path`` among ``tables`` (the exact
+    path first, when a table holds it in two forms)."""
+    query = sql.SQL(
+        "SELECT DISTINCT ON (source_table) source_table, file_path FROM rag.latest_docs"
+        " WHERE {same} AND source_table = ANY(%(t)s)"
+        " ORDER BY source_table, file_path <> %(p)s, file_path"
+    ).format(same=same_path(conn))
+    return dict(conn.execute(query, {"p": file_path, "t": tables}).fetchall())
+
+
+def _stored_tables(conn: psycopg.Connection, file_path: str, tables: list[str]) -> dict[str, str]:
+    """Table -> stored path, for the tables among ``tables`` whose raw table holds a version
+    of ``file_path``."""
     if not tables:
-        return []
+        return {}
     query = sql.SQL(" UNION ALL ").join(
-        sql.SQL("SELECT {name} FROM {table} WHERE file_path = %(p)s").format(
-            name=sql.Literal(t), table=sql.Identifier("raw", t)
+        sql.SQL("(SELECT {name}, file_path FROM {table} WHERE {same}"
+                " ORDER BY file_path <> %(p)s, file_path LIMIT 1)").format(
+            name=sql.Literal(t), table=sql.Identifier("raw", t), same=same_path(conn)
         )
         for t in tables
-    )
-    return sorted(r[0] for r in conn.execute(query, {"p": file_path}).fetchall())
+    )  # fmt: skip
+    return dict(sorted(conn.execute(query, {"p": file_path}).fetchall()))

@@ -89,7 +89,7 @@ def similar_to(
     ref = locate(conn, file_path, source, latest_only=True)
     if ref is None:
         raise UnknownNote(file_path)
-    vector, family = notes_sql.note_vector(conn, info, file_path, ref.table)
+    vector, family = notes_sql.note_vector(conn, info, ref.file_path, ref.table)
     if vector is None:
         return ref, []
     k = max(8 * limit, 40)
@@ -121,13 +121,16 @@ def get_doc(
     ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
     rejected because Y, could not be chunked), or is None for a searchable note.
     ``file_rejected`` is the reason the file now at the path was rejected (broken YAML, not
-    UTF-8): what is returned is then its last good version, or None."""
+    UTF-8): what is returned is then its last good version, or None. ``warnings`` lists what
+    was odd in the stored version but cost it nothing (a frontmatter key written twice)."""
+    from knowledge_assets.core.ingest.store import note_warnings
     from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
 
     ref = locate(conn, file_path, source)
-    doc = notes_sql.get_doc(conn, file_path, ref.table) if ref is not None else None
+    doc = notes_sql.get_doc(conn, ref.file_path, ref.table) if ref is not None else None
     if ref is not None and doc is not None:
+        file_path = ref.file_path  # as stored: a name typed in NFC finds one stored in NFD
         settings = SourceSettings.from_env()
         conventions = Conventions(
             settings.draft_markers, settings.created_keys, settings.updated_keys
@@ -135,6 +138,7 @@ def get_doc(
         doc["source"], doc["also_in"] = ref.source, list(ref.also_in)
         doc["not_searchable"] = why_not_searchable(conn, file_path, conventions, ref.table)
         doc["file_rejected"] = rejection(conn, file_path, ref.table)
+        doc["warnings"] = next(iter(w for _, w in note_warnings(conn, ref.table, [file_path])), [])
     return doc
 
 

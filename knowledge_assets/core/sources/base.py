@@ -51,10 +51,15 @@ class Source(Protocol):
 
     ``table`` names the raw table (``docs_local`` or ``docs_github``); ``key`` identifies this
     source's sync state (``local:/abs/path`` or ``github:owner/repo@branch/prefix``).
+    ``location`` is where the notes are read from as a user names it (``/abs/path``,
+    ``owner/repo@branch/prefix``), and ``place`` what kind of place that is (``folder``), for
+    messages such as "the folder changed from X to Y".
     """
 
     table: str
     key: str
+    location: str
+    place: str
 
     def head(self) -> str:
         """A cheap identifier of the source's current state: a commit SHA or a tree fingerprint."""

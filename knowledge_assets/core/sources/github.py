@@ -30,6 +30,7 @@ class GitHubSource:
     """
 
     table = "docs_github"
+    place = "GitHub repository, branch or prefix"
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class GitHubSource:
         self.branch = branch
         self.prefix = prefix.strip("/")
         self.key = f"github:{repo}@{branch}/{self.prefix}"
+        self.location = f"{repo}@{branch}/{self.prefix}"
         self.base_url = base_url.rstrip("/")
         self.api = GitHubAPI(
             repo, token, self.base_url, max_retries, max_backoff_s, timeout_s, sleep

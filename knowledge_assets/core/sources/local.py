@@ -27,6 +27,7 @@ class LocalSource:
     """Notes in a folder. Version tokens are ``size:mtime_ns``, so an untouched file is never read."""
 
     table = "docs_local"
+    place = "folder"
 
     def __init__(
         self,
@@ -40,6 +41,7 @@ class LocalSource:
         self.table = table
         # The default source keeps its historical key; a declared source's key names its table.
         self.key = f"local:{self.root}" if table == "docs_local" else f"{table}:{self.root}"
+        self.location = str(self.root)
 
     def _check(self) -> None:
         if not self.root.is_dir():

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import dagster as dg
 from pydantic import Field
 
-from knowledge_assets.core.counts import counted
+from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.ingest.sync import SyncReport, store, sync_source
 from knowledge_assets.core.progress import Progress
@@ -58,12 +58,24 @@ def raw_docs(
     return dg.MaterializeResult(metadata=table | raw_metadata(report, source.table))
 
 
+# Files named in the one warning about files still rejected since an earlier run.
+NAMED_FILES = 3
+
+
 def log_report(context: dg.AssetExecutionContext, report: SyncReport) -> None:
-    """A warning per rejected file or folder, and one when the source holds no note at all
-    (a wrong folder, prefix or branch looks just like that, and search would find nothing)."""
+    """A warning per file or folder rejected in this sync, one naming the first few files still
+    rejected since an earlier run (not read again: nothing changed), and one when the source
+    holds no note at all (a wrong folder, prefix or branch looks just like that, and search
+    would find nothing)."""
     for path, reason in report.rejected + report.unreadable:
         context.log.warning("rejected %s: %s", path, reason)
-    if not (report.new or report.changed or report.unchanged or report.rejected):
+    if report.still_rejected:
+        context.log.warning("%s", still_rejected_line(report))
+    for path, warning in report.warnings:
+        context.log.warning("%s: %s", path, warning)
+    if report.still_warned:
+        context.log.warning("%s", still_warned_line(report))
+    if not (report.new or report.changed or report.unchanged or report.rejected_files):
         context.log.warning(
             "%s holds no notes: check the folder (KA_VAULT_PATH), or the repository's branch"
             " and prefix",
@@ -83,25 +95,77 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "unchanged": dg.MetadataValue.int(report.unchanged),
         "deleted": dg.MetadataValue.int(len(report.deleted)),
         "renamed": dg.MetadataValue.int(len(report.renamed)),
-        "rejected": dg.MetadataValue.int(len(report.rejected)),
+        "rejected": dg.MetadataValue.int(report.rejected_files),
+        "rejected_unchanged": dg.MetadataValue.int(len(report.still_rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
         "unreadable_folders": dg.MetadataValue.int(len(report.unreadable)),
-        "rejected_files": rows_table(("file", "reason"), report.rejected + report.unreadable),
+        "warned_notes": dg.MetadataValue.int(_warned(report)),
+        "note_warnings": rows_table(
+            ("file", "warning"),
+            report.warnings + [(path, "(since an earlier run)") for path in report.still_warned],
+        ),
+        "rejected_files": rows_table(
+            ("file", "reason"), report.rejected + report.unreadable + report.still_rejected
+        ),
         "what_changed": grouped_table(
-            {"new": report.new, "changed": report.changed, "deleted": report.deleted}
+            {
+                "new": report.new,
+                "changed": report.changed,
+                "deleted": report.deleted,
+                "renamed": [f"{old} → {new}" for old, new in report.renamed],
+            }
         ),
     }
 
 
+def _first_few(paths: Sequence[str]) -> str:
+    """``a.md, b.md, c.md and 5 more``."""
+    more = len(paths) - NAMED_FILES
+    return ", ".join(paths[:NAMED_FILES]) + (f" and {more:,} more" if more > 0 else "")
+
+
+def still_rejected_line(report: SyncReport) -> str:
+    """``8 files still rejected, unchanged since the last run: a.md, b.md, c.md and 5 more``."""
+    paths = [path for path, _ in report.still_rejected]
+    return (
+        f"{counted(len(paths), 'file')} still rejected, unchanged since the last run:"
+        f" {_first_few(paths)} (all with their reasons in raw.rejected_files)"
+    )
+
+
+def still_warned_line(report: SyncReport) -> str:
+    """``2 notes still have warnings, unchanged since the last run: a.md, b.md``."""
+    paths = report.still_warned
+    have = noun_for(len(paths), "has", "have")
+    return (
+        f"{counted(len(paths), 'note')} still {have} warnings, unchanged since the last run:"
+        f" {_first_few(paths)} (`knowledge-assets get PATH` shows them)"
+    )
+
+
 def _summary(report: SyncReport) -> str:
+    still, warned = len(report.still_rejected), _warned(report)
     if not report.wrote_anything:
-        return "No changes: nothing written."
+        left = [f"{counted(still, 'file')} still rejected"] if still else []
+        left += [f"{counted(warned, 'note')} with warnings"] if warned else []
+        return "No changes: nothing written" + (f"; {', '.join(left)}." if left else ".")
+    rejected = (
+        f"{report.rejected_files:,} still rejected ({still:,} unchanged since the last run)"
+        if still
+        else f"{len(report.rejected):,} rejected"
+    )
     return (
         f"{len(report.new)} new, {len(report.changed)} changed, {report.unchanged} unchanged, "
-        f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, "
-        f"{len(report.rejected)} rejected"
+        f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, {rejected}"
+        + (f", {counted(len(report.forgotten), 'rejected file')} gone" if report.forgotten else "")
         + (f", {len(report.unreadable)} unreadable folders kept" if report.unreadable else "")
+        + (f", {counted(warned, 'note')} with warnings" if warned else "")
     )
+
+
+def _warned(report: SyncReport) -> int:
+    """The notes stored with a warning: read in this sync or before."""
+    return len({path for path, _ in report.warnings}) + len(report.still_warned)
 
 
 def _latest_docs(
