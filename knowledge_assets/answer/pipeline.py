@@ -164,11 +164,11 @@ class Asker:
         return replace(again, question=question) if again.found else found
 
     def _offline(self, retrieval: Retrieval, started: float) -> Iterator[Event]:
-        text, cited = extractive_answer(retrieval)
+        text, cited, confidence = extractive_answer(retrieval)
         yield Event("delta", text)
-        confidence = cited[0].relevance if cited else "low"
         meta = self._metadata(retrieval, started, Usage(), context_tokens=0)
-        yield Event("done", Answer(retrieval.question, text, [_source(n) for n in cited], confidence, meta))  # fmt: skip
+        sources = [_source(note, relevance) for note, relevance in cited]
+        yield Event("done", Answer(retrieval.question, text, sources, confidence, meta))
 
     def _with_llm(
         self, client: LLMClient, retrieval: Retrieval, history: Sequence[Turn], started: float

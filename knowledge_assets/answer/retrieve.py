@@ -4,7 +4,8 @@ Search returns chunks (sections); the answer cites notes, so hits are grouped by
 order and the first ``top_k`` notes kept, each with its matching sections. A note's relevance is
 how much of the question its best section covers, each question term weighted by its rarity in
 the store (IDF from the keyword statistics): a rare term such as a name counts for more than
-"する", and a term no note contains counts fully against the match. Fused search scores are only
+"する", and a term no note contains counts fully against the match. Question words (何, どこ,
+what, is, …) are not terms (``question.content_terms``): every note "covers" 何. Fused search scores are only
 meaningful as an order, so this coverage is what decides whether anything relevant was found.
 """
 
@@ -16,7 +17,8 @@ from datetime import date
 
 import psycopg
 
-from knowledge_assets.core.chunks.tokenize import query_terms, tokens
+from knowledge_assets.answer.question import content_terms
+from knowledge_assets.core.chunks.tokenize import tokens
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, SearchHit, search
 from knowledge_assets.core.search.note_sources import vault_source
@@ -38,6 +40,7 @@ class Passage:
     score: float
     coverage: float
     retrievers: tuple[str, ...]
+    terms: frozenset[str] = frozenset()  # its keyword lexemes and its note title's tokens
 
 
 @dataclass
@@ -120,7 +123,7 @@ def retrieve(
     response = search(
         conn, question, mode="hybrid", filters=filters, limit=CHUNKS_PER_QUERY, embedder=embedder
     )
-    weights = term_weights(conn, query_terms(question))
+    weights = term_weights(conn, content_terms(question))
     # A note is its source and its path: the vault and a declared source may hold the same path.
     notes: dict[tuple[str, str], RetrievedNote] = {}
     hits: list[SearchHit] = []
@@ -136,8 +139,9 @@ def retrieve(
     for hit in hits:
         key = (hit.source, hit.file_path)
         own = lexemes.get(hit.chunk_id) or set(tokens(f"{hit.heading}\n{hit.content}"))
+        own |= titles[key]
         notes[key].passages.append(
-            Passage(hit.chunk_id, hit.heading, hit.content, hit.score, coverage(weights, own | titles[key]), hit.retrievers)
+            Passage(hit.chunk_id, hit.heading, hit.content, hit.score, coverage(weights, own), hit.retrievers, frozenset(own))
         )  # fmt: skip
     ranked = list(notes.values())
     _add_metadata(conn, ranked)
