@@ -2,12 +2,13 @@
 
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
-For each of 44 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
-hash tags, wikilinks, footnotes, fences, tables, lists, quotes, zero-width characters, CR, …) a
-note of ``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``, the default
-strategy), read for its inline tags (``inline_tags``), rendered for the note view
-(``render_note``) and served by the MCP server's ``get_doc`` (``document_part``: its pages and
-section listing). Time that grows by much more than 4× for 4× the input is quadratic or worse:
+For each of 51 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
+hash tags, wikilinks, footnotes, fences, tables, lists, quotes, raw HTML, images, zero-width
+characters, CR, …) a note of ``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``,
+the default strategy), read for its inline tags (``inline_tags``), rendered for the note view
+(``render_note``), served by the MCP server's ``get_doc`` (``document_part``: its pages and
+section listing), reduced to its keyword text (``without_link_targets``) and cut to a search
+hit's snippet (``plain_snippet``). Time that grows by much more than 4× for 4× the input is quadratic or worse:
 a note of up to the 2 MB size limit would then take minutes to hours. Pure Python, no database;
 each figure is one run, in this process.
 """
@@ -26,8 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 from knowledge_assets.api.markdown import render_note  # noqa: E402
 from knowledge_assets.api.note_links import NoteLinks  # noqa: E402
+from knowledge_assets.core.chunks.chunk_text import without_link_targets  # noqa: E402
 from knowledge_assets.core.chunks.chunking import chunk_document  # noqa: E402
 from knowledge_assets.core.chunks.inline_tags import inline_tags  # noqa: E402
+from knowledge_assets.core.plain_text import plain_snippet  # noqa: E402
 from knowledge_assets.mcp.format import document_part  # noqa: E402
 
 UNITS = {
@@ -43,6 +46,8 @@ UNITS = {
     "highlights": "==a== ", "highlight marks": "==", "block ids": "a ^b1\n\n",
     "sentences no break": "あ", "dots": ".", "newlines": "\n", "spaces": " ",
     "zero width": "\u200b", "crlf": "\r\n", "cr": "\r", "entities": "&amp;", "bad entity": "&#",
+    "html tags": "<b>x</b>", "html opens": "<div>", "html quotes": '<a href="', "ruby": "<ruby>a<rt>b</rt></ruby>",
+    "html images": '<img src="a.png">', "images": "![a](b.png) ", "scripts": "<script>",
 }  # fmt: skip
 # Growth over this for 4x the input is flagged (linear work with allocation noise stays under).
 FLAG = 8.0
@@ -60,6 +65,8 @@ def _readers(body: str) -> dict[str, Callable[[], object]]:
         "tags": lambda: inline_tags(body),
         "note view": lambda: render_note(body, NoteLinks("hostile.md", lambda: [])),
         "get_doc": lambda: document_part({"file_path": "hostile.md", "content": body}, None, 1),
+        "keywords": lambda: without_link_targets(body),
+        "snippet": lambda: plain_snippet(body, 160),
     }
 
 

@@ -50,16 +50,27 @@ def note_parts(content: str, title: str | None) -> list[Part]:
     if _holds_text(content[:opening_end]):
         parts.append(Part(tops, (), 0, opening_end))
     top, h2 = tops, ""
-    for at, level, text in found:
+    for (at, level, text), end in zip(found, _ends(found, len(content)), strict=True):
         if level == 1:
             top, h2 = (text,) if text != first_h1 else tops, ""
             continue
         if level == 2:
             h2 = text
         heads = (text,) if level == 2 or not h2 else (h2, text)
-        end = next((a for a, lv, _ in found if a > at and lv <= level), len(content))
         parts.append(Part(top, heads, at, end))
     return parts
+
+
+def _ends(found: Sequence[tuple[int, int, str]], length: int) -> list[int]:
+    """Where each heading's part ends: at the next heading of its level or above, else at
+    ``length``. One pass from the end, so a note of thousands of headings stays linear."""
+    nearest = {level: length for level in (1, 2, 3)}  # the next heading at or above each level
+    ends = []
+    for at, level, _ in reversed(found):
+        ends.append(nearest[level])
+        for above in range(level, 4):
+            nearest[above] = at
+    return ends[::-1]
 
 
 def _holds_text(text: str) -> bool:
