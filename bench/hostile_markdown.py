@@ -2,13 +2,14 @@
 
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
-For each of 51 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
+For each of 55 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
 hash tags, wikilinks, footnotes, fences, tables, lists, quotes, raw HTML, images, zero-width
 characters, CR, …) a note of ``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``,
 the default strategy), read for its inline tags (``inline_tags``), rendered for the note view
 (``render_note``), served by the MCP server's ``get_doc`` (``document_part``: its pages and
-section listing), reduced to its keyword text (``without_link_targets``) and cut to a search
-hit's snippet (``plain_snippet``). Time that grows by much more than 4× for 4× the input is quadratic or worse:
+section listing), reduced to its keyword text (``without_link_targets``), cut to a search
+hit's snippet (``plain_snippet``) and read for the sentences an offline answer quotes
+(``section_sentences``). Time that grows by much more than 4× for 4× the input is quadratic or worse:
 a note of up to the 2 MB size limit would then take minutes to hours. Pure Python, no database;
 each figure is one run, in this process.
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from knowledge_assets.answer.sentences import section_sentences  # noqa: E402
 from knowledge_assets.api.markdown import render_note  # noqa: E402
 from knowledge_assets.api.note_links import NoteLinks  # noqa: E402
 from knowledge_assets.core.chunks.chunk_text import without_link_targets  # noqa: E402
@@ -48,6 +50,8 @@ UNITS = {
     "zero width": "\u200b", "crlf": "\r\n", "cr": "\r", "entities": "&amp;", "bad entity": "&#",
     "html tags": "<b>x</b>", "html opens": "<div>", "html quotes": '<a href="', "ruby": "<ruby>a<rt>b</rt></ruby>",
     "html images": '<img src="a.png">', "images": "![a](b.png) ", "scripts": "<script>",
+    "link then spaces": "[a](" + " " * 50, "heading then spaces": "### a" + " " * 50 + "b\n",
+    "shortcut opens": "[あ", "import lines": "import  a ",
 }  # fmt: skip
 # Growth over this for 4x the input is flagged (linear work with allocation noise stays under).
 FLAG = 8.0
@@ -67,6 +71,7 @@ def _readers(body: str) -> dict[str, Callable[[], object]]:
         "get_doc": lambda: document_part({"file_path": "hostile.md", "content": body}, None, 1),
         "keywords": lambda: without_link_targets(body),
         "snippet": lambda: plain_snippet(body, 160),
+        "answer": lambda: section_sentences(body),
     }
 
 

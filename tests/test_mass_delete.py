@@ -193,7 +193,7 @@ def _update(env: dict[str, str], vault: Path, **more: str) -> subprocess.Complet
 def test_update_refuses_a_wrong_vault_path_in_one_line_and_runs_once_allowed(
     db_url: str, tmp_path: Path
 ) -> None:
-    """The QA case through the real graph: a folder of one note after a vault of 24."""
+    """Through the real graph: a folder of one note after a vault of 24."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
     env |= {"DATABASE_URL": db_url, "KA_DATA_DIR": str(tmp_path / "data"), "KA_AUTOMATION": "off"}
     vault = _vault(tmp_path / "vault")

@@ -120,3 +120,12 @@ def test_hostile_html_never_runs(markdown: str) -> None:
 def test_a_title_attribute_cannot_break_out_of_its_quotes() -> None:
     html = render('<p title="a&quot; onmouseover=&quot;alert(1)">x</p>')
     assert html == '<p title="a&quot; onmouseover=&quot;alert(1)">x</p>'
+
+
+@pytest.mark.parametrize("declaration", ["<![x[ ]]>", "<![ a"])
+def test_html_the_parser_cannot_read_shows_as_text_and_the_rest_still_renders(
+    declaration: str,
+) -> None:
+    """Python 3.11's HTML parser asserts on some declarations: the note view must not fail."""
+    html = render_note(f"<div>\n{declaration}\n</div>\n\n後の段落", NoteLinks("a.md", lambda: []))
+    assert "&lt;div&gt;" in html and "<p>後の段落</p>" in html

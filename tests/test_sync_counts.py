@@ -96,7 +96,7 @@ def test_files_still_rejected_are_counted_though_not_read_again(db_url: str, vau
 
 
 def test_update_names_the_files_still_rejected_in_one_line(db_url: str, tmp_path: Path) -> None:
-    """The QA case through the real graph: a second update without touching 12 bad files."""
+    """Through the real graph: a second update without touching 12 bad files."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "good.md").write_text("# 良いノート\n\n本文。\n", encoding="utf-8")

@@ -20,30 +20,31 @@ from dataclasses import dataclass
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MATH = re.compile(r"^\s*\$\$")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s+(.*?))?\s*#*\s*$")
-_RULE = re.compile(r"^\s{0,3}([-*_=])(?:\s*\1){2,}\s*$")
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]++(.*)|[ \t]*+$)")
+_RULE = re.compile(r"^[ \t]{0,3}([-*_=])(?:[ \t]*+\1){2,}+[ \t]*+$")
 _TABLE = re.compile(r"^\s*\|")
 _ADMONITION = re.compile(r"^\s*:{3,}")
 _MDX = re.compile(
-    r"^\s*(?:import\s+(?:.+\s+from\s+)?['\"]|export\s+(?:default|const|let|function|class)\b)"
+    r"^\s*+(?:import\s++(?:[^'\"\n]*?\sfrom\s++)?['\"]|export\s++(?:default|const|let|function|class)\b)"
 )
 _TAG_LINE = re.compile(r"^\s*(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+$|^\s*[{}]\s*$")
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
-_QUOTE = re.compile(r"^\s*>\s?")
+_QUOTE = re.compile(r"^(?:[ \t]*+>[ \t]?)++")
 _CALLOUT = re.compile(r"^\[!\w+\][-+]?\s*")
 _ITEM = re.compile(r"^(\s*)(?:(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|[・●■◆•▪]\s*)")
 
-_IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\](?:\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\]]*\])?")  # fmt: skip
-_LINK = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[([^\]]+)\]\[[^\]]*\]")  # fmt: skip
+_IMAGE = re.compile(r"!\[\[[^\[\]]*\]\]|!\[[^\[\]]*\](?:\((?:[^()\s]|\([^()]*\))*+(?:\s++\"[^\"]*\")?\)|\[[^\[\]]*\])?")  # fmt: skip
+_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()\s]|\([^()]*\))*+(?:\s++\"[^\"]*\")?\)|\[([^\[\]]+)\]\[[^\[\]]*\]")  # fmt: skip
 # [text] alone is a shortcut reference link; in Japanese prose brackets are nothing else.
-_SHORTCUT = re.compile(
-    r"(?<![A-Za-z0-9_\]!])\[([^\[\]]*[\u3040-\u30ff\u4e00-\u9fff][^\[\]]*)\](?![(\[:])"
-)
-_WIKI = re.compile(r"\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+# The bracketed text is taken whole (possessive) and checked for Japanese after: a pattern
+# asking for a kana or kanji inside backtracked over a long unclosed bracket.
+_SHORTCUT = re.compile(r"(?<![A-Za-z0-9_\]!])\[([^\[\]]*+)\](?![(\[:])")
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_WIKI = re.compile(r"\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
 _FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
 _TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
-_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_CODE = re.compile(r"(`++)([^`]++(?:`(?!\1)[^`]*+)*?)\1(?!`)")
 _HELD = re.compile(r"\x00(\d+)\x00")
 _SPACES = re.compile(r"[ \t\u3000]+")
 # What may stand between links on a line that is only links: separators and list punctuation.
@@ -52,6 +53,7 @@ _FILLER = re.compile(r"[\s、,，・|/:：;；\-–—>→()（）\[\]「」*_`.
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _CLOSERS = "」』）)】〕〉》\"'”’"
 _OPENERS = {"「": "」", "『": "』"}
+_LAST_WORD = re.compile(r"([A-Za-z.]+)$")
 _ABBREVIATIONS = frozenset("e.g i.e etc vs cf mr mrs ms dr st no fig eq approx ca al".split())
 _MAX_QUOTED = 300  # characters inside 「…」 after which an unclosed bracket stops holding
 
@@ -89,11 +91,21 @@ def inline(text: str) -> tuple[str, bool]:
     had_links = outside != text
     text = _WIKI.sub(_wiki_text, text)
     text = _LINK.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
-    text = _SHORTCUT.sub(r"\1", text)
+    text = _SHORTCUT.sub(lambda m: m[1] if _JAPANESE.search(m[1]) else m[0], text)
     text = _TAG.sub("", text)
     text = _SPACES.sub(" ", text).strip()
     only_links = had_links and len(_FILLER.sub("", _TAG.sub("", outside))) <= 1
     return _HELD.sub(lambda m: spans[int(m.group(1))], text), only_links
+
+
+def _heading_text(text: str) -> str:
+    """An ATX heading's text without its closing ``#`` run (``## a ##`` reads ``a``), by string
+    methods: a pattern for the optional close backtracks over long runs of spaces."""
+    text = text.rstrip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.rstrip()
+    return text
 
 
 def _wiki_text(match: re.Match[str]) -> str:
@@ -153,9 +165,7 @@ def _blocks(content: str) -> tuple[list[_Block], float]:
             continue
         if in_math:
             continue
-        line = raw
-        while _QUOTE.match(line):
-            line = _QUOTE.sub("", line, count=1)
+        line = _QUOTE.sub("", raw, count=1)
         if callout and line == raw:  # the callout ended: its title no longer heads the text
             close()
             heading, callout = outer, ""
@@ -170,7 +180,7 @@ def _blocks(content: str) -> tuple[list[_Block], float]:
         head = _HEADING.match(line)
         if head:
             close()
-            heading = inline(head.group(1) or "")[0]
+            heading = inline(_heading_text(head.group(1) or ""))[0]
             continue
         if (_RULE.match(line) or _TABLE.match(line) or _ADMONITION.match(line) or _MDX.match(line)
                 or _TAG_LINE.match(line) or _REF_DEF.match(line)):  # fmt: skip
@@ -235,10 +245,10 @@ def _ends(text: str, i: int) -> bool:
         return True
     if not after or not after.isspace():
         return False  # 1.5, Node.js, union.md
-    rest = text[i + 1 :].lstrip()
+    rest = text[i + 1 : i + 40].lstrip()  # a window: the rest of a long paragraph is not read
     if rest and not (rest[0].isupper() or rest[0].isdigit() or _CJK.match(rest[0]) or rest[0] in "\"'“‘(「`*"):  # fmt: skip
         return False
-    word = re.search(r"([A-Za-z.]+)$", text[:i])
+    word = _LAST_WORD.search(text, max(0, i - 16), i)
     return not (word and word.group(1).lower().strip(".") in _ABBREVIATIONS)
 
 

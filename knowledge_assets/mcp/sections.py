@@ -86,7 +86,7 @@ def find_part(parts: Sequence[Part], wanted: str) -> Part | None:
     path below the note's title, then its last heading alone, then a heading containing the
     words; the first such part in the note at the first of these that matches."""
     key = _key(wanted)
-    last = key.rsplit(PATH_MARK.strip(), 1)[-1].strip()
+    last = key.rsplit(PATH_MARK, 1)[-1].strip()
     tiers = (
         lambda p: key in {path.casefold() for path in p.paths()},
         lambda p: bool(p.heads) and key == PATH_MARK.join(p.heads).casefold(),
@@ -94,7 +94,7 @@ def find_part(parts: Sequence[Part], wanted: str) -> Part | None:
         lambda p: last == (p.heads[-1] if p.heads else p.tops[0]).casefold(),
         lambda p: bool(p.heads) and last in p.heads[-1].casefold(),
     )
-    for matches in tiers:
+    for matches in tiers if last else tiers[:3]:  # no words to look for: exact paths only
         found = next((p for p in parts if matches(p)), None)
         if found is not None:
             return found

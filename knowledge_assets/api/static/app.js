@@ -445,7 +445,8 @@ function showNoteHead(id, data) {
 
 // The note's body under its title: a first H1 that repeats the title is left out (the server
 // renders a note's H1 as <h2>). The vault's images load with the bearer token when the page has
-// one, which an <img> cannot send: they are fetched with it and shown from memory.
+// one, which an <img> cannot send: they are fetched with it and shown as data: addresses. Not
+// blob: ones, which take this page's origin: an SVG opened from one would run its scripts here.
 function showBody(html, title) {
   const template = document.createElement("template");
   template.innerHTML = html;
@@ -456,12 +457,14 @@ function showBody(html, title) {
   $("note-body").replaceChildren(template.content);
   for (const img of images) {
     fetch(img.dataset.src, { headers: headers() }).then((res) => res.ok ? res.blob() : Promise.reject(res))
-      .then((blob) => {
-        const url = URL.createObjectURL(blob);
-        img.src = url;
-        const link = img.closest("a");
-        if (link?.getAttribute("href") === img.dataset.src) link.href = url;
-      }).catch(() => { img.alt = img.alt || "画像を読み込めませんでした"; });
+      .then((blob) => new Promise((resolve, reject) => {
+        const reader = new FileReader();
+        reader.onload = () => resolve(reader.result);
+        reader.onerror = reject;
+        reader.readAsDataURL(blob);
+      }))
+      .then((url) => { img.src = url; })
+      .catch(() => { img.alt = img.alt || "画像を読み込めませんでした"; });
   }
 }
 

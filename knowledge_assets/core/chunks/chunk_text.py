@@ -45,11 +45,13 @@ def names_something(text: str | None) -> bool:
 
 
 # A Markdown link or image, ``[text](target "title")`` / ``![alt](src)``, with one level of
-# parentheses inside the target (``Foo_(bar)``); the alternatives cannot overlap, so matching is
-# linear. A reference definition, ``[label]: target "title"``, on a line of its own.
+# parentheses inside the target (``Foo_(bar)``). Every run is possessive (``*+``, ``++``): the
+# spaces around the target and before a title could otherwise be shared out in many ways, and
+# ``[a](`` followed by thousands of spaces took quadratic time. A reference definition,
+# ``[label]: target "title"``, on a line of its own.
 _INLINE_LINK = re.compile(
-    r"!?\[([^\[\]\n]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*)>?"
-    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+    r"!?\[([^\[\]\n]*+)\]\(\s*+<?((?:[^()\s<>]|\([^()\s]*+\))*+)>?"
+    r"(?:\s++(?:\"[^\"\n]*+\"|'[^'\n]*+'|\([^()\n]*+\)))?\s*+\)"
 )
 _LINK_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]+\]):[ \t]*\S+.*$", re.MULTILINE)
 

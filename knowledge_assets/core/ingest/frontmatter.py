@@ -60,8 +60,8 @@ class _BoundedLoader(yaml.SafeLoader):
           note, title or tag, and re-embeds nothing.
 
         A merge key's keys (``<<: *base`` then ``title:``) are overrides, not duplicates."""
-        if id(node) in self._checked:
-            return
+        if id(node) in self._checked or not isinstance(node, yaml.MappingNode):
+            return  # not a mapping (``!!map foo``): PyYAML's own check says so, with the line
         self._checked.add(id(node))
         first: dict[tuple[str, str], int] = {}
         for key, _value in node.value:
