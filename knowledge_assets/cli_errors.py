@@ -7,6 +7,7 @@ line printed passes through the secret redaction: a server may have quoted a key
 from __future__ import annotations
 
 import os
+import select
 import sys
 import traceback
 from collections.abc import Callable
@@ -127,6 +128,8 @@ def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not at exit where Python reports it
         return code
     except BrokenPipeError:
+        if not _stdout_closed():  # a pipe of the command's own (a subprocess, a socket) broke
+            raise
         return closed_pipe()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -144,6 +147,18 @@ def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
         if todo:
             print(f"  {todo}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _stdout_closed() -> bool:
+    """Whether the reader of standard output went away: the write end of a pipe whose reader
+    closed polls as an error. Without a descriptor (output captured in-process) it is taken as
+    closed, as before this check."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+    except (AttributeError, OSError, ValueError):
+        return True
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poll.poll(0))
 
 
 def closed_pipe() -> int:

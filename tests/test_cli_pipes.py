@@ -62,3 +62,19 @@ def test_a_reader_that_takes_one_line_gets_it(
     )
     assert done.stdout.startswith("# ") and done.stdout.count("\n") == 1
     assert "error" not in done.stderr
+
+
+def test_a_broken_pipe_of_the_commands_own_is_reported_not_hidden() -> None:
+    """Only a closed standard output ends quietly: a subprocess's or a socket's broken pipe,
+    with the reader still there, is an error the user hears about."""
+    code = (
+        "import sys\n"
+        "from knowledge_assets.cli_errors import run_reporting\n"
+        "def command():\n"
+        "    raise BrokenPipeError(32, 'Broken pipe')\n"
+        "sys.exit(run_reporting(command, debug=False))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 1 and "Broken pipe" in done.stderr
