@@ -29,6 +29,9 @@ from tests.test_search import ingest
         ("[[wikilink|ラベル]] は note の名前", "[[wikilink|ラベル]] は note の名前"),
         ("リンクのない文。", "リンクのない文。"),
         ("[開いたまま](閉じない", "[開いたまま](閉じない"),
+        ("`handlers[name](event)` と [a](b.md)", "`handlers[name](event)` と a"),
+        ("```ts\nf[a](b)\n```\n[c](d.md)", "```ts\nf[a](b)\n```\nc"),
+        ("~~~\n[a](b)\n```\n[c](d)\n~~~\n[e](f)", "~~~\n[a](b)\n```\n[c](d)\n~~~\ne"),
     ],
 )
 def test_links_are_reduced_to_their_text(text: str, expected: str) -> None:

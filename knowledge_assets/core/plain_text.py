@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from knowledge_assets.core.chunks.markdown import code_spans
 from knowledge_assets.core.search.search_hits import snippet
 
 # [ \t]*, not \s*: \s also matches newlines, and on a run of blank lines every line start would
@@ -26,7 +27,6 @@ _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]+|$)")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?")
 _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[[^\]^][^\]]*\]:[ \t]+\S+.*$")
 _FOOTNOTE_DEFINITION = re.compile(r"^[ \t]{0,3}\[\^[^\]]+\]:[ \t]*")
-_BACKTICKS = re.compile(r"`+")
 _MARKERS = re.compile(r"[\[<=*^]")
 # Inline markers, in the order they are replaced: embeds and images before links, since an image
 # may be a link's text ([![](a.svg)](a.svg)). No bracket or parenthesis may stand inside another
@@ -61,32 +61,12 @@ def plain_inline(text: str) -> str:
     backticks, and links, images, tags and emphasis markers outside them are resolved."""
     out: list[str] = []
     at = 0
-    for start, end, inner in _code_spans(text):
+    for start, end, inner in code_spans(text):
         out.append(_resolve(text[at:start]))
         out.append(inner.strip() or inner)
         at = end
     out.append(_resolve(text[at:]))
     return "".join(out)
-
-
-def _code_spans(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, code) of each code span: a run of backticks closed by the next run of the
-    same length (CommonMark), found in one pass over the runs."""
-    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
-    closer: list[int | None] = [None] * len(runs)
-    last: dict[int, int] = {}  # run length -> index of the nearest such run after this one
-    for i in range(len(runs) - 1, -1, -1):
-        size = runs[i][1] - runs[i][0]
-        closer[i] = last.get(size)
-        last[size] = i
-    i = 0
-    while i < len(runs):
-        j = closer[i]
-        if j is None:
-            i += 1
-            continue
-        yield runs[i][0], runs[j][1], text[runs[i][1] : runs[j][0]]
-        i = j + 1
 
 
 def _resolve(text: str) -> str:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from knowledge_assets.core.chunks.markdown import code_spans
+
 _ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 _CONTEXT_SPLIT = re.compile(r"[。．.!?！？\n]")
 # How many levels of lists a frontmatter list field (tags, inherited fields) is flattened
@@ -56,13 +58,36 @@ _INLINE_LINK = re.compile(
 _LINK_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]+\]):[ \t]*\S+.*$", re.MULTILINE)
 
 
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
 def without_link_targets(text: str) -> str:
     """``text`` with Markdown links and images reduced to the words a reader sees: a link's
     target (``./interface-vs-type-alias.md``, a URL) is where it points, not what the passage
-    says, and keyword search matched link lists on their file names."""
+    says, and keyword search matched link lists on their file names. Code, fenced or in
+    backticks, is kept as written (``handlers[name](event)`` is no link)."""
     if "](" not in text and "]:" not in text:
         return text
-    return _LINK_DEFINITION.sub(r"\1", _INLINE_LINK.sub(r"\1", text))
+    lines, fence = text.split("\n"), ""
+    for i, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence:
+            closes = opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence)
+            fence = "" if closes else fence
+        elif opened:
+            fence = opened[1]
+        elif "](" in line or "]:" in line:
+            lines[i] = _line_without_link_targets(line)
+    return "\n".join(lines)
+
+
+def _line_without_link_targets(line: str) -> str:
+    out, at = [], 0
+    for start, end, _code in code_spans(line):
+        out += [_INLINE_LINK.sub(r"\1", line[at:start]), line[start:end]]
+        at = end
+    out.append(_INLINE_LINK.sub(r"\1", line[at:]))
+    return _LINK_DEFINITION.sub(r"\1", "".join(out))
 
 
 @dataclass(frozen=True)

@@ -172,3 +172,26 @@ def paragraphs(lines: list[Line]) -> list[str]:
 def split_sentences(text: str) -> list[str]:
     """Pieces ending at ``。．.!?！？`` or a newline, which concatenate back to ``text`` exactly."""
     return [piece for piece in _SENTENCE_END.split(text) if piece]
+
+
+_TICK_RUNS = re.compile(r"`+")
+
+
+def code_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, code) of each code span: a run of backticks closed by the next run of the
+    same length (CommonMark), found in one pass over the runs."""
+    runs = [(m.start(), m.end()) for m in _TICK_RUNS.finditer(text)]
+    closer: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}  # run length -> index of the nearest such run after this one
+    for i in range(len(runs) - 1, -1, -1):
+        size = runs[i][1] - runs[i][0]
+        closer[i] = last.get(size)
+        last[size] = i
+    i = 0
+    while i < len(runs):
+        j = closer[i]
+        if j is None:
+            i += 1
+            continue
+        yield runs[i][0], runs[j][1], text[runs[i][1] : runs[j][0]]
+        i = j + 1
