@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.core.database import db
-from knowledge_assets.core.ingest.sync import MassDeletion, store, sync_source
+from knowledge_assets.core.ingest.deletion_guard import MassDeletion
+from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.core.sources.local import LocalSource
 from tests.fakes.github_server import FakeGitHub
