@@ -15,10 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
-from knowledge_assets.api.attachments import VaultFiles
 from knowledge_assets.api.errors import UNEXPECTED, error_body
-from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.api.schemas import (  # fmt: skip
     Filters,
     HybridSearch,
@@ -31,11 +28,9 @@ from knowledge_assets.core import search as core_search
 from knowledge_assets.core.chunks.tokenize import query_terms
 from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
-from knowledge_assets.core.search.explain import EMPTY
 from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.core.search.note_sources import (
     in_source,
-    vault_source,
 )
 from knowledge_assets.mcp.reader import ReaderStore
 
@@ -271,47 +266,3 @@ def history_entry(entry_id: str, request: Request) -> dict[str, Any]:
     if data is None:
         raise HTTPException(404, f"no answer {entry_id!r} in the Q&A history: it was deleted, or the id is mistyped; GET /api/ai/qa/history lists the answers kept")  # fmt: skip
     return {"success": True, "data": data}
-
-
-def _rendered_doc(conn: Any, note_id: str, source: str | None, files: VaultFiles | None) -> dict[str, Any] | None:  # fmt: skip
-    """The latest version of the note (of ``source``), or its empty one (frontmatter only, a
-    cleared file), with its body as HTML (``html``), or None."""
-    doc = core_notes.get_doc(conn, note_id, source)
-    if doc is None or not (doc.get("latest") or doc.get("not_searchable") == EMPTY):
-        return None
-    links = NoteLinks(
-        doc["file_path"], lambda: core_notes.latest_notes(conn), source=doc["source"],
-        vault=vault_source(), files=files,
-    )  # fmt: skip
-
-    def body(note: LinkTarget) -> str | None:  # of a note this one embeds
-        key = (note.source or vault_source(), note.path)
-        found = core_notes.latest_fields(conn, [key]).get(key)
-        return str(found["content"] or "") if found else None
-
-    return doc | {"html": render_note(doc["content"] or "", links, body)}
-
-
-@router.get("/notes/{note_id:path}", summary="One note")
-def get_note(note_id: str, request: Request, source: Source = None) -> dict[str, Any]:
-    """The current version of a note by its vault-relative path (of ``source``). ``content`` is
-    its Markdown body (without the frontmatter), ``html`` the same rendered for display: raw HTML
-    in the note is shown as text, and wikilinks lead to ``/notes/{path}`` of the note they name
-    (at the heading they name), a note of the note's own source first (with ``?source=`` when it
-    is not the vault's).
-    Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
-    ``alsoIn`` lists the other sources holding the path; ``warnings`` what was odd in the note
-    but cost it nothing (a frontmatter key written twice, with its lines)."""
-    note_id, source = _note_path(note_id), source or None  # ?source= names no source
-    vault = _settings(request).vault
-    files = VaultFiles(vault) if vault else None
-    doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source, files))
-    if doc is None:
-        raise _no_note(note_id, source)
-    fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source", "warnings")  # fmt: skip
-    # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
-    data = {k: doc.get(k) for k in fields} | {
-        "id": doc["file_path"], "fileRejected": doc.get("file_rejected"), "alsoIn": doc["also_in"],
-        "empty": doc.get("not_searchable") == EMPTY,
-    }  # fmt: skip
-    return {"success": True, "data": json.loads(json.dumps(data, default=str))}
