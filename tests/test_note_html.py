@@ -129,3 +129,35 @@ def test_html_the_parser_cannot_read_shows_as_text_and_the_rest_still_renders(
     """Python 3.11's HTML parser asserts on some declarations: the note view must not fail."""
     html = render_note(f"<div>\n{declaration}\n</div>\n\n後の段落", NoteLinks("a.md", lambda: []))
     assert "&lt;div&gt;" in html and "<p>後の段落</p>" in html
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        # a close that matches nothing the note opened is dropped: the callout box stays whole
+        ("> [!tip] T\n> x </div> y", '<p class="callout-title">T</p>\n<p>x  y</p>\n</div>'),
+        # what the note leaves open is closed where it ends
+        ("<details>\n\n中身", "<details>\n<p>中身</p>\n</details>"),
+        ("<div/>後", "<div></div>後"),
+        ("<kbd>Ctrl</kbd> と <b>太字</b>", "<p><kbd>Ctrl</kbd> と <b>太字</b></p>"),
+        ("<div>\n<span>a\n</div>", "<div>\n<span>a\n</span></div>"),
+    ],
+)
+def test_a_notes_raw_html_stays_balanced(markdown: str, expected: str) -> None:
+    html = render_note(markdown, NoteLinks("a.md", lambda: []))
+    assert expected in html
+    assert html.count("<div") == html.count("</div>")
+
+
+def test_an_embedded_notes_unclosed_html_stays_inside_its_box() -> None:
+    embedded = {"inner.md": "<details>\n\n開いたまま\n\n</div></div>"}
+    links = NoteLinks("a.md", lambda: [("local", p) for p in ("a.md", "inner.md")])
+    html = render_note("前\n\n![[inner]]\n\n後の段落", links, lambda note: embedded.get(note.path))
+    box = html[html.index('<div class="embed">') :]
+    # the embedded note's stray </div>s are dropped, its <details> closed inside the box
+    assert box.endswith("<details>\n<p>開いたまま</p>\n</details></div>\n<p>後の段落</p>\n")
+
+
+def test_unclosed_elements_nest_at_most_64_deep() -> None:
+    html = render_note("<b>" * 100 + "深い", NoteLinks("a.md", lambda: []))
+    assert html.count("<b>") == html.count("</b>") == 64 and "深い" in html

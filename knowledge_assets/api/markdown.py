@@ -33,7 +33,7 @@ from knowledge_assets.api.markdown_callouts import callouts
 from knowledge_assets.api.markdown_comments import skip_comments
 from knowledge_assets.api.markdown_embeds import Loader, embeds
 from knowledge_assets.api.markdown_highlight import highlights
-from knowledge_assets.api.markdown_html import raw_html
+from knowledge_assets.api.markdown_html import raw_html, render_closed
 from knowledge_assets.api.markdown_images import image_html, is_image, size
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 
@@ -285,4 +285,4 @@ _MARKDOWN = _markdown()
 def render_note(text: str, links: NoteLinks, load_note: Loader | None = None) -> str:
     """The HTML of a note's body (its Markdown without the frontmatter); with ``load_note``
     (a current note's body), the notes it embeds are shown in it."""
-    return _MARKDOWN.render(text, {"links": links, "load_note": load_note})
+    return render_closed(_MARKDOWN, text, {"links": links, "load_note": load_note})

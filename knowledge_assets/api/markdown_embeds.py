@@ -25,6 +25,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 from knowledge_assets.api.attachments import is_image
+from knowledge_assets.api.markdown_html import render_closed
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.core.chunks.markdown import headings
 
@@ -111,7 +112,7 @@ def embeds(md: MarkdownIt, href: Href, label: Label) -> None:
         title = escapeHtml(label(meta["target"], meta["label"], True))
         link = f'<a class="wikilink" href="{escapeHtml(href(links, note, heading))}">{title}</a>'
         body = _body(env["load_note"], note, heading)
-        shown = md.render(body, {"links": links.beside(note), "embedded": True})
+        shown = render_closed(md, body, {"links": links.beside(note), "embedded": True})
         return f'<div class="embed">\n<p class="embed-title">{link}</p>\n{shown}'
 
     md.core.ruler.after("inline", "note_embeds", _mark_embeds)

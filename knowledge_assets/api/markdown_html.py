@@ -30,7 +30,7 @@ from markdown_it.token import Token
 from knowledge_assets.api.markdown_images import image_html, is_image
 from knowledge_assets.api.note_links import NoteLinks
 
-__all__ = ["raw_html"]
+__all__ = ["raw_html", "render_closed"]
 
 _GLOBAL = frozenset({"title", "lang", "dir"})
 _TAGS: dict[str, frozenset[str]] = {
@@ -51,6 +51,9 @@ _HIDDEN = frozenset(
     "script style head title template noscript noembed noframes textarea xmp iframe object "
     "svg math select option frameset".split()
 )
+# Raw elements a note may leave open at once: what is open keys the cache of rendered tags, and a
+# note of thousands of unclosed <b> would otherwise make each lookup as long as the note.
+_MAX_OPEN = 64
 _NUMBER = frozenset({"width", "height", "start", "colspan", "rowspan"})
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
 Link = Callable[[str], str | None]  # a link's address as the note view serves it, or None
@@ -59,11 +62,15 @@ Link = Callable[[str], str | None]  # a link's address as the note view serves i
 class _Writer(HTMLParser):
     """Writes the allowed part of the HTML it is fed, every text escaped."""
 
-    def __init__(self, links: NoteLinks, link: Link) -> None:
+    def __init__(self, links: NoteLinks, link: Link, opened: list[str] | None = None) -> None:
         super().__init__(convert_charrefs=True)
         self.links, self.link = links, link
         self.out: list[str] = []
         self.hidden = 0  # inside this many hidden elements
+        # The allowed elements the note's raw HTML opened and has not closed, across its pieces:
+        # a close that matches none is dropped, so a note's </div> cannot close the page's box
+        # around it (an embed, a callout), and what stays open is closed where the note ends.
+        self.opened = [] if opened is None else opened
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._open(tag, dict(attrs), closed=False)
@@ -81,10 +88,18 @@ class _Writer(HTMLParser):
             return
         if tag not in _TAGS:
             self.out.append(escapeHtml(self.get_starttag_text() or ""))
+        elif tag not in _VOID and not closed and len(self.opened) >= _MAX_OPEN:
+            return  # nested this deep, a note's markup is noise: its text still shows
         elif tag == "img":
             self.out.append(self._image(attrs))
         else:
             self.out.append(f"<{_shifted(tag)}{self._attrs(tag, attrs)}>")
+            if tag in _VOID:
+                return
+            if closed:  # <div/> is no void element: it opens and closes at once
+                self.out.append(f"</{_shifted(tag)}>")
+            else:
+                self.opened.append(tag)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _HIDDEN:
@@ -92,7 +107,12 @@ class _Writer(HTMLParser):
         elif self.hidden or tag in _VOID:
             return
         elif tag in _TAGS:
-            self.out.append(f"</{_shifted(tag)}>")
+            if tag in self.opened:  # close it, and what was left open inside it
+                while self.opened:
+                    inner = self.opened.pop()
+                    self.out.append(f"</{_shifted(inner)}>")
+                    if inner == tag:
+                        break
         else:
             self.out.append(escapeHtml(f"</{tag}>"))
 
@@ -154,9 +174,10 @@ def _frame_link(src: str, link: Link) -> str:
     return f'<a href="{escapeHtml(href)}" rel="noopener noreferrer">埋め込み: {escapeHtml(src)}</a>'
 
 
-def sanitize(html: str, links: NoteLinks, link: Link) -> str:
-    """The allowed part of ``html``, written anew."""
-    writer = _Writer(links, link)
+def sanitize(html: str, links: NoteLinks, link: Link, opened: list[str] | None = None) -> str:
+    """The allowed part of ``html``, written anew; ``opened``: the elements earlier pieces of the
+    note left open (updated)."""
+    writer = _Writer(links, link, opened)
     try:
         writer.feed(html)
         writer.close()
@@ -208,6 +229,15 @@ def _tag(html: str) -> str | None:
     return (match[1] + match[2]).lower() if match else None
 
 
+_OPENED = "raw_html_opened"
+
+
+def render_closed(md: MarkdownIt, text: str, env: dict[str, Any]) -> str:
+    """``md``'s HTML of ``text``, with the elements its raw HTML left open closed at its end."""
+    html = md.render(text, env)
+    return html + "".join(f"</{_shifted(tag)}>" for tag in reversed(env.get(_OPENED, [])))
+
+
 def raw_html(md: MarkdownIt, link: Callable[[MarkdownIt, NoteLinks, str], str | None]) -> None:
     """Render the allowed raw HTML of what ``md`` renders; ``link`` gives a link's address."""
 
@@ -215,11 +245,16 @@ def raw_html(md: MarkdownIt, link: Callable[[MarkdownIt, NoteLinks, str], str | 
         renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
     ) -> str:
         links, content = env["links"], tokens[idx].content
-        # A note of thousands of one tag (<br>, <b>) reads each once.
+        opened: list[str] = env.setdefault(_OPENED, [])
+        # A note of thousands of one tag (<br>, <b>) reads each once in each state of what is open.
         done = env.setdefault("raw_html", {}) if tokens[idx].type == "html_inline" else {}
-        if content not in done:
-            done[content] = sanitize(content, links, lambda href: link(md, links, href))
-        return str(done[content])
+        key = (content, tuple(opened))
+        if key not in done:
+            after = list(opened)
+            done[key] = (sanitize(content, links, lambda href: link(md, links, href), after), after)
+        html, after = done[key]
+        opened[:] = after
+        return str(html)
 
     md.block.ruler.at("html_block", _html_block, {"alt": ["paragraph", "reference", "blockquote"]})
     md.inline.ruler.at("html_inline", _html_inline)
