@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from knowledge_assets.core.chunks.markdown import code_spans
+
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MATH = re.compile(r"^\s*\$\$")
@@ -44,7 +46,6 @@ _WIKI = re.compile(r"\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]++)>")
 _FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
 _TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
-_CODE = re.compile(r"(`++)([^`]++(?:`(?!\1)[^`]*+)*?)\1(?!`)")
 _HELD = re.compile(r"\x00(\d+)\x00")
 _SPACES = re.compile(r"[ \t\u3000]+")
 # What may stand between links on a line that is only links: separators and list punctuation.
@@ -78,12 +79,12 @@ def inline(text: str) -> tuple[str, bool]:
     """``text`` with links as their text and images, footnote marks and tags removed; and whether
     it held links and nothing else (no words outside them). Inline code is kept as written."""
     spans: list[str] = []
-
-    def hold(match: re.Match[str]) -> str:
-        spans.append(match.group(0))
-        return f"\x00{len(spans) - 1}\x00"
-
-    text = _CODE.sub(hold, text)
+    pieces, at = [], 0
+    for start, end, _code in code_spans(text):  # held aside, put back as written at the end
+        pieces += [text[at:start], f"\x00{len(spans)}\x00"]
+        spans.append(text[start:end])
+        at = end
+    text = "".join(pieces) + text[at:]
     text = _AUTOLINK.sub(r"\1", text)
     text = _IMAGE.sub("", text)
     text = _FOOTNOTE.sub("", text)
