@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.mcp.format import PAGE_CHARS, clean_snippet, document_part, pages, sections
+from knowledge_assets.mcp.format import PAGE_CHARS, clean_snippet, document_part, pages
+from knowledge_assets.mcp.sections import note_parts
 
 
 def _long_note() -> dict[str, object]:
@@ -46,7 +47,7 @@ def test_a_section_by_heading() -> None:
     ],
 )
 def test_sections_are_the_headings_the_chunker_sees(content: str, expected: list[str]) -> None:
-    found = sections(content)
+    found = [(p.heads[-1], p.start, p.end) for p in note_parts(content, None) if p.heads]
     assert [title for title, _, _ in found] == expected
     for title, start, end in found:
         assert title in content[start:end].split("\n", 1)[0]

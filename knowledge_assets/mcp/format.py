@@ -139,13 +139,6 @@ def _listed(values: Any) -> str:
     return ", ".join(str(v) for v in values or ())
 
 
-def sections(content: str) -> list[tuple[str, int, int]]:
-    """(heading, start, end) of each ``##``/``###`` section of a body: the headings the chunker
-    sees, so none inside fenced code (a shell comment ``## install``) or an HTML comment; a
-    ``##`` section ends at the next ``##`` (its ``###`` subsections are in it)."""
-    return [(p.heads[-1], p.start, p.end) for p in note_parts(content, None) if p.heads]
-
-
 def section_names(parts: Sequence[Part]) -> str:
     """The parts' names for a listing, the first ``_LISTED_SECTIONS`` of them."""
     names = " | ".join(p.name for p in parts[:_LISTED_SECTIONS])
