@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from knowledge_assets.core.chunks.markdown import code_spans
+from knowledge_assets.core.chunks.markdown import code_spans, fenced_flags
 
 _ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 _CONTEXT_SPLIT = re.compile(r"[。．.!?！？\n]")
@@ -58,9 +58,6 @@ _INLINE_LINK = re.compile(
 _LINK_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]+\]):[ \t]*\S+.*$", re.MULTILINE)
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
 def without_link_targets(text: str) -> str:
     """``text`` with Markdown links and images reduced to the words a reader sees: a link's
     target (``./interface-vs-type-alias.md``, a URL) is where it points, not what the passage
@@ -68,16 +65,10 @@ def without_link_targets(text: str) -> str:
     backticks, is kept as written (``handlers[name](event)`` is no link)."""
     if "](" not in text and "]:" not in text:
         return text
-    lines, fence = text.split("\n"), ""
-    for i, line in enumerate(lines):
-        opened = _FENCE.match(line)
-        if fence:
-            closes = opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence)
-            fence = "" if closes else fence
-        elif opened:
-            fence = opened[1]
-        elif "](" in line or "]:" in line:
-            lines[i] = _line_without_link_targets(line)
+    lines = text.split("\n")
+    for i, fenced in enumerate(fenced_flags(lines)):
+        if not fenced and ("](" in lines[i] or "]:" in lines[i]):
+            lines[i] = _line_without_link_targets(lines[i])
     return "\n".join(lines)
 
 

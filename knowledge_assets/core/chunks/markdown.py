@@ -98,6 +98,13 @@ def _walk(raw_lines: list[str], comments: list[CommentBlocks]) -> Iterator[tuple
         yield index - 1, strip_inline_comments(raw), False
 
 
+def fenced_flags(lines: list[str]) -> Iterator[bool]:
+    """For each line, whether it is part of a fenced code block (its fence lines included), by
+    the rules :func:`scan_lines` reads fences with."""
+    for _, _, fenced in _walk(lines, []):
+        yield fenced
+
+
 def _kept_lines(text: str) -> Iterator[tuple[int, str, bool]]:
     raw_lines = text.split("\n")
     return _walk(raw_lines, blocks_of(raw_lines, text))
