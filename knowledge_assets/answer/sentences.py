@@ -17,12 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from knowledge_assets.core.chunks.markdown import code_spans
+from knowledge_assets.core.chunks.markdown import code_spans, parse_heading
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MATH = re.compile(r"^\s*\$\$")
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]++(.*)|[ \t]*+$)")
 _RULE = re.compile(r"^[ \t]{0,3}([-*_=])(?:[ \t]*+\1){2,}+[ \t]*+$")
 _TABLE = re.compile(r"^\s*\|")
 _ADMONITION = re.compile(r"^\s*:{3,}")
@@ -99,16 +98,6 @@ def inline(text: str) -> tuple[str, bool]:
     return _HELD.sub(lambda m: spans[int(m.group(1))], text), only_links
 
 
-def _heading_text(text: str) -> str:
-    """An ATX heading's text without its closing ``#`` run (``## a ##`` reads ``a``), by string
-    methods: a pattern for the optional close backtracks over long runs of spaces."""
-    text = text.rstrip()
-    bare = text.rstrip("#")
-    if bare != text and (not bare or bare[-1] in " \t"):
-        text = bare.rstrip()
-    return text
-
-
 def _wiki_text(match: re.Match[str]) -> str:
     target, heading, alias = match.group(1), match.group(2), match.group(3)
     if alias:
@@ -178,10 +167,10 @@ def _blocks(content: str) -> tuple[list[_Block], float]:
         if not line.strip():
             close()
             continue
-        head = _HEADING.match(line)
-        if head:
+        level, title = parse_heading(line)  # as the chunker reads headings
+        if level:
             close()
-            heading = inline(_heading_text(head.group(1) or ""))[0]
+            heading = inline(title)[0]
             continue
         if (_RULE.match(line) or _TABLE.match(line) or _ADMONITION.match(line) or _MDX.match(line)
                 or _TAG_LINE.match(line) or _REF_DEF.match(line)):  # fmt: skip
