@@ -14,10 +14,11 @@ import os
 import posixpath
 import threading
 import time
-import unicodedata
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import quote
+
+from knowledge_assets.api.note_links import path_key
 
 __all__ = ["IMAGE_TYPES", "VaultFiles", "attachment_url", "is_image"]
 
@@ -47,10 +48,6 @@ def attachment_url(path: str) -> str:
     return ROUTE + quote(path, safe="/")
 
 
-def _key(path: str) -> str:
-    return unicodedata.normalize("NFC", path).casefold()
-
-
 class _Index:
     """The vault's image files by vault path and by file name (case and Unicode form aside)."""
 
@@ -68,8 +65,8 @@ class _Index:
                     return
                 path = name if base == "." else f"{base}/{name}"
                 if is_image(name) and not name.startswith("."):
-                    self.exact.setdefault(_key(path), path)
-                    self.named[_key(name)].append(path)
+                    self.exact.setdefault(path_key(path), path)
+                    self.named[path_key(name)].append(path)
             if base == ".":
                 self.tops.update(dirs)
 
@@ -106,17 +103,17 @@ class VaultFiles:
             beside = posixpath.normpath(posixpath.join(folder, target))
             paths = [beside, root] if relative else [root, beside]
         for path in paths:
-            if found := index.exact.get(_key(path)):
+            if found := index.exact.get(path_key(path)):
                 return self._inside(found)
         if target.startswith("/"):
-            under = {f for top in index.tops if (f := index.exact.get(_key(f"{top}/{root}")))}
+            under = {f for top in index.tops if (f := index.exact.get(path_key(f"{top}/{root}")))}
             if len(under) == 1:
                 return self._inside(under.pop())
             if under:  # several top folders have it: none is the one it means
                 return None
-        named = index.named.get(_key(posixpath.basename(root)), [])
-        tail = _key(root)
-        matches = [p for p in named if _key(p) == tail or _key(p).endswith("/" + tail)]
+        named = index.named.get(path_key(posixpath.basename(root)), [])
+        tail = path_key(root)
+        matches = [p for p in named if path_key(p) == tail or path_key(p).endswith("/" + tail)]
         if not matches:
             return None
         best = min(matches, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))

@@ -56,7 +56,8 @@ class LinkTarget:
 FOLDER_NOTES = ("README", "index")
 
 
-def _key(path: str) -> str:
+def path_key(path: str) -> str:
+    """A vault path as links and images are matched: case and Unicode form aside."""
     return unicodedata.normalize("NFC", path).casefold()
 
 
@@ -72,7 +73,7 @@ class _Paths:
         self._named: defaultdict[str, list[str]] = defaultdict(list)
         self._tops: set[str] = set()  # the vault's top folders
         for path in sorted(paths):
-            key = _key(_stem(path))
+            key = path_key(_stem(path))
             self._exact.setdefault(key, path)
             self._named[key.rsplit("/", 1)[-1]].append(path)
             if "/" in path:
@@ -92,9 +93,9 @@ class _Paths:
                 return under.pop()
             if under:  # several top folders have it: none is the one it means
                 return None
-        tail = _key(_stem(target.lstrip("/")))
+        tail = path_key(_stem(target.lstrip("/")))
         named = self._named.get(tail.rsplit("/", 1)[-1], ())
-        matches = [p for p in named if _key(_stem(p)) == tail or _key(_stem(p)).endswith("/" + tail)]  # fmt: skip
+        matches = [p for p in named if path_key(_stem(p)) == tail or path_key(_stem(p)).endswith("/" + tail)]  # fmt: skip
         if not matches:
             return None
         return min(matches, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
@@ -102,7 +103,7 @@ class _Paths:
     def _at(self, path: str) -> str | None:
         """The note at vault path ``path``, or its folder note."""
         for candidate in (path, *(_join(path, name) for name in FOLDER_NOTES)):
-            if found := self._exact.get(_key(_stem(candidate))):
+            if found := self._exact.get(path_key(_stem(candidate))):
                 return found
         return None
 
