@@ -37,6 +37,8 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "docs/overview/ecosystem/map.svg": SVG, "docs/overview/pic.png": png(),
         "attachments/diagram.png": png(), "docs/overview/ecosystem.md": b"# x\n",
         ".obsidian/icon.png": png(), "notes.txt": b"secret", "Photos/Cat.JPG": b"\xff\xd8\xff",
+        # one file whose name holds a backslash: a Windows path, refused by name, not by absence
+        "attachments\\diagram.png": png(),
     }  # fmt: skip
     for path, data in files.items():
         (vault / path).parent.mkdir(parents=True, exist_ok=True)
