@@ -4,6 +4,7 @@ that never runs. Unit tests of the renderer, then ``GET /api/notes/{id}`` on a r
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -192,8 +193,12 @@ def assert_inert(html: str) -> None:
         assert tag not in {"script", "iframe", "object", "embed", "style", "form"}, html
         assert not [name for name in attrs if name.startswith("on")], html
         for name in ("href", "src"):
-            value = (attrs.get(name) or "").strip().lower()
-            assert not value.startswith(("javascript:", "vbscript:", "data:text")), html
+            # as a browser reads the address: control characters and spaces inside the scheme
+            # (java\tscript:) are dropped before it is recognised
+            value = re.sub(r"[\x00-\x20]", "", attrs.get(name) or "").lower()
+            assert not value.startswith(
+                ("javascript:", "vbscript:", "data:text", "data:image/svg")
+            ), html
 
 
 @pytest.mark.parametrize(
