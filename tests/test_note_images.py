@@ -6,7 +6,10 @@ tests of the renderer, then the route on a real server."""
 from __future__ import annotations
 
 import http.client
+import logging
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,6 +18,7 @@ import httpx
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
+from knowledge_assets.api import attachments
 from knowledge_assets.api.attachments import VaultFiles
 from knowledge_assets.api.markdown import render_note
 from knowledge_assets.api.note_links import NoteLinks
@@ -107,6 +111,44 @@ def test_without_the_vault_folder_an_image_says_it_is_not_in_the_vault(vault: Pa
     files = vault if source == "archive" else None
     html = render("![図](pic.png) ![[diagram.png]]", files, source=source)
     assert html.count(NOT_IN_VAULT) == 2 and "<img" not in html
+
+
+def test_a_listing_in_progress_does_not_hold_up_other_notes(tmp_path: Path) -> None:
+    """While one request lists a vault again, another is answered from the previous listing
+    at once, and the next request after the walk sees the vault's new images."""
+    (tmp_path / "a.png").write_bytes(png())
+    files = VaultFiles(tmp_path)
+    assert files.find("a.png", "") == "a.png"
+    listing = attachments._CACHE[tmp_path]
+    (tmp_path / "b.png").write_bytes(png())
+    listing.at = 0.0  # the listing has expired
+    found: list[str | None] = []
+    with listing.walking:  # another request is walking the vault
+        worker = threading.Thread(target=lambda: found.append(files.find("a.png", "")))
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive(), "the request waited for the other request's walk"
+        assert found == ["a.png"]
+        assert files.find("b.png", "") is None  # not listed yet
+    assert files.find("b.png", "") == "b.png"  # the walk came round
+
+
+def test_a_vault_too_large_to_list_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    for name in ("a.png", "b.png", "c.png", "d.png"):
+        (tmp_path / name).write_bytes(png())
+    monkeypatch.setattr(attachments, "MAX_LISTED", 2)
+    monkeypatch.setattr(attachments, "INDEX_SECONDS", 0.0)
+    files = VaultFiles(tmp_path)
+    with caplog.at_level(logging.WARNING, logger=attachments.__name__):
+        assert files.find("a.png", "") == "a.png"
+        assert files.find("d.png", "") is None  # past the bound
+        time.sleep(0.01)
+        files.find("a.png", "")  # listed again: the warning is not repeated
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "more than 2 files" in warnings[0]
 
 
 @pytest.fixture(scope="module")

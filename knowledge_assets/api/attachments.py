@@ -10,17 +10,21 @@ attachment, so that one opened on its own runs no script (in an ``<img>`` none e
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import threading
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 from knowledge_assets.api.note_links import path_key
 
 __all__ = ["IMAGE_TYPES", "VaultFiles", "attachment_url", "is_image"]
+
+log = logging.getLogger(__name__)
 
 IMAGE_TYPES = {
     ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -55,6 +59,7 @@ class _Index:
         self.exact: dict[str, str] = {}
         self.named: defaultdict[str, list[str]] = defaultdict(list)
         self.tops: set[str] = set()
+        self.complete = True
         seen = 0
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -62,6 +67,7 @@ class _Index:
             for name in sorted(files):
                 seen += 1
                 if seen > MAX_LISTED:
+                    self.complete = False
                     return
                 path = name if base == "." else f"{base}/{name}"
                 if is_image(name) and not name.startswith("."):
@@ -71,8 +77,23 @@ class _Index:
                 self.tops.update(dirs)
 
 
-_CACHE: dict[Path, tuple[float, _Index]] = {}
-_LOCK = threading.Lock()
+@dataclass
+class _Listing:
+    """One vault's latest image index, and the lock held by the request that lists it again."""
+
+    index: _Index | None = None
+    at: float = 0.0
+    warned: bool = False
+    walking: threading.Lock = field(default_factory=threading.Lock)
+
+    def fresh(self) -> _Index | None:
+        if self.index is not None and time.monotonic() - self.at <= INDEX_SECONDS:
+            return self.index
+        return None
+
+
+_CACHE: dict[Path, _Listing] = {}
+_LOCK = threading.Lock()  # guards _CACHE itself, never held during a walk
 
 
 class VaultFiles:
@@ -82,11 +103,36 @@ class VaultFiles:
         self.root = root
 
     def _index(self) -> _Index:
+        """The vault's image index, listed again when older than INDEX_SECONDS.
+
+        One request at a time walks a vault. The others go on with the previous listing
+        meanwhile instead of waiting behind the walk (and no request for another vault ever
+        waits), except before the first listing, which they all need.
+        """
         with _LOCK:
-            cached = _CACHE.get(self.root)
-            if cached is None or time.monotonic() - cached[0] > INDEX_SECONDS:
-                cached = _CACHE[self.root] = (time.monotonic(), _Index(self.root))
-            return cached[1]
+            listing = _CACHE.setdefault(self.root, _Listing())
+        if index := listing.fresh():
+            return index
+        stale = listing.index
+        if stale is not None and not listing.walking.acquire(blocking=False):
+            return stale
+        if stale is None:
+            listing.walking.acquire()
+        try:
+            if index := listing.fresh():  # listed by the request this one waited for
+                return index
+            index = _Index(self.root)
+            if not index.complete and not listing.warned:
+                listing.warned = True  # once per vault, not at every listing
+                log.warning(
+                    "the vault folder holds more than %s files: images past them are not found"
+                    " in notes; keep large non-note folders outside the vault",
+                    f"{MAX_LISTED:,}",
+                )
+            listing.index, listing.at = index, time.monotonic()
+            return index
+        finally:
+            listing.walking.release()
 
     def find(self, target: str, folder: str, *, relative: bool = False) -> str | None:
         """The vault path of the image ``target`` names from a note in ``folder``, or None: a
