@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -42,9 +43,10 @@ SEARCH = f"/?q={LONG}&mode=keyword"
 
 
 @pytest.fixture(scope="module")
-def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The API over the documentation folder, after REJECTED got frontmatter YAML cannot read:
-    the store keeps its last good version and records why the file there now is rejected."""
+def store(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The store of the documentation folder, after REJECTED got frontmatter YAML cannot read:
+    it keeps its last good version and records why the file there now is rejected; yields the
+    store's URL and the vault folder."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
@@ -53,8 +55,14 @@ def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         (vault / REJECTED).write_text("---\ntitle: [壊れた\n---\n本文。\n", encoding="utf-8")
         os.utime(vault / REJECTED, ns=(7, 7))
         ingest(url, None, vault)
-        with api_server(url, Asker(LLMSettings()), vault=vault) as base:
-            yield base
+        yield url, vault
+
+
+@pytest.fixture(scope="module")
+def base(store: tuple[str, Path]) -> Iterator[str]:
+    """The API over that store, on loopback without a token."""
+    with api_server(store[0], Asker(LLMSettings()), vault=store[1]) as base:
+        yield base
 
 
 def note(base: str, path: str) -> str:
@@ -253,6 +261,28 @@ def test_the_vaults_images_show_and_one_outside_it_says_so(base: str) -> None:
         # Inline code was 11.7px beside 16px text: a lone "monospace" shrinks it to 13px first.
         sizes = body.locator("code").first.evaluate("c => [c, c.parentElement].map(e => parseFloat(getComputedStyle(e).fontSize))")  # fmt: skip
         assert sizes[0] == pytest.approx(0.9 * sizes[1], abs=0.1)
+
+
+def test_with_a_token_the_vaults_images_load_through_it(store: tuple[str, Path]) -> None:
+    """An <img> cannot send the bearer token: with one, the page fetches each image with it
+    and shows it from a data: address."""
+    from playwright.sync_api import expect
+
+    url, vault = store
+    with (
+        api_server(url, Asker(LLMSettings()), token="s3cret-token", vault=vault) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(note(base, IMAGES) + "?token=s3cret-token")
+        images = page.locator("#note-body img.vault-image")
+        expect(images).to_have_count(3)
+        page.wait_for_function("[...document.querySelectorAll('#note-body img.vault-image')].every(i => i.src.startsWith('data:image/') && i.complete && i.naturalWidth > 0)")  # fmt: skip
+        assert images.first.evaluate("i => i.naturalWidth") == 40
+        # The same address fetched without the token is refused: the page's fetch sent it.
+        status = page.evaluate(
+            "fetch('/api/attachments/qa/img/diagram.png', {cache: 'no-store'}).then(r => r.status)"
+        )
+        assert status == 401
 
 
 def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> None:
