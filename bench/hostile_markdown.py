@@ -2,7 +2,7 @@
 
     python bench/hostile_markdown.py [--units 10000] [--out FILE]
 
-For each of 55 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
+For each of 58 constructs (headings, comment openers (HTML's and Obsidian's), callouts, ``==``,
 hash tags, wikilinks, footnotes, fences, tables, lists, quotes, raw HTML, images, zero-width
 characters, CR, …) a note of ``n`` and of ``4 n`` repeats of it is chunked (``chunk_document``,
 the default strategy), read for its inline tags (``inline_tags``), rendered for the note view
@@ -44,6 +44,8 @@ UNITS = {
     "fence tilde": "~~~a\n", "list nest": "- ", "quote nest": "> ", "table rows": "|a|b|\n",
     "table delim": "|-|\n", "comment lines": "<!--\n", "comment openers": "<!--",
     "obsidian comment lines": "%%\n", "obsidian comments": "%% a\n", "obsidian openers": "%%",
+    "comments across lines": "a <!-- b\n", "obsidian across lines": "a %% b\n",
+    "quoted across lines": "> a %% b\n",
     "callouts": "> [!tip]\n\n", "site callouts": ":::tip\n", "site closes": ":::\n",
     "highlights": "==a== ", "highlight marks": "==", "block ids": "a ^b1\n\n",
     "sentences no break": "あ", "dots": ".", "newlines": "\n", "spaces": " ",

@@ -9,6 +9,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from knowledge_assets.api.markdown import render_note
+from knowledge_assets.api.note_links import NoteLinks
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.chunking import chunk_document
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
@@ -31,6 +33,7 @@ NOTES = {
     "plain.md": "# 普通\n\n本文。\n",
 }
 MIGRATIONS = {"html": "032", "obsidian": "035"}  # the one that re-reads notes stored before
+ACROSS_LINES = "042"  # comments a later line of their paragraph closes
 
 
 @pytest.fixture(params=list(MIGRATIONS))
@@ -71,6 +74,33 @@ def test_what_is_no_comment_block_stays_text(body: str, syntax: str) -> None:
     chunks = chunk_document("n.md", {}, written(body, syntax))
     assert chunks[0].heading == "見出し"
     assert written("<!--", syntax) in chunks[0].content or "後ろの文" in chunks[0].content
+
+
+# A comment a later line of its paragraph closes goes with the lines between; one that a blank
+# line, a heading, a list item or a fence comes before stays text, as on the note page.
+ACROSS = [
+    ("本文 <!-- 覚え\n書き --> 続き。", "本文  続き。"),
+    ("- 項目 <!-- 覚え\n  書き --> 後\n- 次", "- 項目  後\n- 次"),
+    ("> 引用 <!-- 覚え\n> 書き --> 後", "> 引用  後"),
+    ("> 引用 <!-- 覚え\n書き --> 後", "> 引用  後"),  # a lazy line goes on with the quote
+    ("本文 <!-- 覚え\n\n書き --> 続き。", "本文 <!-- 覚え\n\n書き --> 続き。"),
+    ("本文 <!-- 覚え\n- 書き --> 続き。", "本文 <!-- 覚え\n- 書き --> 続き。"),
+    ("本文 <!-- 覚え\n```\n書き -->\n```", "本文 <!-- 覚え\n```\n書き -->\n```"),
+    ("本文 `<!--` 覚え\n書き --> 続き。", "本文 `<!--` 覚え\n書き --> 続き。"),  # code
+    ("一 <!-- a\n二 --> 三 <!-- b\n四 --> 五", "一  三  五"),
+]
+
+
+@pytest.mark.parametrize(("body", "kept"), ACROSS)
+def test_a_comment_closed_on_a_later_line_of_its_paragraph_is_cut(
+    body: str, kept: str, syntax: str
+) -> None:
+    chunks = chunk_document("n.md", {}, "# 題\n\n" + written(body, syntax))
+    assert [c.content for c in chunks] == [written(kept, syntax)]
+    # The note page shows the same words.
+    html = render_note(written(body, syntax), NoteLinks("n.md", lambda: [], source="local"))
+    for word in ("覚え", "書き"):
+        assert (word in html) == (word in kept), html
 
 
 def _store(root: Path, syntax: str) -> LocalSource:
@@ -115,6 +145,21 @@ def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only
         refresh_latest(conn, "docs_local")
         assert _titles(conn) == {"庭.md": "庭の記録", "無題.md": "無題", "plain.md": "普通"}
         assert notes_to_rechunk(conn) == ["庭.md", "無題.md"]
+
+
+def test_notes_with_comments_stored_before_are_chunked_again_and_only_they(
+    db_url: str, tmp_path: Path, syntax: str
+) -> None:
+    with db.connect(db_url) as conn:
+        _ingest(conn, tmp_path / "vault", syntax)
+        assert notes_to_rechunk(conn) == []
+    rerun_migration(db_url, ACROSS_LINES)
+    with db.connect(db_url) as conn:
+        assert notes_to_rechunk(conn) == ["庭.md", "無題.md"]
+        report = refresh_chunks(conn)
+    assert sorted(report.documents) == ["庭.md", "無題.md"]
+    # Their comments close on the line they open: the same passages, kept as they were.
+    assert report.chunks_written == 0 and report.chunks_unchanged > 0
 
 
 CODE_NOTES = {

@@ -11,7 +11,8 @@ note verbatim (but its comments), so this module only classifies lines:
   fence runs to the end of the note, as in CommonMark.
 - Comments (HTML's and Obsidian's ``%%``) are left out, as the note page leaves them out: a
   comment block's lines are not returned at all, and a comment inside a line is cut from it
-  (:mod:`knowledge_assets.core.chunks.comments`). So a ``# heading`` inside a comment never
+  (:mod:`knowledge_assets.core.chunks.comments`), also one that a later line of the same
+  paragraph closes (the lines between go with it). So a ``# heading`` inside a comment never
   titles a note, and no passage holds a comment.
 - Setext headings, other HTML blocks and MDX/JSX lines are ordinary text.
 """
@@ -23,10 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from knowledge_assets.core.chunks.comments import (
+    SYNTAXES,
     CommentBlocks,
     block_length,
     blocks_of,
     strip_inline_comments,
+    without_code_spans,
 )
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
@@ -35,6 +38,14 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # Closing fences may be indented more than 3 spaces: fences inside list items are indented with
 # their item, and missing a close would swallow every later heading into "code".
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
+# Lines that end a paragraph (CommonMark), past which a comment opened in it cannot close: an ATX
+# heading, a fence, a list item, an HTML block, a table row, a thematic break or setext underline.
+# Blank lines, comment blocks and (outside a quote) quote lines end it too.
+_ENDS_PARAGRAPH = re.compile(
+    r" {0,3}(?:#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)"
+    r"|<[A-Za-z/!?]|\||[-_*=][-_*= \t]*$)"
+)
+_QUOTE = re.compile(r" {0,3}>")
 # Split *after* each sentence end so that the pieces concatenate back to the exact input.
 _SENTENCE_END = re.compile(r"(?<=[。．.!?！？\n])")
 
@@ -72,9 +83,12 @@ def parse_heading(line: str) -> tuple[int, str]:
     return len(match[1]), title
 
 
-def _walk(raw_lines: list[str], comments: list[CommentBlocks]) -> Iterator[tuple[int, str, bool]]:
+def _walk(
+    raw_lines: list[str], comments: list[CommentBlocks], paragraphs: bool = True
+) -> Iterator[tuple[int, str, bool]]:
     """``(index, text, fenced)`` of each line kept: lines of comment blocks outside fences are
-    skipped, and comments inside other unfenced lines are cut from them."""
+    skipped, and comments inside other unfenced lines are cut from them (with ``paragraphs``;
+    without, every line comes back as written, one for one)."""
     fence: str | None = None  # the opening run, e.g. "````"
     index = 0
     while index < len(raw_lines):
@@ -95,13 +109,50 @@ def _walk(raw_lines: list[str], comments: list[CommentBlocks]) -> Iterator[tuple
         if comment is not None:
             index += comment - 1
             continue
-        yield index - 1, strip_inline_comments(raw), False
+        if not paragraphs:
+            yield index - 1, raw, False
+            continue
+        kept, taken = _without_comments(raw_lines, index - 1, comments)
+        for offset, text in enumerate(kept):
+            yield index - 1 + offset, text, False
+        index += taken
+
+
+def _without_comments(
+    raw_lines: list[str], at: int, comments: list[CommentBlocks]
+) -> tuple[list[str], int]:
+    """Line ``at`` without its comments, and how many lines after it went with it: a comment
+    it opens that a later line of the same paragraph closes is cut with the lines between, as
+    the note page cuts it. Then the rest of the paragraph is returned too, each of its lines
+    read once (a paragraph of unclosed openers stays linear)."""
+    line = strip_inline_comments(raw_lines[at])
+    bare = without_code_spans(line)
+    if not any(s.open in bare for s in SYNTAXES) or parse_heading(line)[0]:
+        return [line], 0
+    quoted = _QUOTE.match(raw_lines[at]) is not None
+    end = at + 1
+    while end < len(raw_lines) and _continues(raw_lines[end], quoted):
+        if comments and block_length(comments, end) is not None:
+            break
+        end += 1
+    if end == at + 1:
+        return [line], 0
+    return strip_inline_comments("\n".join(raw_lines[at:end])).split("\n"), end - at - 1
+
+
+def _continues(line: str, quoted: bool) -> bool:
+    """Whether ``line`` goes on with the paragraph before it (in a quote when ``quoted``)."""
+    if not line.strip():
+        return False
+    if _QUOTE.match(line):
+        return quoted
+    return _ENDS_PARAGRAPH.match(line) is None
 
 
 def fenced_flags(lines: list[str]) -> Iterator[bool]:
     """For each line, whether it is part of a fenced code block (its fence lines included), by
     the rules :func:`scan_lines` reads fences with."""
-    for _, _, fenced in _walk(lines, []):
+    for _, _, fenced in _walk(lines, [], paragraphs=False):
         yield fenced
 
 
