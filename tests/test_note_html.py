@@ -141,6 +141,11 @@ def test_html_the_parser_cannot_read_shows_as_text_and_the_rest_still_renders(
         ("<div/>後", "<div></div>後"),
         ("<kbd>Ctrl</kbd> と <b>太字</b>", "<p><kbd>Ctrl</kbd> と <b>太字</b></p>"),
         ("<div>\n<span>a\n</div>", "<div>\n<span>a\n</span></div>"),
+        # an element a paragraph opens is closed where the paragraph ends: the rest is not bold
+        ("<b>太字\n\n次の段落", "<p><b>太字</b></p>\n<p>次の段落</p>"),
+        ("- a <span>b\n- c", "<li>a <span>b</span></li>\n<li>c</li>"),
+        ("<div>\n\n中 <b>x\n\n後\n\n</div>", "<div>\n<p>中 <b>x</b></p>\n<p>後</p>\n</div>"),
+        ("<kbd>C\n\n次</kbd>", "<p><kbd>C</kbd></p>\n<p>次</p>"),  # a later close: dropped
     ],
 )
 def test_a_notes_raw_html_stays_balanced(markdown: str, expected: str) -> None:

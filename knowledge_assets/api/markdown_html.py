@@ -230,6 +230,30 @@ def _tag(html: str) -> str | None:
 
 
 _OPENED = "raw_html_opened"
+_RUN_START, _RUN_END, _RUN_DEPTHS = "raw_html_run_start", "raw_html_run_end", "raw_html_depths"
+
+
+def _mark_runs(state: StateCore) -> None:
+    """Mark where each run of inline text holding raw HTML begins and ends, so that what its tags
+    open is closed at its end: Obsidian shows each paragraph on its own, and an unclosed ``<b>``
+    must not make the rest of the note bold."""
+    for block in state.tokens:
+        if block.children and any(t.type == "html_inline" for t in block.children):
+            block.children = [Token(_RUN_START, "", 0), *block.children, Token(_RUN_END, "", 0)]
+
+
+def _run_start(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:  # fmt: skip
+    env.setdefault(_RUN_DEPTHS, []).append(len(env.setdefault(_OPENED, [])))
+    return ""
+
+
+def _run_end(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:  # fmt: skip
+    """Close what the run opened and left open (a close in the run may have closed more)."""
+    opened: list[str] = env.setdefault(_OPENED, [])
+    depth = env[_RUN_DEPTHS].pop()
+    left = opened[depth:]
+    del opened[depth:]
+    return "".join(f"</{_shifted(tag)}>" for tag in reversed(left))
 
 
 def render_closed(md: MarkdownIt, text: str, env: dict[str, Any]) -> str:
@@ -259,5 +283,8 @@ def raw_html(md: MarkdownIt, link: Callable[[MarkdownIt, NoteLinks, str], str | 
     md.block.ruler.at("html_block", _html_block, {"alt": ["paragraph", "reference", "blockquote"]})
     md.inline.ruler.at("html_inline", _html_inline)
     md.core.ruler.after("inline", "hidden_html", _hide_inline)
+    md.core.ruler.push("raw_html_runs", _mark_runs)
     for kind in ("html_block", "html_inline"):
         md.add_render_rule(kind, render)
+    md.add_render_rule(_RUN_START, _run_start)
+    md.add_render_rule(_RUN_END, _run_end)
