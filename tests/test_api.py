@@ -52,6 +52,9 @@ def test_semantic_and_keyword_search(client: httpx.Client, path: str, mode: str)
 
 def test_bad_requests_are_422_with_the_reason(client: httpx.Client) -> None:
     assert client.post("/api/search/hybrid", json={"query": ""}).status_code == 422
+    operators_alone = client.post("/api/search/keyword", json={"query": "tag:日記"})
+    assert operators_alone.status_code == 422
+    assert "no words to search for" in operators_alone.json()["error"]
     response = client.post("/api/ai/qa", json={"question": "x", "conversationId": "nope"})
     assert response.status_code == 422 and "conversation id" in response.text
 

@@ -166,6 +166,25 @@ def test_each_filter_restricts_results(
     assert unfiltered - allowed, "without the filter other notes match too"
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+@pytest.mark.parametrize(
+    ("operators", "filters"),
+    [
+        ("tag:日記", SearchFilters(tags=("日記",))),
+        ("tag:#運動 tag:garden", SearchFilters(tags=("運動", "garden"))),
+        ("path:日記/", SearchFilters(path_prefix="日記/")),
+    ],
+)
+def test_operators_in_the_query_narrow_it_as_the_filters_do(
+    conn: psycopg.Connection, mode: str, operators: str, filters: SearchFilters
+) -> None:
+    query = "検索 設計 日記 走った 雪 tomatoes 料理 チャンキング"
+    typed = search(conn, f"{operators} {query}", mode=mode, limit=50, threshold=-1.0)
+    given = search(conn, query, mode=mode, filters=filters, limit=50, threshold=-1.0)
+    assert typed.hits and paths(typed.hits) == paths(given.hits)
+    assert typed.query == f"{operators} {query}"  # the response shows what was typed
+
+
 def test_default_threshold_is_the_models_measured_one_unless_overridden(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -23,6 +23,7 @@ from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, SearchHit, search
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.core.search.notes import latest_fields
+from knowledge_assets.core.search.operators import split_query
 
 DEFAULT_TOP_K = 5
 CHUNKS_PER_QUERY = 50  # sections searched per question: enough to fill five notes
@@ -119,10 +120,12 @@ def retrieve(
     filters: SearchFilters | None = None,
     embedder: Embedder | None = None,
 ) -> Retrieval:
-    """Hybrid search for ``question``, grouped into the ``top_k`` best notes with metadata."""
+    """Hybrid search for ``question``, grouped into the ``top_k`` best notes with metadata (a
+    question may hold search operators, e.g. ``tag:日記``: they narrow the search)."""
     response = search(
         conn, question, mode="hybrid", filters=filters, limit=CHUNKS_PER_QUERY, embedder=embedder
     )
+    question = split_query(question).words  # its tag: and path: operators only narrowed it
     weights = term_weights(conn, content_terms(question))
     # A note is its source and its path: the vault and a declared source may hold the same path.
     notes: dict[tuple[str, str], RetrievedNote] = {}

@@ -27,6 +27,7 @@ from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel, QueryEmbeddingFailed
 from knowledge_assets.core.search.note_sources import AmbiguousNote, UnknownSource
+from knowledge_assets.core.search.operators import UnsearchableQuery
 from knowledge_assets.mcp.reader import ServerBusy
 
 DESCRIPTION = """Search your notes and ask them questions (answers cite the notes).
@@ -55,6 +56,7 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (QueryEmbeddingFailed, 502, ""),
     (UnknownSource, 404, ""),
     (AmbiguousNote, 409, ""),
+    (UnsearchableQuery, 422, ""),
     (LLMError, 502, ""),
     (LLMConfigError, 500, ""),
 )

@@ -30,6 +30,7 @@ from knowledge_assets.core.search.fusion import (
     HybridWeights,
 )
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
+from knowledge_assets.core.search.operators import narrowed, split_query
 from knowledge_assets.core.search.query_cache import QueryCache
 from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
@@ -158,11 +159,15 @@ def search(
     given).
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
+    ``query`` may hold ``tag:`` and ``path:`` operators (:mod:`.operators`): they narrow
+    ``filters``, and the rest of it is searched.
     ``companion``: a second connection to the same store, not in use by any other thread; hybrid
     search runs its keyword leg there, while the query is embedded and the vector leg runs on
     ``conn``. ``timings["search_ms"]`` counts from the query vector to the hits.
     """
     _check_args(query, mode, limit)
+    asked, parts = query, split_query(query)
+    query, filters = parts.words, narrowed(filters, parts)  # tag: and path: operators
     started = time.perf_counter()
     info = search_sql.get_model(conn) if mode != "keyword" else None
     if info is None and mode == "vector":
@@ -181,7 +186,7 @@ def search(
     timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
     model = info.model if info is not None else None
     return SearchResponse(
-        query=query, mode=mode, model=model, hits=hits, timings=timings, warnings=warnings
+        query=asked, mode=mode, model=model, hits=hits, timings=timings, warnings=warnings
     )
 
 
