@@ -152,6 +152,14 @@ def test_tags_filter_keeps_only_tagged_notes(client: McpClient) -> None:
     assert all("運動" in h["tags"] for h in hits)
 
 
+@pytest.mark.parametrize("query", ["tag:運動 検索", "path:日記/ 検索"])
+def test_operators_in_the_query_narrow_it_as_in_obsidian(client: McpClient, query: str) -> None:
+    hits = json_of(client.call("search_docs", {"query": query, "mode": "keyword"}))["hits"]
+    wide = json_of(client.call("search_docs", {"query": "検索", "mode": "keyword"}))["hits"]
+    assert hits and all(h["path"].startswith("日記/") for h in hits)
+    assert any(not h["path"].startswith("日記/") for h in wide)
+
+
 def test_search_docs_returns_distinct_notes_unless_per_note_is_false(client: McpClient) -> None:
     query = {"query": "RAG 設計 チャンキング 検索", "limit": 10, "mode": "keyword"}
     notes = json_of(client.call("search_docs", query))["hits"]
