@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.answer.extractive import (
-    INTRO,
-    best_quotes,
-    defines,
-    extractive_answer,
-)
+from knowledge_assets.answer.definitions import defines
+from knowledge_assets.answer.extractive import INTRO, best_quotes, extractive_answer
 from knowledge_assets.answer.prompt import NOT_FOUND
 from knowledge_assets.answer.question import content_terms, read_question
 from knowledge_assets.answer.retrieve import Passage, Retrieval, RetrievedNote

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.core import workers as core_workers
-from knowledge_assets.core.ingest import parse_pool, sync
+from knowledge_assets.core.ingest import fetching, parse_pool
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
+from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.local import LocalSource
 from tests.messy_vault import build
@@ -29,10 +30,10 @@ class _CountingSource(LocalSource):
 
 def _batches(
     source: LocalSource,
-) -> tuple[Iterator[list[ParsedDoc | Rejection]], sync.SyncReport]:
+) -> tuple[Iterator[list[ParsedDoc | Rejection]], SyncReport]:
     changes = source.changes(None, {})
-    report = sync.SyncReport(source=source.key, head=changes.head, base=None)
-    batches = sync._fetch_and_parse(
+    report = SyncReport(source=source.key, head=changes.head, base=None)
+    batches = fetching.fetch_and_parse(
         source, changes, DEFAULT_MAX_BYTES, report, Progress("raw_docs", "files")
     )
     return batches, report
@@ -48,7 +49,7 @@ def _parse(root: Path) -> tuple[list[ParsedDoc | Rejection], int]:
 def test_worker_processes_parse_exactly_what_the_calling_process_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_batch: int
 ) -> None:
-    monkeypatch.setattr(sync, "MAX_PARSE_BATCH", max_batch)
+    monkeypatch.setattr(fetching, "MAX_PARSE_BATCH", max_batch)
     build(tmp_path / "vault", tmp_path / "outside")
     serial, fetched = _parse(tmp_path / "vault")
     assert fetched == len(serial) > 100
@@ -65,7 +66,7 @@ def test_worker_processes_parse_exactly_what_the_calling_process_does(
 
     monkeypatch.setattr(parse_pool, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(parse_pool, "available_cores", lambda: 2)
-    monkeypatch.setattr(sync, "parse_pool_for", forced)
+    monkeypatch.setattr(fetching, "parse_pool_for", forced)
     parallel, _ = _parse(tmp_path / "vault")
     assert workers == [2]  # the pool really ran in worker processes
     assert parallel == serial
@@ -76,7 +77,7 @@ def test_parsed_files_come_out_before_every_file_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     """A large first sync holds a few batches of files at a time, not the whole vault."""
-    monkeypatch.setattr(sync, "MAX_PARSE_BATCH", 5)
+    monkeypatch.setattr(fetching, "MAX_PARSE_BATCH", 5)
     monkeypatch.setattr(parse_pool, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(parse_pool, "available_cores", lambda: workers)
     build(tmp_path / "vault", tmp_path / "outside")

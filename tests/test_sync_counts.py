@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from knowledge_assets.core.database import db
-from knowledge_assets.core.ingest.sync import SyncReport, store, sync_source
+from knowledge_assets.core.ingest.sync import store, sync_source
+from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.defs.ingest.assets import raw_metadata
 

@@ -1,5 +1,5 @@
 """A note's Markdown (and MDX) as plain text, for snippets and heading paths shown in result lists:
-the command line's and the MCP server's (the search page's ``cleanText`` in ``app.js`` drops the
+the command line's and the MCP server's (the search page's ``cleanText`` in ``markup.js`` drops the
 same markers).
 
 A snippet is read, not rendered: ``[any型](../any.md)`` reads as ``any型``, an image as its alt

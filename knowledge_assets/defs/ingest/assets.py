@@ -8,7 +8,8 @@ from pydantic import Field
 
 from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
-from knowledge_assets.core.ingest.sync import SyncReport, store, sync_source
+from knowledge_assets.core.ingest.sync import store, sync_source
+from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.automation import UPSTREAM_CHANGED

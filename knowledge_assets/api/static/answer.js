@@ -1,0 +1,163 @@
+// The ask panel: a question and its streamed answer with citations, follow-up questions in one
+// conversation, and past answers reopened from the history (the address names the one shown).
+import { api, failure, headers, japanese, readEvents } from "./api.js";
+import { cleanText, escape, noteUrl, sourceLabel } from "./markup.js";
+import { $, setAddress } from "./page.js";
+
+// Answers: Markdown quotes and paragraphs only; everything else is shown as text.
+function renderAnswer(text) {
+  return String(text).split(/\n{2,}/).map((block) => {
+    if (/^>/.test(block)) return "<blockquote>" + block.split("\n").map((l) => escape(l.replace(/^>\s?/, ""))).join("<br>") + "</blockquote>";
+    return "<p>" + escape(block).replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\n/g, "<br>") + "</p>";
+  }).join("");
+}
+
+const CONFIDENCE = { high: "確信度: 高", medium: "確信度: 中", low: "確信度: 低" };
+let conversationId = null; // the next question follows up this conversation
+let shownAnswer = null; // the history id of the answer in the panel
+let answerTicket = 0; // the latest answer asked for: a slower earlier one must not replace it
+
+// The answer panel emptied, saying what it waits for.
+function startAnswer(question, waiting) {
+  $("answer").hidden = false;
+  $("answer-question").textContent = question;
+  $("answer-text").innerHTML = "<p class='meta'>" + escape(waiting) + "</p>";
+  $("citations").innerHTML = ""; $("no-citations").hidden = true;
+  $("confidence").textContent = ""; $("confidence").className = "badge";
+  $("answer-meta").textContent = ""; $("answer-warnings").textContent = "";
+  $("answer-foot").hidden = true;
+  return ++answerTicket;
+}
+
+function answerFailed(message) {
+  $("answer-text").innerHTML = "<p class='warn'>" + escape(message) + "</p>";
+}
+
+export async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question) return;
+  const button = $("ask-form").querySelector("button");
+  button.disabled = true;
+  const ticket = startAnswer(question, "ノートを探しています…");
+  // The button is disabled while the answer comes: the focus goes to the answer, not to <body>.
+  $("answer").focus({ preventScroll: true });
+  $("answer-text").setAttribute("aria-busy", "true");
+  let text = "";
+  try {
+    const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
+    if (!res.ok) throw new Error(failure(await res.json().catch(() => ({})), res));
+    await readEvents(res, (kind, data) => {
+      if (ticket !== answerTicket) return; // a past answer was opened meanwhile
+      if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
+      else if (kind === "done") { showAnswer(data); setAddress({ answer: data.id }, true); }
+      else if (kind === "error") throw new Error(data.error);
+    });
+  } catch (err) {
+    if (ticket !== answerTicket) return;
+    answerFailed("答えられませんでした: " + japanese(err));
+    $("answer-foot").hidden = !conversationId; // a failed follow-up leaves the conversation open
+  } finally {
+    button.disabled = false;
+    $("answer-text").removeAttribute("aria-busy");
+    loadHistory();
+  }
+}
+
+// An answer from the history may be older than some of its metadata: what it lacks is left out.
+function answerMeta(m, createdAt) {
+  return [
+    createdAt && new Date(createdAt).toLocaleString("ja-JP") + " の回答",
+    m.model,
+    m.retrievedNotes != null && `ノート ${m.retrievedNotes} 件を検索`,
+    m.responseTime != null && `${Math.round(m.responseTime)} ms`,
+    m.tokensUsed && `${m.tokensUsed} トークン`,
+  ].filter(Boolean).join(" · ");
+}
+
+// A fresh answer (its "done" event) or one reopened from the history (GET /api/ai/qa/history/{id}).
+function showAnswer(data) {
+  conversationId = data.conversationId;
+  shownAnswer = data.id;
+  $("answer").hidden = false;
+  $("answer-question").textContent = data.question;
+  $("answer-text").innerHTML = renderAnswer(data.answer);
+  $("confidence").textContent = CONFIDENCE[data.confidence] || data.confidence;
+  $("confidence").className = "badge " + data.confidence;
+  $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
+  $("no-citations").hidden = data.sources.length > 0;
+  $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
+  $("answer-warnings").textContent = (data.warnings || []).join(" / ");
+  $("answer-foot").hidden = false;
+  markShown();
+}
+
+// A past answer, shown as it was first given (no new LLM call); the next question follows it up.
+async function openAnswer(id) {
+  const ticket = startAnswer("", "回答を読み込んでいます…");
+  try {
+    const { data } = await api("/api/ai/qa/history/" + encodeURIComponent(id));
+    if (ticket === answerTicket) showAnswer(data);
+  } catch (err) {
+    if (ticket !== answerTicket) return;
+    conversationId = shownAnswer = null; // a question now starts a new conversation
+    markShown();
+    answerFailed(err.status === 404
+      ? "この回答は見つかりませんでした。履歴から消えたか、リンクが正しくありません。"
+      : "回答を開けませんでした: " + japanese(err));
+  }
+}
+
+// No answer shown: the next question starts a new conversation.
+function closeAnswer() {
+  answerTicket++;
+  conversationId = shownAnswer = null;
+  $("answer").hidden = true;
+  markShown();
+}
+
+export function newConversation() {
+  closeAnswer();
+  setAddress({ answer: null }, true);
+  $("question").value = "";
+  $("question").focus();
+}
+
+// The address names the answer shown (?answer=<history id>): Back, Forward and a reload follow it.
+export function showAddressedAnswer() {
+  const id = new URLSearchParams(location.search).get("answer");
+  if (id && id !== shownAnswer) openAnswer(id);
+  else if (!id && shownAnswer) closeAnswer();
+}
+
+function markShown() {
+  for (const link of $("history").querySelectorAll("a.history-entry")) {
+    if (link.dataset.id === shownAnswer) link.setAttribute("aria-current", "true");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+export function openHistoryEntry(event) {
+  const link = event.target.closest("a.history-entry");
+  // A modified click (a new tab, a new window) goes to the link's own address.
+  if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  setAddress({ answer: link.dataset.id }, true);
+  openAnswer(link.dataset.id);
+  $("answer").focus({ preventScroll: true });
+  $("answer").scrollIntoView({ block: "nearest" });
+}
+
+export async function loadHistory() {
+  try {
+    const data = await api("/api/ai/qa/history?limit=8");
+    $("history").innerHTML = data.data.length ? data.data.map((e) => `
+      <li><a class="history-entry" href="/?answer=${encodeURIComponent(e.id)}" data-id="${escape(e.id)}">
+      <div class="q">${escape(e.question)}</div><div class="a">${escape(cleanText(e.answer.replace(/^>\s?/gm, "")))}</div>
+      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></a></li>`).join("")
+      : "<li class='meta'>まだ質問はありません。</li>";
+    markShown();
+  } catch (err) {
+    $("history").innerHTML = "<li class='warn'>" + escape(japanese(err)) + "</li>";
+  }
+}

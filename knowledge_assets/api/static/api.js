@@ -1,0 +1,60 @@
+// Talking to the server: requests with the page's bearer token, the answer's event stream, and
+// what the page says, in Japanese, when a request fails.
+import { params } from "./page.js";
+
+if (params.get("token")) sessionStorage.setItem("ka-token", params.get("token"));
+export const token = sessionStorage.getItem("ka-token");
+
+export function headers() {
+  const h = { "Content-Type": "application/json" };
+  if (token) h.Authorization = "Bearer " + token;
+  return h;
+}
+
+// What a failed request says: the API's own error, or FastAPI's validation details (a list of
+// {loc, msg}), which used to show as "[object Object]".
+export function failure(data, res) {
+  if (typeof data.error === "string") return data.error;
+  if (Array.isArray(data.detail)) return data.detail.map((d) => [(d.loc || []).slice(1).join("."), d.msg].filter(Boolean).join(": ")).join("; ");
+  if (typeof data.detail === "string") return data.detail;
+  return res.statusText;
+}
+
+// What the page says of a failed request, in Japanese: the usual refusals in words of their
+// own, anything else with the server's message.
+export function japanese(err) {
+  if (err.status === 422 && /at most 2000 characters/.test(err.message)) return "検索語が長すぎます。2,000 文字までにしてください。";
+  if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
+  if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
+  if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";
+  return err.message;
+}
+
+export async function api(path, body) {
+  const res = await fetch(path, body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw Object.assign(new Error(failure(data, res)), { status: res.status });
+  return data;
+}
+
+// The events of a streamed answer: `event:` and `data:` lines, a blank line after each.
+export async function readEvents(res, onEvent) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end); buffer = buffer.slice(end + 2);
+      let kind = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) kind = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) onEvent(kind, JSON.parse(data));
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// The note view (/notes/<path>): the note as the server rendered it, its similar notes, and a back
+// link to the search it was opened from.
+import { api, headers, japanese, token } from "./api.js";
+import { cleanText, escape, noteRef, noteUrl, sourceLabel, tagChips } from "./markup.js";
+import { $, params } from "./page.js";
+
+// The back link returns to the search the note was opened from: through the browser's history
+// when the previous page is that search (as it was, answer and scroll included), else to this
+// tab's last search, else home.
+function setUpBack() {
+  const back = $("back");
+  back.href = sessionStorage.getItem("ka-search") || "/";
+  const from = document.referrer ? new URL(document.referrer) : null;
+  if (from && from.origin === location.origin && from.pathname === "/" && history.length > 1) {
+    back.addEventListener("click", (event) => { event.preventDefault(); history.back(); });
+  }
+}
+
+// The path in the address: a "%" that starts no escape (/notes/100%.md) is part of the name.
+export function addressPath() {
+  return location.pathname.slice("/notes/".length).replace(/(%[0-9a-f]{2})+/gi, (m) => {
+    try { return decodeURIComponent(m); } catch { return m; }
+  });
+}
+
+// The note arrives after the page has loaded, so the browser cannot go to the heading the
+// address names: #h-… as the note's links write it, or a heading's bare slug.
+function showHeading() {
+  let name = location.hash.slice(1);
+  if (!name) return;
+  try { name = decodeURIComponent(name); } catch { /* not an escape: the name as written */ }
+  const heading = [name, "h-" + name].map((h) => document.getElementById(h)).find((e) => e && $("note-body").contains(e));
+  heading?.scrollIntoView();
+}
+
+function showNoteHead(id, data) {
+  document.title = (data.title || id) + " · ノート検索";
+  $("note-title").textContent = data.title || id;
+  $("note-meta").innerHTML = escape(id) + sourceLabel(data.source) + [data.created && "作成 " + data.created, data.updated && "更新 " + data.updated].filter(Boolean).map((d) => " · " + escape(d)).join("");
+  $("note-also").hidden = !data.alsoIn?.length;
+  $("note-also").innerHTML = "同じパスのノートがほかのソースにもあります: " + (data.alsoIn || []).map((s) => `<a href="${noteUrl(id, s)}">${escape(s)}</a>`).join(", ");
+  $("note-rejected").hidden = !data.fileRejected;
+  $("note-rejected").textContent = `ファイルを読み込めませんでした（${data.fileRejected}）。表示しているのは最後に読み込めた版です。ファイルを直すと次の同期で更新されます。`;
+  $("note-tags").innerHTML = tagChips(data.tags);
+}
+
+// The note's body under its title: a first H1 that repeats the title is left out (the server
+// renders a note's H1 as <h2>). The vault's images load with the bearer token when the page has
+// one, which an <img> cannot send: they are fetched with it and shown as data: addresses. Not
+// blob: ones, which take this page's origin: an SVG opened from one would run its scripts here.
+function showBody(html, title) {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  const first = template.content.firstElementChild;
+  if (first?.tagName === "H2" && first.textContent.trim() === String(title).trim()) first.remove();
+  const images = token ? [...template.content.querySelectorAll('img[src^="/api/attachments/"]')] : [];
+  for (const img of images) { img.dataset.src = img.getAttribute("src"); img.removeAttribute("src"); }
+  $("note-body").replaceChildren(template.content);
+  for (const img of images) {
+    fetch(img.dataset.src, { headers: headers() }).then((res) => res.ok ? res.blob() : Promise.reject(res))
+      .then((blob) => new Promise((resolve, reject) => {
+        const reader = new FileReader();
+        reader.onload = () => resolve(reader.result);
+        reader.onerror = reject;
+        reader.readAsDataURL(blob);
+      }))
+      .then((url) => { img.src = url; })
+      .catch(() => { img.alt = img.alt || "画像を読み込めませんでした"; });
+  }
+}
+
+export async function showNote(id) {
+  $("home").hidden = true; $("note-view").hidden = false;
+  setUpBack();
+  try {
+    const { data } = await api("/api/notes/" + noteRef(id, params.get("source")));
+    showNoteHead(id, data);
+    // The server renders the Markdown: raw HTML in the note arrives through its allowlist, links checked.
+    showBody(data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : ""), data.title || id);
+    showHeading();
+    if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
+  } catch (err) {
+    $("note-title").textContent = "ノートを表示できません";
+    $("note-body").textContent = japanese(err);
+    return;
+  }
+  try {
+    const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
+    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+  } catch (err) {
+    $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
+  }
+}

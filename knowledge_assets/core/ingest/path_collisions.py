@@ -1,0 +1,83 @@
+"""Paths that name one file where case and Unicode normalization are ignored (macOS, Windows):
+one of each such group is kept, the others are rejected as its duplicates, and a rejected
+duplicate is read again once the path it collided with is gone."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+
+from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection
+from knowledge_assets.core.sources.base import ChangeSet
+
+
+def same_file_key(path: str) -> str:
+    """What a path is on a file system that ignores case and Unicode normalization (macOS,
+    Windows): ``Note.md`` and ``note.md``, or が as one character (NFC) and as か plus a
+    combining mark (NFD), name the same file there."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def case_losers(stored: set[str], changes: ChangeSet) -> dict[str, str]:
+    """Paths equal but for case or Unicode normalization collide on such file systems: keep
+    one, reject the rest. Returns each rejected path's kept path.
+
+    The path already stored wins; otherwise the first in sorted order, so the choice is stable.
+    """
+    present = changes.present if changes.present is not None else _present(stored, changes)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for path in present:
+        groups[same_file_key(path)].append(path)
+    losers: dict[str, str] = {}
+    for paths in groups.values():
+        if len(paths) > 1:
+            keep = min(paths, key=lambda p: (p not in stored, p))
+            losers.update({p: keep for p in paths if p != keep})
+    return losers
+
+
+def reread_case_duplicates(stored: set[str], known: dict[str, str], changes: ChangeSet) -> None:
+    """Add to ``changes.fetch`` the rejected paths that collided (:func:`same_file_key`) with a
+    path this sync deletes or renames away: an unchanged rejected file is otherwise never read
+    again, so the loser of a collision would stay rejected after its winner is gone.
+
+    Their recorded version is the one they had when rejected; they were not read since, so it
+    is still theirs.
+    """
+    gone = {same_file_key(p) for p in [*changes.deleted, *(old for old, _ in changes.renamed)]}
+    if not gone:
+        return
+    skip = set(changes.fetch) | set(changes.deleted)
+    freed = [
+        path for path in known
+        if path not in stored and path not in skip and same_file_key(path) in gone
+        and not path.endswith("/")  # an unreadable folder's entry, not a file
+    ]  # fmt: skip
+    changes.fetch = sorted([*changes.fetch, *freed])
+    changes.versions.update({path: known[path] for path in freed})
+
+
+def split_duplicates(
+    parsed: list[ParsedDoc | Rejection], losers: dict[str, str]
+) -> tuple[list[ParsedDoc], list[Rejection]]:
+    """Parsed files to write, and rejections (case duplicates among them)."""
+    accepted: list[ParsedDoc] = []
+    rejected: list[Rejection] = []
+    for item in parsed:
+        if item.path in losers:
+            kept = losers[item.path]
+            how = "case" if item.path.casefold() == kept.casefold() else "Unicode normalization"
+            reason = f"duplicate of {kept} (paths differ only in {how})"
+            rejected.append(Rejection(item.path, reason))
+        elif isinstance(item, Rejection):
+            rejected.append(item)
+        else:
+            accepted.append(item)
+    return accepted, rejected
+
+
+def _present(stored: set[str], changes: ChangeSet) -> set[str]:
+    """The source's paths after this sync, worked out from the stored ones when the source only
+    said what changed (a diff of commits), not what it holds."""
+    present = stored - set(changes.deleted) - {old for old, _ in changes.renamed}
+    return present | {new for _, new in changes.renamed} | set(changes.fetch)
