@@ -142,6 +142,29 @@ def test_back_from_a_note_shows_the_search_again(base: str) -> None:
         expect(page.locator(".result h3 a").first).to_have_text("2026年1月10日の日記")
 
 
+def test_obsidians_tag_and_path_operators_work_in_the_search_box(base: str) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        status = page.locator("#search-status")
+        page.fill("#q", "tag:日記")  # alone: the notes carrying the tag, as the tag list shows
+        page.press("#q", "Enter")
+        expect(status).to_have_text("#日記 のノート 2 件（新しい順）")
+        page.fill("#q", "path:projects/ plan 設計")
+        page.get_by_text("キーワード", exact=True).click()
+        expect(status).to_contain_text("件のノート（")
+        links = page.locator(".result h3 a").evaluate_all("a => a.map(e => e.getAttribute('href'))")  # fmt: skip
+        assert links and all(href.startswith("/notes/projects/") for href in links), links
+        page.fill("#q", "plan 設計")  # without the operator, notes elsewhere match too
+        page.press("#q", "Enter")
+        expect(page.locator(".result h3 a[href^='/notes/2025']").first).to_be_visible()
+        page.fill("#q", "path:projects/")
+        page.press("#q", "Enter")
+        expect(status).to_have_text("検索できませんでした: tag: や path: のほかに、探す言葉も入力してください（例: path:日記/ 旅行）。")  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def notes_base(
     server_url: str, usem3: Embedder, tmp_path_factory: pytest.TempPathFactory

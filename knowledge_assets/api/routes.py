@@ -32,6 +32,7 @@ from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.core.search.note_sources import (
     in_source,
 )
+from knowledge_assets.core.search.operators import split_query
 from knowledge_assets.mcp.reader import ReaderStore
 
 router = APIRouter(prefix="/api")
@@ -75,7 +76,7 @@ def _search_result(response: SearchResponse) -> dict[str, Any]:
     ]  # fmt: skip
     return {
         "success": True, "count": len(data), "data": data, "mode": response.mode,
-        "model": response.model, "terms": query_terms(response.query),
+        "model": response.model, "terms": query_terms(split_query(response.query).words),
         "timing": {"embedding": t["embed_ms"], "search": t["search_ms"], "total": t["total_ms"]},
     }  # fmt: skip
 

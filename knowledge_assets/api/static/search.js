@@ -9,6 +9,9 @@ export async function runSearch(event) {
   const query = $("q").value.trim();
   const mode = document.querySelector("input[name=mode]:checked").value;
   const tag = $("tag").value;
+  // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
+  const typedTag = /^tag:#?([^\s"]+)$/i.exec(query)?.[1];
+  if (typedTag && !tag) { listTagged(typedTag); return; }
   if (!query) {
     if (tag) { listTagged(tag); return; }
     // Nothing to search: a stale error or earlier results go.
