@@ -69,6 +69,29 @@ def test_first_sync_then_only_the_diff_with_delete_and_rename(db_url: str, gh: F
     assert set(rows) == {"vault/a.md", "vault/d.md"} and rows["vault/d.md"] == renamed_hash
 
 
+@pytest.mark.parametrize("edited", [False, True], ids=["renamed", "renamed-and-edited"])
+def test_a_rejected_file_renamed_is_rejected_at_its_new_path(
+    db_url: str, gh: FakeGitHub, edited: bool
+) -> None:
+    """Renaming a rejected file made every later sync fail (its old path was read again), and
+    its rejection stayed listed under the old path."""
+    gh.commit(NOTES)
+    with db.connect(db_url) as conn:
+        sync_source(conn, _source(gh))
+    changed = {"vault/壊れた.md": b"---\ntitle: [still unclosed\n---\nbody\n"} if edited else {}
+    gh.commit(changed, {"vault/broken.md": "vault/壊れた.md"})
+    with db.connect(db_url) as conn:
+        again = sync_source(conn, _source(gh))
+        listed = conn.execute("SELECT file_path FROM raw.rejected_files").fetchall()
+        third = sync_source(conn, _source(gh))
+    assert [path for path, _ in again.rejected] == ["vault/壊れた.md"]
+    assert "malformed YAML" in again.rejected[0][1]
+    assert again.forgotten == ["vault/broken.md"] and again.renamed == []
+    assert listed == [("vault/壊れた.md",)]
+    # Unchanged since: not read again, and still listed as rejected.
+    assert third.fetched == 0 and [p for p, _ in third.still_rejected] == ["vault/壊れた.md"]
+
+
 def test_case_duplicate_lands_when_its_twin_is_deleted_by_a_later_commit(
     db_url: str, gh: FakeGitHub
 ) -> None:

@@ -44,10 +44,11 @@ def reread_case_duplicates(stored: set[str], known: dict[str, str], changes: Cha
     Their recorded version is the one they had when rejected; they were not read since, so it
     is still theirs.
     """
-    gone = {same_file_key(p) for p in [*changes.deleted, *(old for old, _ in changes.renamed)]}
+    away = {*changes.deleted, *(old for old, _ in changes.renamed)}
+    gone = {same_file_key(p) for p in away}
     if not gone:
         return
-    skip = set(changes.fetch) | set(changes.deleted)
+    skip = set(changes.fetch) | away  # a rejected file renamed away is no longer there to read
     freed = [
         path for path in known
         if path not in stored and path not in skip and same_file_key(path) in gone

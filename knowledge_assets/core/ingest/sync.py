@@ -48,6 +48,7 @@ def sync_source(
     table = source.table
     stored, known, last, base = _stored_state(conn, source, full=full, since=since)
     changes = source.changes(base, known)
+    _reread_renamed_rejections(stored, known, changes)
     refuse_to_empty(source, len(stored), changes)
     guard = DeletionGuard(source, stored, changes, last)
     # Before anything is read: too many deletions for the new files to be renames of them all.
@@ -84,6 +85,21 @@ def _stored_state(
     other = last is not None and last.key != source.key
     base = None if full or other else (since or store.sync_state(conn, source.key))
     return stored, known, last, base
+
+
+def _reread_renamed_rejections(
+    stored: Mapping[str, str], known: Mapping[str, str], changes: ChangeSet
+) -> None:
+    """A rejected file that was renamed (a source that reports renames: a commit diff) is read
+    again at its new path, and its old path's rejection goes. Only stored notes move in place:
+    the rejection would otherwise stay listed under a path that no longer exists, and the file
+    at its new path never be read (its version is the rejected one's)."""
+    for old, new in [pair for pair in changes.renamed if pair[0] not in stored]:
+        changes.renamed.remove((old, new))
+        changes.deleted.append(old)
+        if new not in changes.fetch:
+            changes.fetch.append(new)
+            changes.versions[new] = known.get(old, "")
 
 
 def _record_unreadable_folders(
