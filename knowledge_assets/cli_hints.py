@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg
 
-from knowledge_assets.core.search.notes import latest_notes, list_tags
+from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags
 
 NOTE_SUFFIX = ".md"
 _SUGGESTED = 3
@@ -44,7 +44,7 @@ def with_suffix(conn: psycopg.Connection, path: str, source: str | None) -> str 
     if path.endswith(NOTE_SUFFIX):
         return None
     full = path.rstrip("/") + NOTE_SUFFIX
-    return full if full in _paths(conn, source) else None
+    return full if is_latest_note(conn, full, source) else None
 
 
 def closest_paths(conn: psycopg.Connection, path: str, source: str | None = None) -> list[str]:

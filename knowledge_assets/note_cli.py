@@ -101,7 +101,9 @@ def _get(args: argparse.Namespace) -> int:
             return _fail(_lookup_error(exc))
         table = source_table(args.source) if args.source else None
         rejected = rejection(conn, path, table) if doc is None else None
-        hint = did_you_mean(closest_paths(conn, path, args.source)) if doc is None else ""
+        # The closest paths only for a path that names nothing, not for a rejected file.
+        missing = doc is None and not rejected
+        hint = did_you_mean(closest_paths(conn, path, args.source)) if missing else ""
     where = in_source(args.source)
     if doc is None:
         if rejected:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.cli import main
-from knowledge_assets.cli_hints import did_you_mean
+from knowledge_assets.cli_hints import did_you_mean, with_suffix
+from knowledge_assets.core.database import db
+from knowledge_assets.core.search.notes import is_latest_note
 from tests.conftest import EXAMPLE_VAULT
 from tests.test_search import ingest
 
@@ -33,6 +35,23 @@ def test_get_reads_a_path_without_md_or_inside_the_vault(
 ) -> None:
     assert main(["get", given]) == 0
     assert f"path: {GARDEN} · source: local" in capsys.readouterr().out
+
+
+def test_a_latest_note_is_found_by_its_exact_path_alone(store: str) -> None:
+    older = "20251201_rag-design-draft.md"  # stored, superseded by 20251230_rag-design.md
+    with db.connect(store) as conn:
+        stored = "SELECT 1 FROM raw.docs_local WHERE file_path = %s"
+        assert conn.execute(stored, (older,)).fetchone()
+        assert is_latest_note(conn, GARDEN) and is_latest_note(conn, GARDEN, "local")
+        assert not is_latest_note(conn, GARDEN, "books")  # a source that holds no note there
+        assert not is_latest_note(conn, older)
+        assert not is_latest_note(conn, "projects/garden")
+        assert not is_latest_note(conn, "Projects/garden.md")  # as stored, not case-folded
+        assert with_suffix(conn, "projects/garden", None) == GARDEN
+        assert with_suffix(conn, "projects/garden/", "local") == GARDEN
+        assert with_suffix(conn, "projects/garden", "books") is None
+        assert with_suffix(conn, older.removesuffix(".md"), None) is None
+        assert with_suffix(conn, GARDEN, None) is None  # already a note path
 
 
 def test_similar_reads_a_path_without_md(store: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,10 +10,13 @@ import sys
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
+import psycopg
 import pytest
+from psycopg import sql
 
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.core.database import db
@@ -80,6 +83,38 @@ def test_a_rejected_file_is_named_by_its_typed_name(url: str) -> None:
     with db.connect(url) as conn:
         reason = rejection(conn, unicodedata.normalize("NFC", BROKEN))
     assert reason is not None and "malformed YAML" in reason
+
+
+class _Explained:
+    """A connection that also records the plan of each query run on it."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn, self.info, self.plans = conn, conn.info, list[str]()
+
+    def execute(self, query: sql.Composable, params: Any = None) -> psycopg.Cursor[Any]:
+        plan = self.conn.execute(sql.SQL("EXPLAIN ") + query, params).fetchall()
+        self.plans.append("\n".join(row[0] for row in plan))
+        return self.conn.execute(query, params)
+
+
+@pytest.mark.parametrize("table", ["docs_local", None], ids=["source-named", "any-source"])
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_a_rejected_file_is_looked_up_by_index(url: str, table: str | None, form: str) -> None:
+    """sql/042: among 2,000 other rejected files, the path in either form is found through
+    raw.rejected_files' path indexes, not by reading every rejected file of the source."""
+    with db.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO raw.rejected_files (source_table, file_path, reason, version)"
+            " SELECT 'docs_local', format('shift-jis/%s.md', g), 'not valid UTF-8', 'v'"
+            " FROM generate_series(1, 2000) g"
+        )
+        conn.execute("ANALYZE raw.rejected_files")
+        explained = _Explained(conn)
+        reason = rejection(explained, unicodedata.normalize(form, BROKEN), table)  # type: ignore[arg-type]
+        conn.rollback()  # the other tests see the store as it was
+    assert reason is not None and "malformed YAML" in reason
+    plan = explained.plans[0]
+    assert "Seq Scan" not in plan and "rejected_files_path_nfc_idx" in plan
 
 
 def test_the_cli_gets_the_note_by_its_typed_name(url: str, tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
+from knowledge_assets.api import note_links
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.markdown_vault import HOSTILE, RAMEN, markdown_vault
@@ -175,6 +176,22 @@ def test_a_note_without_note_links_reads_no_paths() -> None:
 
     html = render_note("# t\n[web](https://example.com) `[[x]]`", NoteLinks("n.md", paths))
     assert "<code>[[x]]</code>" in html
+
+
+def test_a_listing_is_indexed_once_and_a_changed_one_anew() -> None:
+    listed = [("local", "同じ一覧/a.md"), ("local", "同じ一覧/c.md")]
+    assert NoteLinks("n.md", lambda: list(listed)).resolve("a") == LinkTarget("同じ一覧/a.md")
+    before = note_links._indexed.cache_info()
+    # The same notes, listed in another order (the listing has none): the index is reused.
+    again = NoteLinks("m.md", lambda: listed[::-1])
+    assert again.resolve("c") == LinkTarget("同じ一覧/c.md") and again.resolve("b") is None
+    assert note_links._indexed.cache_info().hits == before.hits + 1
+    listed.append(("books", "同じ一覧/b.md"))  # a note added since: the next view finds it
+    added = NoteLinks("n.md", lambda: list(listed))
+    assert added.resolve("b") == LinkTarget("同じ一覧/b.md", "books")
+    assert note_links._indexed.cache_info().misses == before.misses + 1
+    listed.pop()  # and deleted again: gone from the next view
+    assert NoteLinks("n.md", lambda: list(listed)).resolve("b") is None
 
 
 class _Tags(HTMLParser):

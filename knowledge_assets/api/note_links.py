@@ -18,6 +18,7 @@ first; a target its source does not hold names the note of another source, the v
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import unicodedata
 from collections import defaultdict
@@ -116,6 +117,35 @@ class _Paths:
         return {f for top in self._tops if (f := self._at(f"{top}/{root}"))}
 
 
+class _Listing:
+    """One listing of the current notes, indexed: the sources holding each path, every note,
+    and each source's own notes (made on first use)."""
+
+    def __init__(self, notes: Iterable[tuple[str, str]]) -> None:
+        holders: defaultdict[str, list[str]] = defaultdict(list)
+        for source, path in notes:
+            holders[path].append(source)
+        self.holders = {path: sorted(sources) for path, sources in holders.items()}
+        self.every = _Paths(self.holders)
+        self._own: dict[str, _Paths] = {}
+
+    def own(self, source: str) -> _Paths:
+        """The notes of ``source``: every note when it holds them all (a store of one source)."""
+        found = self._own.get(source)
+        if found is None:
+            paths = [p for p, sources in self.holders.items() if source in sources]
+            found = self.every if len(paths) == len(self.holders) else _Paths(paths)
+            self._own[source] = found
+        return found
+
+
+@functools.lru_cache(maxsize=2)
+def _indexed(notes: frozenset[tuple[str, str]]) -> _Listing:
+    """The index of a listing, made once for every note view that reads the same listing: at
+    10,000 notes making it costs several times what reading the listing does."""
+    return _Listing(notes)
+
+
 def _candidates(target: str, folder: str, relative: bool) -> list[str]:
     """The vault paths a path target may name, likeliest first: a Markdown link's path is
     relative to the linking note, a wikilink's from the vault root; ``/…`` is from the root."""
@@ -134,7 +164,8 @@ class NoteLinks:
     """Resolves the link targets written in the note at ``path`` of ``source``.
 
     ``notes`` lists the current notes as (source, path). It is called once, on the first target
-    to resolve, so a note without links costs no query. ``vault`` is the vault's source: a link
+    to resolve, so a note without links costs no query; the index of the paths is kept for the
+    next note that gets the same listing. ``vault`` is the vault's source: a link
     to its notes needs no source. ``files``: the local vault folder's images, which the vault's
     notes show (None: a GitHub vault, whose files are not here).
     """
@@ -197,10 +228,7 @@ class NoteLinks:
 
     def _index(self) -> _Paths:
         if self._own is None:
-            holders: defaultdict[str, list[str]] = defaultdict(list)
-            for source, path in self._listed():
-                holders[path].append(source)
-            self._holders = {path: sorted(sources) for path, sources in holders.items()}
-            self._own = _Paths(p for p, sources in holders.items() if self.source in sources)
-            self._every = _Paths(holders)
+            listing = _indexed(frozenset(self._listed()))
+            self._holders, self._every = listing.holders, listing.every
+            self._own = listing.own(self.source)
         return self._own

@@ -36,6 +36,7 @@ __all__ = [
     "UnknownNote",
     "UnknownSource",
     "get_doc",
+    "is_latest_note",
     "latest_fields",
     "latest_notes",
     "list_tags",
@@ -183,6 +184,12 @@ def latest_fields(
     one query; a note with no latest version is left out."""
     rows = notes_sql.latest_fields(conn, [(source_table(source), path) for source, path in notes])
     return {(source_name(r.pop("source_table")), r.pop("file_path")): r for r in rows}
+
+
+def is_latest_note(conn: psycopg.Connection, file_path: str, source: str | None = None) -> bool:
+    """Whether a latest note (of ``source``; None: of any source) is stored at exactly
+    ``file_path``: one row looked up, where :func:`latest_notes` lists them all."""
+    return notes_sql.is_latest_note(conn, file_path, source_table(source) if source else None)
 
 
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:

@@ -161,6 +161,17 @@ def latest_fields(
     )
 
 
+def is_latest_note(conn: psycopg.Connection, file_path: str, table: str | None) -> bool:
+    """Whether ``file_path``, exactly as given, is a latest note of raw table ``table`` (None:
+    of any source)."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT FROM rag.latest_docs WHERE file_path = %(p)s"
+        " AND (%(t)s::text IS NULL OR source_table = %(t)s))",
+        {"p": file_path, "t": table},
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     """(source table, path) of every latest note."""
     rows = conn.execute("SELECT source_table, file_path FROM rag.latest_docs").fetchall()
