@@ -100,7 +100,7 @@ class _Explained:
 @pytest.mark.parametrize("table", ["docs_local", None], ids=["source-named", "any-source"])
 @pytest.mark.parametrize("form", ["NFC", "NFD"])
 def test_a_rejected_file_is_looked_up_by_index(url: str, table: str | None, form: str) -> None:
-    """sql/042: among 2,000 other rejected files, the path in either form is found through
+    """sql/043: among 2,000 other rejected files, the path in either form is found through
     raw.rejected_files' path indexes, not by reading every rejected file of the source."""
     with db.connect(url) as conn:
         conn.execute(
