@@ -239,3 +239,18 @@ def test_nothing_relevant_is_not_found_and_a_weak_match_is_not_high() -> None:
         _retrieval("ユニオン型の型注釈とパイプとxyzzyの関係", TS_NOTES)
     )
     assert confidence != "high"
+
+
+@pytest.mark.parametrize(
+    ("question", "level"),
+    [
+        # every word of the question is in the quoted sentence: high
+        ("ユニオン型の型注釈は何で繋げて書く？", "high"),
+        ("パッケージをインストールしたら何を使える？", "high"),
+        # one word of it is not: the quote may not answer it
+        ("ユニオン型の型注釈はセミコロンで繋げる？", "medium"),
+    ],
+)
+def test_a_quote_holding_the_whole_question_is_high_confidence(question: str, level: str) -> None:
+    *_, confidence = extractive_answer(_retrieval(question, TS_NOTES))
+    assert confidence == level
