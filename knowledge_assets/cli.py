@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from knowledge_assets import answer_cli, mcp_server, search_cli, tags_cli
+from knowledge_assets import answer_cli, mcp_server, search_cli, status_cli, tags_cli
 from knowledge_assets.cli_args import Parser, port
 from knowledge_assets.cli_errors import closed_pipe, debug_requested, run_reporting
 from knowledge_assets.core.plain_text import plain_doc
@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
     search_cli.add_commands(sub)
     tags_cli.add_command(sub)
+    status_cli.add_command(sub)
     answer_cli.add_commands(sub)
     mcp = sub.add_parser("mcp", help="serve read-only search to LLM clients over MCP")
     mcp.description = mcp_server.__doc__

@@ -1,0 +1,86 @@
+"""``knowledge-assets status``: each source's last sync, what search reads, the active model's
+coverage, and every file or note that needs fixing, listed with its reason (the command line
+against a real store)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.cli import main
+from knowledge_assets.core import failures
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.store import doc_id
+from tests.conftest import EXAMPLE_VAULT
+from tests.test_search import ingest
+
+BROKEN = "inbox/broken.md"
+TWICE = "twice.md"
+
+
+@pytest.fixture
+def messy(db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The sample vault with a file YAML cannot read and a note with a key written twice,
+    indexed without vectors."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    (vault / "inbox").mkdir()
+    (vault / BROKEN).write_text("---\ntitle: [unclosed\n---\n本文\n", encoding="utf-8")
+    (vault / TWICE).write_text("---\ntitle: 一\ntitle: 二\n---\n# 二度\n\n本文。\n", encoding="utf-8")  # fmt: skip
+    ingest(db_url, None, vault)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KA_VAULT_PATH", str(vault))
+    return vault
+
+
+def test_status_names_the_sources_and_every_file_to_fix(
+    messy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"sources   local  {messy}  synced ")
+    assert lines[0].endswith("9 stored, 1 rejected")
+    assert (
+        lines[1] == "search    7 notes (1 draft or empty note left out, 1 superseded), 18 passages"
+    )
+    assert lines[2] == "model     none active: keyword search only (`knowledge-assets update`)"
+    assert lines[3] == "rejected  1 file"
+    assert lines[4].startswith(f"  local  {BROKEN}  malformed YAML frontmatter")
+    assert lines[5] == "warnings  1 note"
+    assert lines[6].startswith(f"  local  {TWICE}  duplicate frontmatter key `title`")
+    assert lines[-1].startswith("-- fix a file and run `knowledge-assets update`")
+
+
+def test_status_lists_notes_a_step_could_not_index_and_caps_each_list(
+    messy: Path, db_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    garden = "projects/garden.md"
+    with db.connect(db_url) as conn:
+        failures.record(conn, "chunks", [(doc_id("docs_local", garden), "x", "could not be chunked: boom")])  # fmt: skip
+        conn.commit()
+    monkeypatch.setattr("knowledge_assets.status_cli.SHOWN", 0)
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert "failed    1 note\n  … and 1 more (--all lists them)" in out
+    assert main(["status", "--all"]) == 0
+    assert f"  local  {garden}  chunks: could not be chunked: boom" in capsys.readouterr().out
+    assert main(["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["problems"] == 3 and data["searchable"] == 7 and data["model"] is None
+    assert [p["path"] for p in data["rejected"]] == [BROKEN]
+    assert data["sources"][0]["name"] == "local" and data["sources"][0]["rejected"] == 1
+
+
+def test_status_of_an_empty_store_says_what_to_run(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("sources   none synced yet: run `knowledge-assets update`\n")
+    assert "rejected" not in out and "-- fix" not in out
