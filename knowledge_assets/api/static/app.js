@@ -8,6 +8,7 @@ import { ask, loadHistory, newConversation, openHistoryEntry, showAddressedAnswe
 import { addressPath, showNote } from "./note.js";
 import { $ } from "./page.js";
 import { loadTags, restoreSearch, runSearch } from "./search.js";
+import { showStoreStatus } from "./status.js";
 
 if (location.pathname.startsWith("/notes/")) {
   showNote(addressPath());
@@ -30,4 +31,5 @@ if (location.pathname.startsWith("/notes/")) {
   loadHistory();
   restoreSearch(tagsLoaded);
   showAddressedAnswer();
+  showStoreStatus();
 }

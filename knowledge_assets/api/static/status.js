@@ -1,0 +1,30 @@
+// What needs the reader's attention before searching: files that could not be read, notes with
+// warnings or not indexed, passages without a vector (GET /api/status). Nothing shows when all
+// is well; a failure to ask is silent too, since search works without it.
+import { api } from "./api.js";
+import { escape, noteUrl } from "./markup.js";
+import { $ } from "./page.js";
+
+const SHOWN = 20;
+
+export async function showStoreStatus() {
+  let data;
+  try { ({ data } = await api("/api/status")); } catch { return; }
+  const lines = [];
+  if (!data.model) lines.push("埋め込みモデルが有効ではありません。キーワード検索だけが使えます（knowledge-assets update で有効になります）。");
+  else if (data.missing_vectors) lines.push(`${data.missing_vectors.toLocaleString()} 箇所にベクトルがなく、意味検索では見つかりません（knowledge-assets update で埋め込まれます）。`);
+  const groups = [
+    ["読み込めなかったファイル", data.rejected, false],
+    ["警告のあるノート", data.warnings, true],
+    ["索引にできなかったノート", data.failed, true],
+  ].filter(([, items]) => items.length);
+  if (!lines.length && !groups.length) return;
+  const box = $("store-status");
+  box.innerHTML = lines.map((l) => `<p>${escape(l)}</p>`).join("") + groups.map(([title, items, stored]) => `
+    <details>
+      <summary>${escape(title)} ${items.length.toLocaleString()} 件</summary>
+      <ul>${items.slice(0, SHOWN).map((p) => `<li><code>${stored ? `<a href="${noteUrl(p.path, p.source)}">${escape(p.path)}</a>` : escape(p.path)}</code> ${escape(p.reason)}</li>`).join("")}</ul>
+      ${items.length > SHOWN ? `<p class="meta">ほか ${(items.length - SHOWN).toLocaleString()} 件（knowledge-assets status --all で一覧できます）</p>` : ""}
+    </details>`).join("") + `<p class="meta">ファイルを直すと、次の同期で反映されます。</p>`;
+  box.hidden = false;
+}
