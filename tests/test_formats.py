@@ -22,6 +22,7 @@ from knowledge_assets.core.sources.registry import (
     register,
 )
 from knowledge_assets.mcp import format as fmt
+from tests.migration_support import notes_to_rechunk, rerun_migration
 
 BOOK = """# 建築の四書
 
@@ -167,3 +168,29 @@ def test_books_notes_and_bookmarks_share_one_store(db_url: str, tmp_path: Path) 
     assert (hit["type"], hit["content_type"], hit["url"]) == (
         "bookmark_json", "articles", "https://example.com/sudachi",
     )  # fmt: skip
+
+
+def test_an_article_saved_twice_in_a_file_is_one_hit(db_url: str, tmp_path: Path) -> None:
+    """Each copy was a chunk of its own, and search listed the article twice; the same article
+    in another file (another category) is still its own hit."""
+    marks = tmp_path / "article"
+    marks.mkdir()
+    first = ARTICLES["body"][0]
+    ai = {**ARTICLES, "body": [first, ARTICLES["body"][1], dict(first)]}
+    (marks / "ai.json").write_text(json.dumps(ai, ensure_ascii=False))
+    nlp = {"heading": "nlp", "body": [first]}
+    (marks / "nlp.json").write_text(json.dumps(nlp, ensure_ascii=False))
+    assert _ingest(db_url, _profile("articles", "bookmarks"), marks) == []
+    with db.connect(db_url) as conn:
+        hits = search(conn, "分かち書き", mode="keyword", limit=10).hits
+        assert sorted((h.file_path, h.url) for h in hits) == [
+            ("ai.json", "https://example.com/sudachi"),
+            ("nlp.json", "https://example.com/sudachi"),
+        ]
+        # Bookmark files stored before are chunked again, and only they.
+        (tmp_path / "note").mkdir()
+        (tmp_path / "note" / "architect.md").write_text(NOTE)
+    assert _ingest(db_url, _profile("notes", "local"), tmp_path / "note") == []
+    rerun_migration(db_url, "044")
+    with db.connect(db_url) as conn:
+        assert notes_to_rechunk(conn) == ["ai.json", "nlp.json"]

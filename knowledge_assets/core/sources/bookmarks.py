@@ -92,8 +92,11 @@ def _json_type(value: Any) -> str:
 
 def bookmark_sections(content: str) -> list[Bookmark]:
     """The bookmarks of a stored ``body``: text = title, ogTitle (when it differs),
-    ogDescription and quote, one per line (seed 004 §3.3)."""
+    ogDescription and quote, one per line (seed 004 §3.3). An article saved twice in one file
+    (the same url and text) is one bookmark: each copy was a chunk of its own, and a search
+    listed the same article twice."""
     out: list[Bookmark] = []
+    seen: set[tuple[str | None, str]] = set()
     for item in json.loads(content or "[]"):
         title = str(item.get("title") or "").strip()
         og_title = str(item.get("ogTitle") or "").strip()
@@ -103,6 +106,9 @@ def bookmark_sections(content: str) -> list[Bookmark]:
         parts += [str(item.get(k) or "").strip() for k in ("ogDescription", "quote")]
         url = str(item.get("url") or "").strip() or None
         text = "\n".join(p for p in parts if p)
+        if (url, text) in seen:
+            continue
+        seen.add((url, text))
         out.append(
             Bookmark(title=title or og_title or (url or ""), url=url, text=text or (url or ""))
         )
