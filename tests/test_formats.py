@@ -89,10 +89,27 @@ def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -
         ),
         (b"\xff\xfe{}", "UTF-16 text, not UTF-8: save it as UTF-8"),
         (b"{\x81}", "not valid UTF-8: byte 0x81 at offset 1; save it as UTF-8"),
+        *(
+            (
+                b'{"body": [{"title": "a", "x": ' + b"[" * depth + b"]" * depth + b"}]}",
+                "not a bookmark file: arrays or objects nested too deeply",
+            )
+            for depth in (500, 100_000)
+        ),
     ],
 )
 def test_malformed_bookmark_files_are_rejected_with_a_reason(data: bytes, reason: str) -> None:
     assert parse_bookmarks("bad.json", data) == Rejection("bad.json", reason)
+
+
+def test_a_number_too_long_for_python_is_kept_as_written() -> None:
+    """It rejected the whole file: "could not be parsed: ValueError: Exceeds the limit (4300
+    digits) ...; use sys.set_int_max_str_digits()"."""
+    digits = "9" * 5000
+    data = f'{{"id": {digits}, "body": [{{"title": "a", "id": {digits}}}]}}'.encode()
+    doc = parse_bookmarks("marks.json", data)
+    assert isinstance(doc, ParsedDoc) and doc.frontmatter == {"id": digits}
+    assert [b.title for b in bookmark_sections(doc.body)] == ["a"]
 
 
 @pytest.mark.parametrize("data", [b"", b"  \n"], ids=["zero-bytes", "blank"])

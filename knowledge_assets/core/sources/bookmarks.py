@@ -54,18 +54,31 @@ def parse_bookmarks(
         # the old bookmarks searchable.
         return ParsedDoc(path, {}, "", content_hash("{}", ""))
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_integer)
+        problem = _shape_problem(value)
+        if problem:
+            return Rejection(path, f"not a bookmark file: {problem}")
+        meta = json_safe({k: v for k, v in value.items() if k != "body"}, bounded=False)
+        body = json.dumps(
+            json_safe(value["body"], bounded=False), ensure_ascii=False, indent=1, sort_keys=True
+        )
     except json.JSONDecodeError as exc:
         return Rejection(path, f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
-    problem = _shape_problem(value)
-    if problem:
-        return Rejection(path, f"not a bookmark file: {problem}")
-    meta = json_safe({k: v for k, v in value.items() if k != "body"}, bounded=False)
-    body = json.dumps(
-        json_safe(value["body"], bounded=False), ensure_ascii=False, indent=1, sort_keys=True
-    )
+    except RecursionError:
+        # Reading, cleaning or writing back a value some hundreds of levels deep: it was
+        # "could not be parsed: RecursionError: maximum recursion depth exceeded ...".
+        return Rejection(path, "not a bookmark file: arrays or objects nested too deeply")
     meta_text = json.dumps(meta, ensure_ascii=False, sort_keys=True)
     return ParsedDoc(path, meta, body, content_hash(meta_text, body))
+
+
+def _integer(digits: str) -> int | str:
+    """A JSON integer; one too long for Python to convert (over 4,300 digits) stays as the text
+    written, as in frontmatter, instead of rejecting the file with advice about the interpreter."""
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
 
 
 def _shape_problem(value: Any) -> str | None:
