@@ -83,11 +83,26 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     # Imported here: the command line starts without Dagster or pydantic (``--help``, search).
     import dagster as dg
     import pydantic
+    import yaml
+    from dagster_shared.error import DagsterUnresolvableSymbolError
 
     if isinstance(exc, pydantic.ValidationError):
-        return (_validation_line(exc), _DECLARATION_FIX if exc.title == "KnowledgeSource" else "")
+        # Read from a defs.yaml, the model is titled KnowledgeSourceModel; built in code,
+        # KnowledgeSource. Both are a declaration to fix.
+        declaration = exc.title.startswith("KnowledgeSource")
+        return (_validation_line(exc), _DECLARATION_FIX if declaration else "")
     if isinstance(exc, dg.DagsterInvalidDefinitionError):
         return (f"the project's definitions do not load: {first_line(exc)}", _DECLARATION_FIX)
+    # A defs.yaml that is not YAML, or whose `type:` names no component, reached the user as an
+    # "unexpected failure" to report, with no word of which file or what to write.
+    if isinstance(exc, yaml.YAMLError):
+        return _yaml_line(exc)
+    if isinstance(exc, DagsterUnresolvableSymbolError):
+        return (
+            f"the project's definitions do not load: a defs.yaml names an unknown type:"
+            f" {first_line(exc)}",
+            f"a declared source's defs.yaml starts with `type: {_SOURCE_TYPE}`",
+        )
     if isinstance(exc, ConfigError):
         return (first_line(exc), "fix the setting and run the command again")
     if isinstance(exc, EmbeddingError):
@@ -101,7 +116,20 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     return None
 
 
+_SOURCE_TYPE = "knowledge_assets.components.KnowledgeSource"
 _DECLARATION_FIX = "fix the declared source (knowledge_assets/defs/sources/<name>/defs.yaml)"
+
+
+def _yaml_line(exc: BaseException) -> tuple[str, str]:
+    """``<file> is not valid YAML: <problem> (line 4, column 9)`` and what to fix."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or first_line(exc)
+    if mark is None:
+        return (f"a YAML file does not load: {problem}", "fix the file's YAML")
+    where = (
+        f"{mark.name} is not valid YAML: {problem} (line {mark.line + 1}, column {mark.column + 1})"
+    )
+    return (where, _DECLARATION_FIX if mark.name.endswith("defs.yaml") else "fix the file's YAML")
 
 
 def _validation_line(exc: pydantic.ValidationError) -> str:

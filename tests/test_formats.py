@@ -22,6 +22,7 @@ from knowledge_assets.core.sources.registry import (
     register,
 )
 from knowledge_assets.mcp import format as fmt
+from tests.migration_support import notes_to_rechunk, rerun_migration
 
 BOOK = """# 建築の四書
 
@@ -88,10 +89,27 @@ def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -
         ),
         (b"\xff\xfe{}", "UTF-16 text, not UTF-8: save it as UTF-8"),
         (b"{\x81}", "not valid UTF-8: byte 0x81 at offset 1; save it as UTF-8"),
+        *(
+            (
+                b'{"body": [{"title": "a", "x": ' + b"[" * depth + b"]" * depth + b"}]}",
+                "not a bookmark file: arrays or objects nested too deeply",
+            )
+            for depth in (500, 100_000)
+        ),
     ],
 )
 def test_malformed_bookmark_files_are_rejected_with_a_reason(data: bytes, reason: str) -> None:
     assert parse_bookmarks("bad.json", data) == Rejection("bad.json", reason)
+
+
+def test_a_number_too_long_for_python_is_kept_as_written() -> None:
+    """It rejected the whole file: "could not be parsed: ValueError: Exceeds the limit (4300
+    digits) ...; use sys.set_int_max_str_digits()"."""
+    digits = "9" * 5000
+    data = f'{{"id": {digits}, "body": [{{"title": "a", "id": {digits}}}]}}'.encode()
+    doc = parse_bookmarks("marks.json", data)
+    assert isinstance(doc, ParsedDoc) and doc.frontmatter == {"id": digits}
+    assert [b.title for b in bookmark_sections(doc.body)] == ["a"]
 
 
 @pytest.mark.parametrize("data", [b"", b"  \n"], ids=["zero-bytes", "blank"])
@@ -167,3 +185,29 @@ def test_books_notes_and_bookmarks_share_one_store(db_url: str, tmp_path: Path) 
     assert (hit["type"], hit["content_type"], hit["url"]) == (
         "bookmark_json", "articles", "https://example.com/sudachi",
     )  # fmt: skip
+
+
+def test_an_article_saved_twice_in_a_file_is_one_hit(db_url: str, tmp_path: Path) -> None:
+    """Each copy was a chunk of its own, and search listed the article twice; the same article
+    in another file (another category) is still its own hit."""
+    marks = tmp_path / "article"
+    marks.mkdir()
+    first = ARTICLES["body"][0]
+    ai = {**ARTICLES, "body": [first, ARTICLES["body"][1], dict(first)]}
+    (marks / "ai.json").write_text(json.dumps(ai, ensure_ascii=False))
+    nlp = {"heading": "nlp", "body": [first]}
+    (marks / "nlp.json").write_text(json.dumps(nlp, ensure_ascii=False))
+    assert _ingest(db_url, _profile("articles", "bookmarks"), marks) == []
+    with db.connect(db_url) as conn:
+        hits = search(conn, "分かち書き", mode="keyword", limit=10).hits
+        assert sorted((h.file_path, h.url) for h in hits) == [
+            ("ai.json", "https://example.com/sudachi"),
+            ("nlp.json", "https://example.com/sudachi"),
+        ]
+        # Bookmark files stored before are chunked again, and only they.
+        (tmp_path / "note").mkdir()
+        (tmp_path / "note" / "architect.md").write_text(NOTE)
+    assert _ingest(db_url, _profile("notes", "local"), tmp_path / "note") == []
+    rerun_migration(db_url, "044")
+    with db.connect(db_url) as conn:
+        assert notes_to_rechunk(conn) == ["ai.json", "nlp.json"]

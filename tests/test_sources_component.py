@@ -135,6 +135,48 @@ def test_a_bad_declaration_is_refused_with_the_reason(
     assert says in str(raised.value.__cause__)
 
 
+HEAD = f"type: {SOURCE_TYPE}\nattributes:\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "says", "fix"),
+    [
+        (
+            HEAD + "  name: books\n  kind: [books\n",
+            "defs.yaml is not valid YAML: expected ',' or ']', but got '<stream end>' (line 5,",
+            "fix the declared source",
+        ),
+        (
+            HEAD.replace("KnowledgeSource", "KnowledgeSorce") + "  name: books\n",
+            "a defs.yaml names an unknown type: Module `knowledge_assets.components` has no"
+            " attribute `KnowledgeSorce`",
+            f"a declared source's defs.yaml starts with `type: {SOURCE_TYPE}`",
+        ),
+        (
+            HEAD + "  kind: books\n  path: /tmp\n",
+            "attributes.name at ",
+            "fix the declared source",
+        ),
+    ],
+    ids=["not-yaml", "unknown-type", "no-name"],
+)
+def test_a_broken_defs_file_is_one_line_naming_the_problem_and_the_fix(
+    text: str, says: str, fix: str
+) -> None:
+    """Each was an "unexpected failure" to report (or had no fix) on the command line."""
+    from knowledge_assets.cli_errors import explain
+
+    with create_defs_folder_sandbox() as sandbox:
+        folder = sandbox.defs_folder_path / "sources" / "books"
+        folder.mkdir(parents=True)
+        (folder / "defs.yaml").write_text(text)
+        with pytest.raises(Exception) as raised, sandbox.build_all_defs():
+            pass
+    what, hint = explain(raised.value) or ("", "")
+    assert says in what and "\n" not in what
+    assert hint.startswith(fix)
+
+
 def test_removing_a_declaration_removes_its_notes_in_a_run_that_says_so(
     db_url: str, folders: dict[str, Path]
 ) -> None:

@@ -125,6 +125,22 @@ def test_default_options_keep_note_chunking_and_signature() -> None:
         _opts("semantic")
 
 
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"strategy": "scene", "max_chunk_chars": 0}, "max_chunk_chars must be at least 50"),
+        ({"strategy": "scene", "max_chunk_chars": -5}, "max_chunk_chars must be at least 50"),
+        ({"strategy": "size", "small_max_chars": -1}, "small_max_chars and scene_max_chars"),
+        ({"strategy": "size", "scene_max_chars": -1}, "small_max_chars and scene_max_chars"),
+    ],
+)
+def test_sizes_that_would_cut_a_scene_into_characters_are_refused(
+    options: dict[str, object], says: str
+) -> None:
+    with pytest.raises(ValueError, match=says):
+        ChunkingOptions(**options)  # type: ignore[arg-type]
+
+
 def _longest_articles(count: int) -> list[ParsedDoc]:
     files = sorted((JSQUAD / "vault").glob("*.md"), key=lambda p: p.stat().st_size)[-count:]
     docs = [parse_document(p.name, p.read_bytes()) for p in files]

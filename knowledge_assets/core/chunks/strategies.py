@@ -68,6 +68,12 @@ class ChunkingOptions:
             raise ValueError("overlap must be between 0 and 0.5")
         if self.chunk_chars < 50:
             raise ValueError("chunk_chars must be at least 50")
+        # A scene is split into pieces of max_chunk_chars: 0 cut a 50 KB scene into 50,000
+        # one-character chunks, each embedded; a negative size limit picks C for every note.
+        if self.max_chunk_chars < 50:
+            raise ValueError("max_chunk_chars must be at least 50")
+        if self.small_max_chars < 0 or self.scene_max_chars < 0:
+            raise ValueError("small_max_chars and scene_max_chars must be 0 or more")
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any] | None) -> ChunkingOptions:

@@ -54,18 +54,31 @@ def parse_bookmarks(
         # the old bookmarks searchable.
         return ParsedDoc(path, {}, "", content_hash("{}", ""))
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_integer)
+        problem = _shape_problem(value)
+        if problem:
+            return Rejection(path, f"not a bookmark file: {problem}")
+        meta = json_safe({k: v for k, v in value.items() if k != "body"}, bounded=False)
+        body = json.dumps(
+            json_safe(value["body"], bounded=False), ensure_ascii=False, indent=1, sort_keys=True
+        )
     except json.JSONDecodeError as exc:
         return Rejection(path, f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
-    problem = _shape_problem(value)
-    if problem:
-        return Rejection(path, f"not a bookmark file: {problem}")
-    meta = json_safe({k: v for k, v in value.items() if k != "body"}, bounded=False)
-    body = json.dumps(
-        json_safe(value["body"], bounded=False), ensure_ascii=False, indent=1, sort_keys=True
-    )
+    except RecursionError:
+        # Reading, cleaning or writing back a value some hundreds of levels deep: it was
+        # "could not be parsed: RecursionError: maximum recursion depth exceeded ...".
+        return Rejection(path, "not a bookmark file: arrays or objects nested too deeply")
     meta_text = json.dumps(meta, ensure_ascii=False, sort_keys=True)
     return ParsedDoc(path, meta, body, content_hash(meta_text, body))
+
+
+def _integer(digits: str) -> int | str:
+    """A JSON integer; one too long for Python to convert (over 4,300 digits) stays as the text
+    written, as in frontmatter, instead of rejecting the file with advice about the interpreter."""
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
 
 
 def _shape_problem(value: Any) -> str | None:
@@ -92,8 +105,11 @@ def _json_type(value: Any) -> str:
 
 def bookmark_sections(content: str) -> list[Bookmark]:
     """The bookmarks of a stored ``body``: text = title, ogTitle (when it differs),
-    ogDescription and quote, one per line (seed 004 §3.3)."""
+    ogDescription and quote, one per line (seed 004 §3.3). An article saved twice in one file
+    (the same url and text) is one bookmark: each copy was a chunk of its own, and a search
+    listed the same article twice."""
     out: list[Bookmark] = []
+    seen: set[tuple[str | None, str]] = set()
     for item in json.loads(content or "[]"):
         title = str(item.get("title") or "").strip()
         og_title = str(item.get("ogTitle") or "").strip()
@@ -103,6 +119,9 @@ def bookmark_sections(content: str) -> list[Bookmark]:
         parts += [str(item.get(k) or "").strip() for k in ("ogDescription", "quote")]
         url = str(item.get("url") or "").strip() or None
         text = "\n".join(p for p in parts if p)
+        if (url, text) in seen:
+            continue
+        seen.add((url, text))
         out.append(
             Bookmark(title=title or og_title or (url or ""), url=url, text=text or (url or ""))
         )
