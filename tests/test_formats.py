@@ -85,7 +85,7 @@ def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -
         (b'{"body": [{"title": 3}]}', "not a bookmark file: body[0].title is not a string"),
         (
             b'{"body": [{"ogImageUrl": "x"}]}',
-            "not a bookmark file: body[0] has no title, url or quote",
+            "not a bookmark file: body[0] has no title, url, ogTitle, ogDescription or quote",
         ),
         (b"\xff\xfe{}", "UTF-16 text, not UTF-8: save it as UTF-8"),
         (b"{\x81}", "not valid UTF-8: byte 0x81 at offset 1; save it as UTF-8"),
@@ -100,6 +100,30 @@ def test_bookmark_text_is_title_ogtitle_when_different_description_and_quote() -
 )
 def test_malformed_bookmark_files_are_rejected_with_a_reason(data: bytes, reason: str) -> None:
     assert parse_bookmarks("bad.json", data) == Rejection("bad.json", reason)
+
+
+def test_a_bad_entry_is_left_out_with_a_warning_and_the_good_ones_land() -> None:
+    """One bad entry rejected the whole file, and every good bookmark in it."""
+    data = json.dumps({"heading": "ai", "body": [
+        {"title": "形態素解析入門", "url": "https://example.com/a"},
+        "a stray string", {"title": "x", "url": 42}, {"ogImageUrl": "x.png"},
+        {"ogTitle": "OG だけの記事", "ogDescription": "説明"},
+    ]}, ensure_ascii=False).encode()  # fmt: skip
+    doc = parse_bookmarks("marks.json", data)
+    assert isinstance(doc, ParsedDoc)
+    assert [b.title for b in bookmark_sections(doc.body)] == ["形態素解析入門", "OG だけの記事"]
+    assert doc.warnings == (
+        "body[1] is a JSON string, not an object: the entry is left out",
+        "body[2].url is not a string: the entry is left out",
+        "body[3] has no title, url, ogTitle, ogDescription or quote: the entry is left out",
+    )
+
+
+def test_many_bad_entries_are_named_up_to_five_and_counted() -> None:
+    data = json.dumps({"body": [{"title": "ok"}, *([1] * 8)]}).encode()
+    doc = parse_bookmarks("marks.json", data)
+    assert isinstance(doc, ParsedDoc) and len(doc.warnings) == 6
+    assert doc.warnings[-1] == "3 more entries are left out for the same kinds of reason"
 
 
 def test_a_number_too_long_for_python_is_kept_as_written() -> None:
@@ -211,3 +235,25 @@ def test_an_article_saved_twice_in_a_file_is_one_hit(db_url: str, tmp_path: Path
     rerun_migration(db_url, "044")
     with db.connect(db_url) as conn:
         assert notes_to_rechunk(conn) == ["ai.json", "nlp.json"]
+
+
+def test_bookmark_files_rejected_for_one_entry_are_read_again(db_url: str) -> None:
+    """sql/045: such a file is unchanged, and an unchanged rejected file is never read again."""
+    rows = [
+        ("docs_articles", "ai.json", "not a bookmark file: body[2].url is not a string", "v1"),
+        ("docs_articles", "top.json", "not a bookmark file: 'body' is missing or not a list", "v1"),
+        ("docs_local", "n.md", "malformed YAML frontmatter: …", "v1"),
+    ]
+    with db.connect(db_url) as conn:
+        conn.cursor().executemany(
+            "INSERT INTO raw.rejected_files (source_table, file_path, reason, version)"
+            " VALUES (%s, %s, %s, %s)",
+            rows,
+        )
+        conn.commit()
+    rerun_migration(db_url, "045")
+    with db.connect(db_url) as conn:
+        versions = dict(
+            conn.execute("SELECT file_path, version FROM raw.rejected_files").fetchall()
+        )
+    assert versions == {"ai.json": "", "top.json": "v1", "n.md": "v1"}

@@ -58,9 +58,12 @@ def parse_bookmarks(
         problem = _shape_problem(value)
         if problem:
             return Rejection(path, f"not a bookmark file: {problem}")
+        entries, skipped = _usable(value["body"])
+        if skipped and not entries:  # nothing in it is a bookmark: keep the last good version
+            return Rejection(path, f"not a bookmark file: {skipped[0]}")
         meta = json_safe({k: v for k, v in value.items() if k != "body"}, bounded=False)
         body = json.dumps(
-            json_safe(value["body"], bounded=False), ensure_ascii=False, indent=1, sort_keys=True
+            json_safe(entries, bounded=False), ensure_ascii=False, indent=1, sort_keys=True
         )
     except json.JSONDecodeError as exc:
         return Rejection(path, f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
@@ -69,7 +72,7 @@ def parse_bookmarks(
         # "could not be parsed: RecursionError: maximum recursion depth exceeded ...".
         return Rejection(path, "not a bookmark file: arrays or objects nested too deeply")
     meta_text = json.dumps(meta, ensure_ascii=False, sort_keys=True)
-    return ParsedDoc(path, meta, body, content_hash(meta_text, body))
+    return ParsedDoc(path, meta, body, content_hash(meta_text, body), _skip_warnings(skipped))
 
 
 def _integer(digits: str) -> int | str:
@@ -87,15 +90,37 @@ def _shape_problem(value: Any) -> str | None:
     body = value.get("body")
     if not isinstance(body, list):
         return "'body' is missing or not a list"
+    return None
+
+
+def _usable(body: list[Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The entries of ``body`` that are bookmarks, and what is wrong with each other one. One
+    bad entry used to reject the whole file, and every good bookmark in it with it."""
+    entries: list[dict[str, Any]] = []
+    skipped: list[str] = []
     for i, item in enumerate(body):
         if not isinstance(item, dict):
-            return f"body[{i}] is a JSON {_json_type(item)}, not an object"
+            skipped.append(f"body[{i}] is a JSON {_json_type(item)}, not an object")
+            continue
         bad = [k for k in _TEXT_FIELDS if item.get(k) is not None and not isinstance(item[k], str)]
         if bad:
-            return f"body[{i}].{bad[0]} is not a string"
-        if not any(str(item.get(k) or "").strip() for k in ("title", "url", "quote")):
-            return f"body[{i}] has no title, url or quote"
-    return None
+            skipped.append(f"body[{i}].{bad[0]} is not a string")
+        elif not any(str(item.get(k) or "").strip() for k in _TEXT_FIELDS):
+            skipped.append(f"body[{i}] has no {', '.join(_TEXT_FIELDS[:-1])} or {_TEXT_FIELDS[-1]}")
+        else:
+            entries.append(item)
+    return entries, skipped
+
+
+_WARNED = 5  # skipped entries named one by one; the rest are counted
+
+
+def _skip_warnings(skipped: list[str]) -> tuple[str, ...]:
+    named = tuple(f"{problem}: the entry is left out" for problem in skipped[:_WARNED])
+    rest = len(skipped) - _WARNED
+    return named + (
+        (f"{rest:,} more entries are left out for the same kinds of reason",) if rest > 0 else ()
+    )
 
 
 def _json_type(value: Any) -> str:
