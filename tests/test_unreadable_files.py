@@ -11,6 +11,7 @@ import pytest
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.sync import store, sync_source
+from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.defs.ingest.checks import raw_docs_match_source
 from knowledge_assets.resources import PostgresResource, VaultResource
@@ -152,3 +153,14 @@ def _sync_readonly(db_url: str) -> tuple[dict[str, str], set[str]]:
         return dict(store.rejections(conn, "docs_local")), set(
             store.stored_paths(conn, "docs_local")
         )
+
+
+@pytest.mark.parametrize(
+    ("table", "named"), [("docs_local", "vault folder"), ("docs_books", "books folder")]
+)
+def test_a_missing_folder_is_named_as_the_folder_of_its_source(
+    tmp_path: Path, table: str, named: str
+) -> None:
+    """A declared source's missing folder was reported as the vault's."""
+    with pytest.raises(SourceError, match=f"^{named} .* does not exist or is not a folder$"):
+        LocalSource(tmp_path / "gone", table=table).scan()

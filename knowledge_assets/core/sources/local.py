@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from knowledge_assets.core.ingest.frontmatter import clean_text
+from knowledge_assets.core.ingest.store import source_name
 from knowledge_assets.core.sources.base import (
     MARKDOWN_SUFFIXES,
     ChangeSet,
@@ -42,10 +43,12 @@ class LocalSource:
         # The default source keeps its historical key; a declared source's key names its table.
         self.key = f"local:{self.root}" if table == "docs_local" else f"{table}:{self.root}"
         self.location = str(self.root)
+        # How errors name the folder: the vault's, or a declared source's (``books folder``).
+        self.label = "vault folder" if table == "docs_local" else f"{source_name(table)} folder"
 
     def _check(self) -> None:
         if not self.root.is_dir():
-            raise SourceError(f"vault folder {self.root} does not exist or is not a folder")
+            raise SourceError(f"{self.label} {self.root} does not exist or is not a folder")
 
     def scan(self) -> dict[str, str]:
         """Every note path (relative, POSIX) with its ``size:mtime_ns`` version token.
@@ -66,7 +69,7 @@ class LocalSource:
             except OSError as exc:
                 if folder == self.root:
                     raise SourceError(
-                        f"vault folder {self.root} cannot be read: {_why(exc)}"
+                        f"{self.label} {self.root} cannot be read: {_why(exc)}"
                     ) from exc
                 # an unreadable sub-folder must not stop the rest of the vault, nor count as deleted
                 self.unreadable[self._rel(folder) + "/"] = f"folder cannot be read: {_why(exc)}"
