@@ -126,6 +126,10 @@ class VaultResource(dg.ConfigurableResource):
     draft_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_DRAFT_MARKERS))
     created_keys: list[str] = Field(default_factory=lambda: list(DEFAULT_CREATED_KEYS))
     updated_keys: list[str] = Field(default_factory=lambda: list(DEFAULT_UPDATED_KEYS))
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Vault paths not indexed (KA_VAULT_EXCLUDE), besides Obsidian's Excluded files",
+    )
 
     def conventions(self) -> Conventions:
         """Which frontmatter marks a draft, and which keys hold the created/updated dates."""
@@ -155,7 +159,7 @@ class VaultResource(dg.ConfigurableResource):
         if self.kind == "local":
             from knowledge_assets.core.sources.local import LocalSource
 
-            return LocalSource(Path(self.path))
+            return LocalSource(Path(self.path), exclude=self.exclude)
         if self.kind == "github":
             from knowledge_assets.core.sources.github import GitHubSource
 

@@ -29,6 +29,8 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     for line in _summary(status):
         say(line)
+    for overlap in status.overlaps:
+        say(f"overlap   {overlap}")
     limit = None if args.all else SHOWN
     for title, kind, problems in (
         ("rejected", "file", status.rejected),

@@ -14,6 +14,8 @@ from knowledge_assets.cli import main
 from knowledge_assets.core import failures
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.store import doc_id
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.sources.local import LocalSource
 from tests.conftest import EXAMPLE_VAULT
 from tests.test_search import ingest
 
@@ -84,3 +86,32 @@ def test_status_of_an_empty_store_says_what_to_run(
     out = capsys.readouterr().out
     assert out.startswith("sources   none synced yet: run `knowledge-assets update`\n")
     assert "rejected" not in out and "-- fix" not in out
+
+
+def test_status_says_when_a_source_folder_lies_inside_the_vault(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A books folder kept in the vault had every book indexed, and found, twice."""
+    vault = tmp_path / "vault"
+    (vault / "Books").mkdir(parents=True)
+    (vault / "日記.md").write_text("# 日記\n\n本文。\n", encoding="utf-8")
+    (vault / "Books" / "9784003362211.md").write_text("# 本\n\n感想。\n", encoding="utf-8")
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    with db.connect(db_url) as conn:
+        conn.execute("SELECT raw.ensure_docs_table(%s)", ("docs_books",))
+        sync_source(conn, LocalSource(vault / "Books", table="docs_books"))
+        sync_source(conn, LocalSource(vault))
+        conn.commit()
+    assert main(["status"]) == 0
+    overlap = [line for line in capsys.readouterr().out.splitlines() if line.startswith("overlap")]
+    assert overlap == [
+        f"overlap   the books folder {vault / 'Books'} is inside the vault folder {vault}: its"
+        " notes are indexed and found twice; move it out of the vault, or leave it out:"
+        " KA_VAULT_EXCLUDE=Books/ (or Obsidian's Excluded files)"
+    ]
+    with db.connect(db_url) as conn:  # left out of the vault as the line says
+        sync_source(conn, LocalSource(vault, exclude=["Books/"]))
+        conn.commit()
+    assert main(["status"]) == 0
+    assert "overlap" not in capsys.readouterr().out

@@ -82,6 +82,7 @@ class SourceSettings:
     draft_markers: tuple[str, ...] = DEFAULT_DRAFT_MARKERS
     created_keys: tuple[str, ...] = DEFAULT_CREATED_KEYS
     updated_keys: tuple[str, ...] = DEFAULT_UPDATED_KEYS
+    exclude: tuple[str, ...] = ()  # vault paths not indexed, besides Obsidian's Excluded files
 
     @classmethod
     def from_env(cls) -> SourceSettings:
@@ -95,6 +96,7 @@ class SourceSettings:
             draft_markers=env_list("KA_DRAFT_MARKERS", DEFAULT_DRAFT_MARKERS),
             created_keys=env_list("KA_CREATED_KEYS", DEFAULT_CREATED_KEYS),
             updated_keys=env_list("KA_UPDATED_KEYS", DEFAULT_UPDATED_KEYS),
+            exclude=env_list("KA_VAULT_EXCLUDE", ()),
         )
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 from knowledge_assets.core.index.coverage import missing_vectors
 from knowledge_assets.core.ingest import store
@@ -54,10 +56,11 @@ class StoreStatus:
     rejected: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     failed: list[Problem] = field(default_factory=list)
+    overlaps: list[str] = field(default_factory=list)  # folders two sources both index
 
     @property
     def problems(self) -> int:
-        return len(self.rejected) + len(self.warnings) + len(self.failed)
+        return len(self.rejected) + len(self.warnings) + len(self.failed) + len(self.overlaps)
 
 
 _SOURCES = (
@@ -95,8 +98,43 @@ def read_status(conn: psycopg.Connection) -> StoreStatus:
     stored_total = sum(s.stored for s in status.sources)
     status.left_out = max(0, stored_total - status.searchable - status.superseded)
     status.missing_vectors = missing_vectors(conn) if status.model else 0
+    status.overlaps = _overlaps(conn, [(t, loc) for t, loc, *_ in tables])
     status.failed = [
         Problem(store.source_name(table), path, f"{step}: {reason}")
         for table, path, step, reason in conn.execute(_FAILED).fetchall()
     ]
     return status
+
+
+def _overlaps(conn: psycopg.Connection, places: list[tuple[str, str | None]]) -> list[str]:
+    """A source folder inside another source's folder whose notes that source stores too: each
+    of them is indexed twice, and found twice (a books folder kept in the vault)."""
+    found = []
+    folders = [(t, Path(loc)) for t, loc in places if loc and Path(loc).is_absolute()]
+    for inner_table, inner in folders:
+        for outer_table, outer in folders:
+            if inner_table == outer_table or not inner.is_relative_to(outer):
+                continue
+            rel = inner.relative_to(outer).as_posix()
+            if rel == "." or not _stores_under(conn, outer_table, rel + "/"):
+                continue
+            outer_name = "vault" if outer_table == "docs_local" else store.source_name(outer_table)
+            fix = (
+                f"move it out of the vault, or leave it out: KA_VAULT_EXCLUDE={rel}/ (or"
+                " Obsidian's Excluded files)"
+                if outer_table == "docs_local"
+                else "move it out"
+            )
+            found.append(
+                f"the {store.source_name(inner_table)} folder {inner} is inside the {outer_name}"
+                f" folder {outer}: its notes are indexed and found twice; {fix}"
+            )
+    return found
+
+
+def _stores_under(conn: psycopg.Connection, table: str, prefix: str) -> bool:
+    query = sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE starts_with(file_path, %s))").format(
+        store.raw_table(table)
+    )
+    row = conn.execute(query, (prefix,)).fetchone()
+    return bool(row and row[0])

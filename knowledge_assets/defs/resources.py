@@ -33,6 +33,7 @@ def build_resources() -> dict[str, dg.ConfigurableResource]:
             draft_markers=list(source.draft_markers),
             created_keys=list(source.created_keys),
             updated_keys=list(source.updated_keys),
+            exclude=list(source.exclude),
         ),
         "embedder": EmbedderResource(
             provider=embed.provider,

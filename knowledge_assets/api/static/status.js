@@ -13,6 +13,7 @@ export async function showStoreStatus() {
   const lines = [];
   if (!data.model) lines.push("埋め込みモデルが有効ではありません。キーワード検索だけが使えます（knowledge-assets update で有効になります）。");
   else if (data.missing_vectors) lines.push(`${data.missing_vectors.toLocaleString()} 箇所にベクトルがなく、意味検索では見つかりません（knowledge-assets update で埋め込まれます）。`);
+  for (const overlap of data.overlaps) lines.push(`二つのソースが同じフォルダーを読んでいます（ノートが二重に見つかります）: ${overlap}`);
   const groups = [
     ["読み込めなかったファイル", data.rejected, false],
     ["警告のあるノート", data.warnings, true],

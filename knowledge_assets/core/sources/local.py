@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from knowledge_assets.core.ingest.frontmatter import clean_text
@@ -17,6 +17,7 @@ from knowledge_assets.core.sources.base import (
     UnreadableFile,
     is_markdown,
 )
+from knowledge_assets.core.sources.exclusions import Exclusions, obsidian_filters
 
 # The version token of a file that is listed but cannot be stat-ed (a symlink loop, a broken
 # link): never equal to a stored token, so the file is tried, and rejected with its reason.
@@ -36,10 +37,13 @@ class LocalSource:
         *,
         suffixes: tuple[str, ...] = MARKDOWN_SUFFIXES,
         table: str = "docs_local",
+        exclude: Iterable[str] = (),
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         self.suffixes = suffixes
         self.table = table
+        # Obsidian's Excluded files, then the ones given (KA_VAULT_EXCLUDE for the vault).
+        self.exclusions = Exclusions([*obsidian_filters(self.root), *exclude])
         # The default source keeps its historical key; a declared source's key names its table.
         self.key = f"local:{self.root}" if table == "docs_local" else f"{table}:{self.root}"
         self.location = str(self.root)
@@ -85,7 +89,10 @@ class LocalSource:
         rel = self._rel(entry.path)
         try:
             if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
+                if not (self.exclusions and self.exclusions.excludes_folder(rel)):
+                    stack.append(Path(entry.path))
+                return None
+            if self.exclusions and self.exclusions.excludes(rel):
                 return None
             if not is_markdown(rel, self.suffixes):
                 if entry.is_symlink() and entry.is_dir():

@@ -1,0 +1,92 @@
+"""Folders and files of a vault that are not indexed, as Obsidian's *Excluded files* setting
+(``userIgnoreFilters`` in ``.obsidian/app.json``) leaves them out of its search, plus the ones
+``KA_VAULT_EXCLUDE`` names (comma-separated).
+
+Each entry is vault-relative, as Obsidian writes them:
+
+- a path: ``Templates/`` (or ``Templates``) leaves out that folder, ``Daily/2023`` a folder or
+  anything whose path starts with it, ``inbox.md`` one note;
+- a pattern with ``*`` or ``?`` (``*.excalidraw.md``, ``Archive/*/old``), matched against the
+  whole path, ``*`` crossing folders;
+- a regular expression between slashes (``/^Clippings\\//``), searched in the path.
+
+A note excluded later is removed from the store at the next sync, as a deleted note is (the
+mass-deletion guard still refuses to remove most of a vault at once).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["Exclusions", "obsidian_filters"]
+
+log = logging.getLogger(__name__)
+_MAX_APP_JSON = 1_000_000  # bytes: Obsidian's settings file is a few KB
+
+
+class Exclusions:
+    """Which vault-relative paths are left out."""
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        self.entries = tuple(dict.fromkeys(e.strip() for e in entries if e and e.strip()))
+        self._prefixes: list[str] = []
+        self._globs: list[re.Pattern[str]] = []
+        self._regexes: list[re.Pattern[str]] = []
+        for entry in self.entries:
+            if len(entry) > 2 and entry.startswith("/") and entry.endswith("/"):
+                try:
+                    self._regexes.append(re.compile(entry[1:-1]))
+                except re.error:
+                    log.warning("excluded-files entry %r is not a regular expression: ignored", entry)  # fmt: skip
+            elif any(c in entry for c in "*?["):
+                self._globs.append(re.compile(fnmatch.translate(entry.lstrip("/"))))
+            else:
+                self._prefixes.append(entry.lstrip("/"))
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def excludes(self, path: str) -> bool:
+        """Whether the note or folder at vault-relative ``path`` (POSIX) is left out: a path
+        entry is a prefix of it, as in Obsidian (``Daily/2023`` covers ``Daily/2023-01-01.md``)."""
+        return (
+            any(path.startswith(prefix) for prefix in self._prefixes)
+            or any(g.match(path) for g in self._globs)
+            or any(r.search(path) for r in self._regexes)
+        )
+
+    def excludes_anywhere(self, path: str) -> bool:
+        """Whether ``path`` or a folder it lies in is left out: for sources that list whole
+        paths (GitHub's tree) rather than walk folder by folder."""
+        if not self.entries:
+            return False
+        parts = path.split("/")
+        return self.excludes(path) or any(
+            self.excludes_folder("/".join(parts[:i])) for i in range(1, len(parts))
+        )
+
+    def excludes_folder(self, folder: str) -> bool:
+        """Whether everything under vault-relative ``folder`` is left out (``Templates/``, or a
+        pattern that matches the folder itself, such as ``Archive/*/old``)."""
+        return self.excludes(folder + "/") or self.excludes(folder)
+
+
+def obsidian_filters(root: Path) -> tuple[str, ...]:
+    """The *Excluded files* of the Obsidian vault at ``root`` (none when it has no readable
+    ``.obsidian/app.json``, or the setting is missing or not a list of texts)."""
+    path = root / ".obsidian" / "app.json"
+    try:
+        if path.stat().st_size > _MAX_APP_JSON:
+            return ()
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # no Obsidian settings here, or a file Obsidian is writing
+        return ()
+    filters = settings.get("userIgnoreFilters") if isinstance(settings, dict) else None
+    if not isinstance(filters, list):
+        return ()
+    return tuple(f for f in filters if isinstance(f, str))

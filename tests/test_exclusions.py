@@ -1,0 +1,90 @@
+"""Vault folders and files left out of the index, as Obsidian's *Excluded files* setting leaves
+them out of its search (``.obsidian/app.json``) and as ``KA_VAULT_EXCLUDE`` names them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.sources.exclusions import Exclusions, obsidian_filters
+from knowledge_assets.core.sources.local import LocalSource
+
+
+@pytest.mark.parametrize(
+    ("entry", "path", "excluded"),
+    [
+        ("Templates/", "Templates/日記.md", True),
+        ("Templates/", "Templates2/a.md", False),
+        ("Templates", "Templates/日記.md", True),
+        ("/Templates/", "Templates/日記.md", True),  # a leading slash: from the vault's root
+        ("Daily/2023", "Daily/2023-01-01.md", True),  # Obsidian: a prefix of the path
+        ("Daily/2023", "Daily/2024-01-01.md", False),
+        ("inbox.md", "inbox.md", True),
+        ("*.excalidraw.md", "drawings/図.excalidraw.md", True),
+        ("*.excalidraw.md", "drawings/図.md", False),
+        ("/^Clippings\\//", "Clippings/記事.md", True),
+        ("/^Clippings\\//", "notes/Clippings/記事.md", False),
+        ("/[unclosed/", "[unclosed.md", False),  # not a regular expression: ignored
+    ],
+)
+def test_an_entry_leaves_out_the_paths_it_names(entry: str, path: str, excluded: bool) -> None:
+    assert Exclusions([entry]).excludes(path) is excluded
+
+
+def test_a_pattern_may_name_a_folder_by_itself() -> None:
+    exclusions = Exclusions(["Archive/*/old"])
+    assert exclusions.excludes_folder("Archive/2020/old")
+    assert exclusions.excludes_anywhere("Archive/2020/old/メモ.md")
+    assert not exclusions.excludes_anywhere("Archive/2020/new/メモ.md")
+
+
+@pytest.mark.parametrize(
+    ("text", "filters"),
+    [
+        ('{"userIgnoreFilters": ["Templates/", "/^x/", 3]}', ("Templates/", "/^x/")),
+        ('{"alwaysUpdateLinks": true}', ()),
+        ('{"userIgnoreFilters": "Templates/"}', ()),
+        ("{not json", ()),  # a file Obsidian is in the middle of writing
+        ("[]", ()),
+    ],
+)
+def test_obsidians_excluded_files_are_read_from_its_settings(
+    tmp_path: Path, text: str, filters: tuple[str, ...]
+) -> None:
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / ".obsidian" / "app.json").write_text(text, encoding="utf-8")
+    assert obsidian_filters(tmp_path) == filters
+    assert obsidian_filters(tmp_path / "no-vault") == ()
+
+
+def _vault(root: Path) -> Path:
+    for path in (
+        "日記/一日.md",
+        "Templates/日記.md",
+        "Templates/会議.md",
+        "drawings/図.excalidraw.md",
+    ):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(f"# {path}\n\n本文。\n", encoding="utf-8")
+    return root
+
+
+def test_excluded_notes_are_not_indexed_and_leave_the_store_once_excluded(
+    db_url: str, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path / "vault")
+    with db.connect(db_url) as conn:
+        first = sync_source(conn, LocalSource(vault))
+        assert len(first.new) == 4
+        (vault / ".obsidian").mkdir()
+        (vault / ".obsidian" / "app.json").write_text(
+            json.dumps({"userIgnoreFilters": ["Templates/"]}), encoding="utf-8"
+        )
+        again = sync_source(conn, LocalSource(vault, exclude=["*.excalidraw.md"]))
+        stored = [r[0] for r in conn.execute("SELECT file_path FROM raw.docs_local")]
+    assert sorted(again.deleted) == ["Templates/会議.md", "Templates/日記.md", "drawings/図.excalidraw.md"]  # fmt: skip
+    assert stored == ["日記/一日.md"]
