@@ -74,13 +74,14 @@ class GitHubSource:
         """What changed since commit ``since``: by the compare API, else by the full tree.
 
         The full tree is read when ``since`` is None, unknown to GitHub, not an ancestor of the
-        head (a force-push), or when the comparison lists too many files to be complete.
+        head (a force-push), when the comparison lists too many files to be complete, or when
+        a file a previous sync could not read waits to be read again.
         """
         head = self._head = self.head()
         self._blobs = {}
-        if since == head:
+        if since == head and not self._unread(known):
             return ChangeSet(head=head, base=since)
-        files = self._compare(since, head) if since else None
+        files = self._compare(since, head) if since and not self._unread(known) else None
         if files is None:
             return self._full(head, since, known)
         changes = ChangeSet(head=head, base=since)
@@ -107,6 +108,13 @@ class GitHubSource:
             return self.api.blob(sha, path)
         except HTTPError as exc:
             raise UnreadableFile(f"GitHub did not serve the file (HTTP {exc.status})") from exc
+
+    def _unread(self, known: Mapping[str, str]) -> bool:
+        """True when a file under the prefix has no version: a previous sync could not read it
+        (GitHub did not serve it, a 403 or 404) and kept what was stored. A diff lists only what
+        changed since, and such a file need not have changed, so it would never be read again
+        (a new note stays missing, an edited one stale): the whole tree is compared instead."""
+        return any(not version and self._wanted(path) for path, version in known.items())
 
     def _wanted(self, path: str) -> bool:
         scope = f"{self.prefix}/" if self.prefix else ""

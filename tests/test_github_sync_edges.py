@@ -1,0 +1,70 @@
+"""GitHub sync at the edges a real repository meets: files GitHub would not serve for a while,
+renames onto a path's case or Unicode twin, and a server that echoes the token in its errors.
+The loopback GitHub server, real sync, real store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import store, sync_source
+from knowledge_assets.core.ingest.sync_report import SyncReport
+from knowledge_assets.core.sources.github import GitHubSource
+from tests.fakes.github_server import FakeGitHub, git_sha
+
+TOKEN = "ghp_fake_token_for_edge_tests_0123"
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with FakeGitHub(token=TOKEN) as fake:
+        yield fake
+
+
+def _sync(url: str, gh: FakeGitHub, **options: bool) -> SyncReport:
+    source = GitHubSource(
+        gh.repo, prefix="vault", token=TOKEN, base_url=gh.base_url, max_retries=1,
+        sleep=lambda _s: None,
+    )  # fmt: skip
+    with db.connect(url) as conn:
+        return sync_source(conn, source, **options)
+
+
+def _notes(url: str) -> dict[str, str]:
+    with db.connect(url) as conn:
+        return dict(conn.execute("SELECT file_path, content FROM raw.docs_github").fetchall())
+
+
+def _rejected(url: str) -> list[str]:
+    with db.connect(url) as conn:
+        return [path for path, _ in store.rejections(conn, "docs_github")]
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["edited-note", "new-note"])
+def test_a_file_github_did_not_serve_is_read_at_a_later_sync(
+    db_url: str, gh: FakeGitHub, stored: bool
+) -> None:
+    """A file GitHub did not serve once (a 404 or 403 for its blob) was never read again by
+    the diffs that followed, which do not list it: an edited note stayed stale, a new one
+    missing, until a full sync."""
+    gh.commit({"vault/a.md": b"# a\n\nfirst\n", "vault/b.md": b"# b\n"} if stored else {})
+    _sync(db_url, gh)
+    text = "# a\n\n二度目\n".encode()
+    gh.commit({"vault/a.md": text, "vault/b.md": b"# b\n"})
+    blob = gh.blobs.pop(git_sha("blob", text))  # GitHub answers 404 for this blob for a while
+    failed = _sync(db_url, gh)
+    assert failed.rejected == [("vault/a.md", "GitHub did not serve the file (HTTP 404)")]
+    assert _notes(db_url).get("vault/a.md") == ("# a\n\nfirst\n" if stored else None)
+    gh.blobs[git_sha("blob", text)] = blob
+    gh.commit({"vault/c.md": b"# c\n"})  # a later push that does not touch the file
+    later = _sync(db_url, gh)
+    assert (later.changed, later.new) == (
+        (["vault/a.md"], ["vault/c.md"]) if stored else ([], ["vault/a.md", "vault/c.md"])
+    )
+    assert _notes(db_url)["vault/a.md"] == "# a\n\n二度目\n" and _rejected(db_url) == []
+    # Read with its version: the sync after that is a diff again, and reads nothing.
+    gh.requests.clear()
+    gh.commit({"vault/d.md": b"# d\n"})
+    assert _sync(db_url, gh).fetched == 1 and not gh.paths("/git/trees/")
