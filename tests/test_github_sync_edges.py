@@ -4,6 +4,7 @@ The loopback GitHub server, real sync, real store."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 
 import pytest
@@ -68,3 +69,28 @@ def test_a_file_github_did_not_serve_is_read_at_a_later_sync(
     gh.requests.clear()
     gh.commit({"vault/d.md": b"# d\n"})
     assert _sync(db_url, gh).fetched == 1 and not gh.paths("/git/trees/")
+
+
+@pytest.mark.parametrize(
+    "twin",
+    ["vault/note.md", unicodedata.normalize("NFD", "vault/ガイド.md")],
+    ids=["case", "nfd"],
+)
+def test_a_note_renamed_onto_a_twin_path_is_rejected_as_its_duplicate(
+    db_url: str, gh: FakeGitHub, twin: str
+) -> None:
+    """A note renamed to the case or Unicode twin of another note's path was moved unread and
+    stored beside it; a first sync of the same tree rejects it as that note's duplicate."""
+    kept = "vault/Note.md" if twin == "vault/note.md" else unicodedata.normalize("NFC", twin)
+    gh.commit({"vault/x.md": b"# x\n", kept: b"# kept\n"})
+    _sync(db_url, gh)
+    gh.commit({}, {"vault/x.md": twin})
+    report = _sync(db_url, gh)
+    how = "case" if twin == "vault/note.md" else "Unicode normalization"
+    assert report.rejected == [(twin, f"duplicate of {kept} (paths differ only in {how})")]
+    assert (report.deleted, report.renamed) == (["vault/x.md"], [])
+    assert _notes(db_url) == {kept: "# kept\n"} and _rejected(db_url) == [twin]
+    # Its twin renamed away, it is read again and stored.
+    gh.commit({}, {kept: "vault/other.md"})
+    again = _sync(db_url, gh)
+    assert again.new == [twin] and _notes(db_url) == {"vault/other.md": "# kept\n", twin: "# x\n"}
