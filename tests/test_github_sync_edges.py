@@ -94,3 +94,26 @@ def test_a_note_renamed_onto_a_twin_path_is_rejected_as_its_duplicate(
     gh.commit({}, {kept: "vault/other.md"})
     again = _sync(db_url, gh)
     assert again.new == [twin] and _notes(db_url) == {"vault/other.md": "# kept\n", twin: "# x\n"}
+
+
+def test_a_server_echoing_the_token_in_errors_still_gets_them_handled(db_url: str) -> None:
+    """An error whose body quoted the token was scrubbed into a RuntimeError, which the sync no
+    longer recognised: a blob GitHub would not serve ended the sync instead of rejecting that
+    file, and a comparison after a force-push failed instead of reading the whole tree."""
+    with FakeGitHub(token=TOKEN, echo_auth=True) as gh:
+        gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"# b\n"})
+        _sync(db_url, gh)
+        gh.commit({"vault/a.md": b"# a\n\nedited\n", "vault/b.md": b"# b\n\nedited\n"})
+        del gh.blobs[git_sha("blob", b"# a\n\nedited\n")]
+        report = _sync(db_url, gh)
+        assert report.rejected == [("vault/a.md", "GitHub did not serve the file (HTTP 404)")]
+        assert report.changed == ["vault/b.md"] and TOKEN not in repr(report)
+        gh.blobs[git_sha("blob", b"# a\n\nedited\n")] = b"# a\n\nedited\n"
+        assert _sync(db_url, gh).changed == ["vault/a.md"]
+        gh.branches.pop("main")  # a force-push of an unrelated history: no common ancestor
+        gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"# b\n"})
+        gh.requests.clear()
+        forced = _sync(db_url, gh)
+        assert gh.paths("/compare/") and gh.paths("/git/trees/")
+    assert forced.changed == ["vault/a.md", "vault/b.md"]
+    assert _notes(db_url) == {"vault/a.md": "# a\n", "vault/b.md": "# b\n"}
