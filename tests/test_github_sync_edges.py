@@ -13,7 +13,7 @@ from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.sources.github import GitHubSource
-from tests.fakes.github_server import FakeGitHub, git_sha
+from tests.fakes.github_server import SUBMODULE, SYMLINK, FakeGitHub, git_sha
 
 TOKEN = "ghp_fake_token_for_edge_tests_0123"
 
@@ -117,3 +117,24 @@ def test_a_server_echoing_the_token_in_errors_still_gets_them_handled(db_url: st
         assert gh.paths("/compare/") and gh.paths("/git/trees/")
     assert forced.changed == ["vault/a.md", "vault/b.md"]
     assert _notes(db_url) == {"vault/a.md": "# a\n", "vault/b.md": "# b\n"}
+
+
+@pytest.mark.parametrize("mode", [SYMLINK, SUBMODULE], ids=["symlink", "submodule"])
+def test_a_note_made_a_symlink_or_submodule_goes_in_a_diff_as_in_a_full_sync(
+    db_url: str, gh: FakeGitHub, mode: str
+) -> None:
+    """A comparison lists a note made a symlink as "changed" without its new kind: its blob,
+    the link's target, was stored as the note's text ("a.md"), which a full sync then deleted."""
+    gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"# b\n"})
+    _sync(db_url, gh)
+    gh.commit({"vault/b.md": b"a.md" if mode == SYMLINK else b"0" * 40}, modes={"vault/b.md": mode})
+    gh.requests.clear()
+    report = _sync(db_url, gh)
+    assert gh.paths("/compare/") and gh.paths("/git/trees/")
+    assert (report.deleted, report.changed, report.rejected) == (["vault/b.md"], [], [])
+    assert _notes(db_url) == {"vault/a.md": "# a\n"}
+    full = _sync(db_url, gh, full=True)
+    assert (full.deleted, full.new, full.fetched) == ([], [], 0)
+    gh.commit({"vault/b.md": "# b\n\n戻った\n".encode()})  # a note again
+    back = _sync(db_url, gh)
+    assert back.new == ["vault/b.md"] and _notes(db_url)["vault/b.md"] == "# b\n\n戻った\n"

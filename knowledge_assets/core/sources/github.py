@@ -17,7 +17,10 @@ from knowledge_assets.core.sources.github_api import GitHubAPI, HTTPError, decod
 # GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
 # lists that many may be truncated, so the full tree is compared instead.
 COMPARE_FILE_LIMIT = 300
-_FETCH_STATUSES = frozenset({"added", "modified", "changed", "copied"})
+_FETCH_STATUSES = frozenset({"added", "modified", "copied"})
+# A comparison's status for a path whose kind changed (a note made a symlink or a submodule, or
+# a symlink made a note): the comparison does not say what the path is now, the tree does.
+_RETYPED = "changed"
 _SYMLINK_MODE = "120000"
 _Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
 
@@ -154,6 +157,11 @@ class GitHubSource:
         found = self.api.found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
         if found is None or found[0] not in ("ahead", "identical"):
             return None  # unusable, or ``since`` is not an ancestor of the head (a force-push)
+        # A note made a symlink was read through its blob, which holds the link's target: the
+        # note's text became "other.md" (a full sync skips symlinks and deletes it). So a
+        # comparison listing a note whose kind changed is left for the tree, which has modes.
+        if any(status == _RETYPED and self._wanted(path) for status, path, _, _ in found[1]):
+            return None
         return found[1] if len(found[1]) < COMPARE_FILE_LIMIT else None
 
     def _full(self, head: str, since: str | None, known: Mapping[str, str]) -> ChangeSet:
