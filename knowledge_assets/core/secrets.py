@@ -13,7 +13,6 @@ Secrets are recognised by value (the environment variables in :data:`SECRET_ENV`
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -136,7 +135,12 @@ def scrubbed(exc: BaseException, extra: Iterable[str | None] = ()) -> BaseExcept
     clean: BaseException | None = None
     try:
         if type(exc).__module__.startswith("knowledge_assets."):
-            clean = copy.copy(exc)
+            # Made without calling ``__init__``, whose arguments need not be the message alone
+            # (an HTTP error takes its status first): a copy called it with ``args`` and failed,
+            # and the error became a RuntimeError its handlers no longer caught. Notes are left
+            # out: they are not redacted.
+            clean = type(exc).__new__(type(exc), message)
+            clean.__dict__.update({k: v for k, v in vars(exc).items() if k != "__notes__"})
             clean.args = (message,)
         else:
             clean = type(exc)(message)

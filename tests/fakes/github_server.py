@@ -2,6 +2,7 @@
 
     with FakeGitHub(token="t0ken") as gh:           # serves on 127.0.0.1, a free port
         sha = gh.commit({"notes/a.md": b"# A"})     # None deletes; renames={old: new} moves
+        gh.commit({"notes/l.md": b"a.md"}, modes={"notes/l.md": SYMLINK})  # a symlink to a.md
         GitHubSource(gh.repo, token="t0ken", base_url=gh.base_url)
         gh.fail_next(502, times=2)                  # canned answers served before normal ones
         gh.requests                                 # [(method, path?query), ...]
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 Answer = tuple[int, Any, dict[str, str]]
 CONTENTS_MAX_BYTES = 1024 * 1024  # the contents API leaves larger files' content empty
+FILE, SYMLINK, SUBMODULE = "100644", "120000", "160000"  # git tree entry modes
 
 
 def git_sha(kind: str, data: bytes) -> str:
@@ -41,9 +43,10 @@ class FakeCommit:
     sha: str
     tree: str
     parent: str | None
-    files: dict[str, str]  # path -> blob sha
+    files: dict[str, str]  # path -> blob sha (a submodule's: its commit sha)
     renames: dict[str, str]  # old -> new, made by this commit
     message: str
+    modes: dict[str, str]  # path -> mode, for entries other than a plain file (FILE)
 
 
 class FakeGitHub:
@@ -123,25 +126,37 @@ class FakeGitHub:
         renames: dict[str, str] | None = None,
         branch: str | None = None,
         message: str = "change",
+        modes: dict[str, str] | None = None,
     ) -> str:
-        """Commit on ``branch``: renames first, then writes (``None`` deletes). Returns the SHA."""
+        """Commit on ``branch``: renames first, then writes (``None`` deletes). Returns the SHA.
+
+        ``modes`` makes a written path a symlink (SYMLINK: its data is the link's target) or a
+        submodule (SUBMODULE: its data is the submodule commit's SHA)."""
         branch = branch or self.default_branch
         renames = dict(renames or {})
         with self._lock:
             parent = self.branches.get(branch)
             state = dict(self.commits[parent].files) if parent else {}
+            kinds = dict(self.commits[parent].modes) if parent else {}
             for old, new in renames.items():
                 state[new] = state.pop(old)
+                if old in kinds:
+                    kinds[new] = kinds.pop(old)
             for path, data in (files or {}).items():
+                kinds.pop(path, None)
                 if data is None:
                     state.pop(path, None)
+                elif (modes or {}).get(path) == SUBMODULE:
+                    state[path], kinds[path] = data.decode(), SUBMODULE
                 else:
                     state[path] = git_sha("blob", data)
                     self.blobs[state[path]] = data
-            tree = self._store_tree(state)
+                    if (modes or {}).get(path, FILE) != FILE:
+                        kinds[path] = (modes or {})[path]
+            tree = self._store_tree(state, kinds)
             body = f"tree {tree}\nparent {parent}\n#{len(self.commits)}\n\n{message}\n"
             sha = git_sha("commit", body.encode())
-            self.commits[sha] = FakeCommit(sha, tree, parent, state, renames, message)
+            self.commits[sha] = FakeCommit(sha, tree, parent, state, renames, message, kinds)
             self.branches[branch] = sha
         return sha
 
@@ -196,17 +211,21 @@ class FakeGitHub:
     def _resolve(self, ref: str) -> FakeCommit | None:
         return self.commits.get(ref) or self.commits.get(self.branches.get(ref, ""))
 
-    def _store_tree(self, files: dict[str, str]) -> str:
+    def _store_tree(self, files: dict[str, str], modes: dict[str, str]) -> str:
         entries: dict[str, tuple[str, str, str]] = {}
         folders: dict[str, dict[str, str]] = {}
+        inner_modes: dict[str, dict[str, str]] = {}
         for path, sha in files.items():
             name, _, rest = path.partition("/")
             if rest:
                 folders.setdefault(name, {})[rest] = sha
+                if path in modes:
+                    inner_modes.setdefault(name, {})[rest] = modes[path]
             else:
-                entries[name] = ("100644", "blob", sha)
+                mode = modes.get(path, FILE)
+                entries[name] = (mode, "commit" if mode == SUBMODULE else "blob", sha)
         for name, inner in folders.items():
-            entries[name] = ("040000", "tree", self._store_tree(inner))
+            entries[name] = ("040000", "tree", self._store_tree(inner, inner_modes.get(name, {})))
         ordered = sorted(entries.items(), key=lambda e: e[0] + ("/" if e[1][1] == "tree" else ""))
         raw = b"".join(
             f"{mode.lstrip('0')} {name}\0".encode() + bytes.fromhex(sha)
@@ -274,6 +293,8 @@ class FakeGitHub:
         if commit is None:
             return _not_found()
         path = path.strip("/")
+        if path in commit.files and path in commit.modes:  # a symlink or a submodule
+            return 200, self._special_json(path, commit), {}
         if path in commit.files:
             return 200, self._content_json(path, commit.files[path]), {}
         inside = f"{path}/" if path else ""
@@ -282,6 +303,15 @@ class FakeGitHub:
             return _not_found()
         listing = [{"type": "dir", "name": n, "path": inside + n, "sha": ""} for n in children]
         return 200, sorted(listing, key=lambda e: e["name"]), {}
+
+    def _special_json(self, path: str, commit: FakeCommit) -> dict[str, Any]:
+        """The contents API's answer for a symlink (whose target is not resolved here) or a
+        submodule: no ``content``, and a ``type`` other than ``file``."""
+        sha, mode = commit.files[path], commit.modes[path]
+        body = {"name": path.rsplit("/", 1)[-1], "path": path, "sha": sha, "size": 0}
+        if mode == SYMLINK:
+            return {**body, "type": "symlink", "target": self.blobs[sha].decode()}
+        return {**body, "type": "submodule", "submodule_git_url": "https://example.invalid/m"}
 
     def _content_json(self, path: str, sha: str) -> dict[str, Any]:
         data = self.blobs[sha]
@@ -345,14 +375,20 @@ class FakeGitHub:
     def _diff(self, base: str, commits: list[FakeCommit]) -> list[dict[str, Any]]:
         old = self.commits[base].files
         new = commits[-1].files if commits else old
+        old_modes = self.commits[base].modes
+        new_modes = commits[-1].modes if commits else old_modes
         origin: dict[str, str] = {}  # path at head -> path at base, following explicit renames
         for commit in commits:
             for before, after in commit.renames.items():
                 origin[after] = origin.pop(before, before)
         gone = sorted(path for path in old if path not in new)
-        files = [
-            _file(path, "modified", sha) for path, sha in new.items() if old.get(path, sha) != sha
-        ]
+        files = []
+        for path, sha in new.items():
+            retyped = path in old and old_modes.get(path) != new_modes.get(path)
+            if retyped:  # a file made a symlink, or back: git's type change
+                files.append(_file(path, "changed", sha))
+            elif old.get(path, sha) != sha:
+                files.append(_file(path, "modified", sha))
         for path in sorted(set(new) - set(old)):
             source = origin.get(path)
             if source not in gone:  # git's rename detection, for identical content only

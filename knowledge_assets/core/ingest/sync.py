@@ -56,6 +56,7 @@ def sync_source(
     reread_case_duplicates(set(stored), known, changes)
     report = SyncReport(source=source.key, head=changes.head, base=base)
     losers = case_losers(set(stored), changes)
+    _reread_renamed_duplicates(known, changes, losers)
     progress = progress or Progress("raw_docs", "files")
     with conn.transaction():
         moves = _remove(conn, table, changes, stored, report)
@@ -95,11 +96,27 @@ def _reread_renamed_rejections(
     the rejection would otherwise stay listed under a path that no longer exists, and the file
     at its new path never be read (its version is the rejected one's)."""
     for old, new in [pair for pair in changes.renamed if pair[0] not in stored]:
-        changes.renamed.remove((old, new))
-        changes.deleted.append(old)
-        if new not in changes.fetch:
-            changes.fetch.append(new)
-            changes.versions[new] = known.get(old, "")
+        _read_at_new_path(known, changes, old, new)
+
+
+def _reread_renamed_duplicates(
+    known: Mapping[str, str], changes: ChangeSet, losers: Mapping[str, str]
+) -> None:
+    """A note renamed onto the case or Unicode duplicate of another path (``x.md`` to
+    ``note.md`` beside ``Note.md``) is read at its new path, where it is rejected as that
+    duplicate, and its old path is deleted. Moved in place unread, it was stored under the
+    new path beside its twin, and no later sync read it again (its version was unchanged)."""
+    for old, new in [pair for pair in changes.renamed if pair[1] in losers]:
+        _read_at_new_path(known, changes, old, new)
+
+
+def _read_at_new_path(known: Mapping[str, str], changes: ChangeSet, old: str, new: str) -> None:
+    """Turn the rename ``old`` -> ``new`` into the deletion of ``old`` and a read of ``new``."""
+    changes.renamed.remove((old, new))
+    changes.deleted.append(old)
+    if new not in changes.fetch:
+        changes.fetch.append(new)
+        changes.versions[new] = known.get(old, "")
 
 
 def _record_unreadable_folders(

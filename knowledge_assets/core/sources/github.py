@@ -17,7 +17,10 @@ from knowledge_assets.core.sources.github_api import GitHubAPI, HTTPError, decod
 # GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
 # lists that many may be truncated, so the full tree is compared instead.
 COMPARE_FILE_LIMIT = 300
-_FETCH_STATUSES = frozenset({"added", "modified", "changed", "copied"})
+_FETCH_STATUSES = frozenset({"added", "modified", "copied"})
+# A comparison's status for a path whose kind changed (a note made a symlink or a submodule, or
+# a symlink made a note): the comparison does not say what the path is now, the tree does.
+_RETYPED = "changed"
 _SYMLINK_MODE = "120000"
 _Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
 
@@ -74,13 +77,14 @@ class GitHubSource:
         """What changed since commit ``since``: by the compare API, else by the full tree.
 
         The full tree is read when ``since`` is None, unknown to GitHub, not an ancestor of the
-        head (a force-push), or when the comparison lists too many files to be complete.
+        head (a force-push), when the comparison lists too many files to be complete, or when
+        a file a previous sync could not read waits to be read again.
         """
         head = self._head = self.head()
         self._blobs = {}
-        if since == head:
+        if since == head and not self._unread(known):
             return ChangeSet(head=head, base=since)
-        files = self._compare(since, head) if since else None
+        files = self._compare(since, head) if since and not self._unread(known) else None
         if files is None:
             return self._full(head, since, known)
         changes = ChangeSet(head=head, base=since)
@@ -107,6 +111,13 @@ class GitHubSource:
             return self.api.blob(sha, path)
         except HTTPError as exc:
             raise UnreadableFile(f"GitHub did not serve the file (HTTP {exc.status})") from exc
+
+    def _unread(self, known: Mapping[str, str]) -> bool:
+        """True when a file under the prefix has no version: a previous sync could not read it
+        (GitHub did not serve it, a 403 or 404) and kept what was stored. A diff lists only what
+        changed since, and such a file need not have changed, so it would never be read again
+        (a new note stays missing, an edited one stale): the whole tree is compared instead."""
+        return any(not version and self._wanted(path) for path, version in known.items())
 
     def _wanted(self, path: str) -> bool:
         scope = f"{self.prefix}/" if self.prefix else ""
@@ -146,6 +157,11 @@ class GitHubSource:
         found = self.api.found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
         if found is None or found[0] not in ("ahead", "identical"):
             return None  # unusable, or ``since`` is not an ancestor of the head (a force-push)
+        # A note made a symlink was read through its blob, which holds the link's target: the
+        # note's text became "other.md" (a full sync skips symlinks and deletes it). So a
+        # comparison listing a note whose kind changed is left for the tree, which has modes.
+        if any(status == _RETYPED and self._wanted(path) for status, path, _, _ in found[1]):
+            return None
         return found[1] if len(found[1]) < COMPARE_FILE_LIMIT else None
 
     def _full(self, head: str, since: str | None, known: Mapping[str, str]) -> ChangeSet:

@@ -1,0 +1,140 @@
+"""GitHub sync at the edges a real repository meets: files GitHub would not serve for a while,
+renames onto a path's case or Unicode twin, and a server that echoes the token in its errors.
+The loopback GitHub server, real sync, real store."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+
+import pytest
+
+from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.sync import store, sync_source
+from knowledge_assets.core.ingest.sync_report import SyncReport
+from knowledge_assets.core.sources.github import GitHubSource
+from tests.fakes.github_server import SUBMODULE, SYMLINK, FakeGitHub, git_sha
+
+TOKEN = "ghp_fake_token_for_edge_tests_0123"
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with FakeGitHub(token=TOKEN) as fake:
+        yield fake
+
+
+def _sync(url: str, gh: FakeGitHub, **options: bool) -> SyncReport:
+    source = GitHubSource(
+        gh.repo, prefix="vault", token=TOKEN, base_url=gh.base_url, max_retries=1,
+        sleep=lambda _s: None,
+    )  # fmt: skip
+    with db.connect(url) as conn:
+        return sync_source(conn, source, **options)
+
+
+def _notes(url: str) -> dict[str, str]:
+    with db.connect(url) as conn:
+        return dict(conn.execute("SELECT file_path, content FROM raw.docs_github").fetchall())
+
+
+def _rejected(url: str) -> list[str]:
+    with db.connect(url) as conn:
+        return [path for path, _ in store.rejections(conn, "docs_github")]
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["edited-note", "new-note"])
+def test_a_file_github_did_not_serve_is_read_at_a_later_sync(
+    db_url: str, gh: FakeGitHub, stored: bool
+) -> None:
+    """A file GitHub did not serve once (a 404 or 403 for its blob) was never read again by
+    the diffs that followed, which do not list it: an edited note stayed stale, a new one
+    missing, until a full sync."""
+    gh.commit({"vault/a.md": b"# a\n\nfirst\n", "vault/b.md": b"# b\n"} if stored else {})
+    _sync(db_url, gh)
+    text = "# a\n\n二度目\n".encode()
+    gh.commit({"vault/a.md": text, "vault/b.md": b"# b\n"})
+    blob = gh.blobs.pop(git_sha("blob", text))  # GitHub answers 404 for this blob for a while
+    failed = _sync(db_url, gh)
+    assert failed.rejected == [("vault/a.md", "GitHub did not serve the file (HTTP 404)")]
+    assert _notes(db_url).get("vault/a.md") == ("# a\n\nfirst\n" if stored else None)
+    gh.blobs[git_sha("blob", text)] = blob
+    gh.commit({"vault/c.md": b"# c\n"})  # a later push that does not touch the file
+    later = _sync(db_url, gh)
+    assert (later.changed, later.new) == (
+        (["vault/a.md"], ["vault/c.md"]) if stored else ([], ["vault/a.md", "vault/c.md"])
+    )
+    assert _notes(db_url)["vault/a.md"] == "# a\n\n二度目\n" and _rejected(db_url) == []
+    # Read with its version: the sync after that is a diff again, and reads nothing.
+    gh.requests.clear()
+    gh.commit({"vault/d.md": b"# d\n"})
+    assert _sync(db_url, gh).fetched == 1 and not gh.paths("/git/trees/")
+
+
+@pytest.mark.parametrize(
+    "twin",
+    ["vault/note.md", unicodedata.normalize("NFD", "vault/ガイド.md")],
+    ids=["case", "nfd"],
+)
+def test_a_note_renamed_onto_a_twin_path_is_rejected_as_its_duplicate(
+    db_url: str, gh: FakeGitHub, twin: str
+) -> None:
+    """A note renamed to the case or Unicode twin of another note's path was moved unread and
+    stored beside it; a first sync of the same tree rejects it as that note's duplicate."""
+    kept = "vault/Note.md" if twin == "vault/note.md" else unicodedata.normalize("NFC", twin)
+    gh.commit({"vault/x.md": b"# x\n", kept: b"# kept\n"})
+    _sync(db_url, gh)
+    gh.commit({}, {"vault/x.md": twin})
+    report = _sync(db_url, gh)
+    how = "case" if twin == "vault/note.md" else "Unicode normalization"
+    assert report.rejected == [(twin, f"duplicate of {kept} (paths differ only in {how})")]
+    assert (report.deleted, report.renamed) == (["vault/x.md"], [])
+    assert _notes(db_url) == {kept: "# kept\n"} and _rejected(db_url) == [twin]
+    # Its twin renamed away, it is read again and stored.
+    gh.commit({}, {kept: "vault/other.md"})
+    again = _sync(db_url, gh)
+    assert again.new == [twin] and _notes(db_url) == {"vault/other.md": "# kept\n", twin: "# x\n"}
+
+
+def test_a_server_echoing_the_token_in_errors_still_gets_them_handled(db_url: str) -> None:
+    """An error whose body quoted the token was scrubbed into a RuntimeError, which the sync no
+    longer recognised: a blob GitHub would not serve ended the sync instead of rejecting that
+    file, and a comparison after a force-push failed instead of reading the whole tree."""
+    with FakeGitHub(token=TOKEN, echo_auth=True) as gh:
+        gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"# b\n"})
+        _sync(db_url, gh)
+        gh.commit({"vault/a.md": b"# a\n\nedited\n", "vault/b.md": b"# b\n\nedited\n"})
+        del gh.blobs[git_sha("blob", b"# a\n\nedited\n")]
+        report = _sync(db_url, gh)
+        assert report.rejected == [("vault/a.md", "GitHub did not serve the file (HTTP 404)")]
+        assert report.changed == ["vault/b.md"] and TOKEN not in repr(report)
+        gh.blobs[git_sha("blob", b"# a\n\nedited\n")] = b"# a\n\nedited\n"
+        assert _sync(db_url, gh).changed == ["vault/a.md"]
+        gh.branches.pop("main")  # a force-push of an unrelated history: no common ancestor
+        gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"# b\n"})
+        gh.requests.clear()
+        forced = _sync(db_url, gh)
+        assert gh.paths("/compare/") and gh.paths("/git/trees/")
+    assert forced.changed == ["vault/a.md", "vault/b.md"]
+    assert _notes(db_url) == {"vault/a.md": "# a\n", "vault/b.md": "# b\n"}
+
+
+@pytest.mark.parametrize("mode", [SYMLINK, SUBMODULE], ids=["symlink", "submodule"])
+def test_a_note_made_a_symlink_or_submodule_goes_in_a_diff_as_in_a_full_sync(
+    db_url: str, gh: FakeGitHub, mode: str
+) -> None:
+    """A comparison lists a note made a symlink as "changed" without its new kind: its blob,
+    the link's target, was stored as the note's text ("a.md"), which a full sync then deleted."""
+    gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"# b\n"})
+    _sync(db_url, gh)
+    gh.commit({"vault/b.md": b"a.md" if mode == SYMLINK else b"0" * 40}, modes={"vault/b.md": mode})
+    gh.requests.clear()
+    report = _sync(db_url, gh)
+    assert gh.paths("/compare/") and gh.paths("/git/trees/")
+    assert (report.deleted, report.changed, report.rejected) == (["vault/b.md"], [], [])
+    assert _notes(db_url) == {"vault/a.md": "# a\n"}
+    full = _sync(db_url, gh, full=True)
+    assert (full.deleted, full.new, full.fetched) == ([], [], 0)
+    gh.commit({"vault/b.md": "# b\n\n戻った\n".encode()})  # a note again
+    back = _sync(db_url, gh)
+    assert back.new == ["vault/b.md"] and _notes(db_url)["vault/b.md"] == "# b\n\n戻った\n"
