@@ -10,6 +10,7 @@ import pytest
 
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest.formats import parse_file
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection
 from knowledge_assets.core.ingest.sync import sync_source
@@ -257,3 +258,24 @@ def test_bookmark_files_rejected_for_one_entry_are_read_again(db_url: str) -> No
             conn.execute("SELECT file_path, version FROM raw.rejected_files").fetchall()
         )
     assert versions == {"ai.json": "", "top.json": "v1", "n.md": "v1"}
+
+
+POINTER = (
+    b"version https://git-lfs.github.com/spec/v1\n"
+    b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n"
+)
+
+
+@pytest.mark.parametrize("path", ["notes/大きな.md", "marks/ai.json"])
+def test_a_git_lfs_pointer_is_rejected_instead_of_stored_as_the_note(path: str) -> None:
+    """A note kept in LFS, read from a clone without `git lfs pull` or through GitHub's API,
+    became a note whose text was the pointer."""
+    found = parse_file(path, POINTER)
+    assert isinstance(found, Rejection) and found.reason.startswith(
+        "a Git LFS pointer, not the file"
+    )
+
+
+def test_a_note_about_lfs_pointers_is_a_note() -> None:
+    text = POINTER + "\n".join(["LFS のポインターの書式について。"] * 40).encode()
+    assert isinstance(parse_file("lfs.md", text), ParsedDoc)
