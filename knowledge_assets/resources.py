@@ -173,6 +173,7 @@ class VaultResource(dg.ConfigurableResource):
                 base_url=self.base_url,
                 max_retries=self.max_retries if max_retries is None else max_retries,
                 max_backoff_s=self.max_backoff_s if max_backoff_s is None else max_backoff_s,
+                exclude=self.exclude,
             )
         raise dg.Failure(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
 

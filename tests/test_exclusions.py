@@ -11,7 +11,9 @@ import pytest
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.exclusions import Exclusions, obsidian_filters
+from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.core.sources.local import LocalSource
+from tests.fakes.github_server import FakeGitHub
 
 
 @pytest.mark.parametrize(
@@ -88,3 +90,17 @@ def test_excluded_notes_are_not_indexed_and_leave_the_store_once_excluded(
         stored = [r[0] for r in conn.execute("SELECT file_path FROM raw.docs_local")]
     assert sorted(again.deleted) == ["Templates/会議.md", "Templates/日記.md", "drawings/図.excalidraw.md"]  # fmt: skip
     assert stored == ["日記/一日.md"]
+
+
+def test_a_github_vault_leaves_out_the_excluded_paths_in_full_and_diff_syncs() -> None:
+    with FakeGitHub(token="ghp_exclusions_test") as gh:
+        gh.commit({"vault/a.md": b"# a\n", "vault/Templates/t.md": b"# t\n", "vault/b/x.md": b"# x\n"})  # fmt: skip
+        source = GitHubSource(
+            gh.repo, prefix="vault", token="ghp_exclusions_test", base_url=gh.base_url,
+            sleep=lambda _s: None, exclude=["Templates/", "/^b\\//"],
+        )  # fmt: skip
+        full = source.changes(None, {})
+        assert full.fetch == ["vault/a.md"]
+        gh.commit({"vault/Templates/t.md": b"# t edited\n", "vault/c.md": b"# c\n"})
+        diff = source.changes(full.head, {"vault/a.md": full.versions["vault/a.md"]})
+        assert diff.fetch == ["vault/c.md"]

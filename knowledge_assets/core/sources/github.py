@@ -9,9 +9,10 @@ message) are :mod:`knowledge_assets.core.sources.github_api`'s.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from knowledge_assets.core.sources.base import ChangeSet, SourceError, UnreadableFile, is_markdown
+from knowledge_assets.core.sources.exclusions import Exclusions
 from knowledge_assets.core.sources.github_api import GitHubAPI, HTTPError, decode
 
 # GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
@@ -47,6 +48,7 @@ class GitHubSource:
         timeout_s: float = 30.0,
         *,
         sleep: Callable[[float], None] = time.sleep,
+        exclude: Iterable[str] = (),
     ) -> None:
         owner, _, name = repo.partition("/")
         if not owner or not name or "/" in name:
@@ -56,6 +58,7 @@ class GitHubSource:
         self.prefix = prefix.strip("/")
         self.key = f"github:{repo}@{branch}/{self.prefix}"
         self.location = f"{repo}@{branch}/{self.prefix}"
+        self.exclusions = Exclusions(exclude)  # paths under the prefix (KA_VAULT_EXCLUDE)
         self.base_url = base_url.rstrip("/")
         self.api = GitHubAPI(
             repo, token, self.base_url, max_retries, max_backoff_s, timeout_s, sleep
@@ -121,7 +124,10 @@ class GitHubSource:
 
     def _wanted(self, path: str) -> bool:
         scope = f"{self.prefix}/" if self.prefix else ""
-        return path.startswith(scope) and is_markdown(path[len(scope) :])
+        if not path.startswith(scope):
+            return False
+        rel = path[len(scope) :]
+        return is_markdown(rel) and not self.exclusions.excludes_anywhere(rel)
 
     def _changed(self, changes: ChangeSet, path: str, sha: str, have: str | None) -> None:
         self._blobs[path] = sha
