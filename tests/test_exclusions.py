@@ -4,6 +4,7 @@ them out of its search (``.obsidian/app.json``) and as ``KA_VAULT_EXCLUDE`` name
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,36 @@ from tests.fakes.github_server import FakeGitHub
         ("/^Clippings\\//", "Clippings/記事.md", True),
         ("/^Clippings\\//", "notes/Clippings/記事.md", False),
         ("/[unclosed/", "[unclosed.md", False),  # not a regular expression: ignored
+        # A folder's name may hold brackets: they are no character class.
+        ("Archive [2020]/", "Archive [2020]/メモ.md", True),
+        ("Archive [2020]/", "Archive 2/メモ.md", False),
+        ("*[old].md", "notes/a [old].md", True),
+        ("*[old].md", "notes/ao.md", False),
+        # macOS may list a name decomposed (ブ as フ and ゛) where the setting holds it composed.
+        ("ブログ/", unicodedata.normalize("NFD", "ブログ/記事.md"), True),
+        (unicodedata.normalize("NFD", "ブログ/"), "ブログ/記事.md", True),
+        ("/^ブログ\\//", unicodedata.normalize("NFD", "ブログ/記事.md"), True),
+        ("Templates\\", "Templates/日記.md", True),  # a Windows separator
+        # An entry naming no path leaves nothing out (as a prefix it matched every path).
+        ("/", "日記.md", False),
+        ("//", "日記.md", False),
+        ("\\", "日記.md", False),
     ],
 )
 def test_an_entry_leaves_out_the_paths_it_names(entry: str, path: str, excluded: bool) -> None:
     assert Exclusions([entry]).excludes(path) is excluded
+
+
+@pytest.mark.parametrize("entry", ["/", "//", "Archive [2020]/", "ブログ/"])
+def test_a_vault_walk_prunes_only_the_folders_an_entry_names(tmp_path: Path, entry: str) -> None:
+    for folder in ("Archive [2020]", "ブログ", "日記"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "メモ.md").write_text("本文", encoding="utf-8")
+    kept = set(LocalSource(tmp_path, exclude=[entry]).scan())
+    left_out = {f"{entry.strip('/')}/メモ.md"} if entry.strip("/") else set()
+    assert {unicodedata.normalize("NFC", p) for p in kept} == {
+        "Archive [2020]/メモ.md", "ブログ/メモ.md", "日記/メモ.md"
+    } - left_out  # fmt: skip
 
 
 def test_a_pattern_may_name_a_folder_by_itself() -> None:

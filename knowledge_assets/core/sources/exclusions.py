@@ -7,8 +7,14 @@ Each entry is vault-relative, as Obsidian writes them:
 - a path: ``Templates/`` (or ``Templates``) leaves out that folder, ``Daily/2023`` a folder or
   anything whose path starts with it, ``inbox.md`` one note;
 - a pattern with ``*`` or ``?`` (``*.excalidraw.md``, ``Archive/*/old``), matched against the
-  whole path, ``*`` crossing folders;
+  whole path, ``*`` crossing folders (any other character, ``[`` included, is itself: a folder
+  may be named ``Archive [2020]``);
 - a regular expression between slashes (``/^Clippings\\//``), searched in the path.
+
+Entries and paths are compared in Unicode's composed form (NFC): macOS may hand a folder's name
+decomposed (``ブ`` as ``フ`` and ``゛``) where the setting holds it composed. A backslash in a path
+entry is a folder separator (Obsidian allows none in names); an entry naming no path (``/``)
+leaves nothing out.
 
 A note excluded later is removed from the store at the next sync, as a deleted note is (the
 mass-deletion guard still refuses to remove most of a vault at once).
@@ -20,6 +26,7 @@ import fnmatch
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -33,7 +40,7 @@ class Exclusions:
     """Which vault-relative paths are left out."""
 
     def __init__(self, entries: Iterable[str] = ()) -> None:
-        self.entries = tuple(dict.fromkeys(e.strip() for e in entries if e and e.strip()))
+        self.entries = tuple(dict.fromkeys(_nfc(e.strip()) for e in entries if e and e.strip()))
         self._prefixes: list[str] = []
         self._globs: list[re.Pattern[str]] = []
         self._regexes: list[re.Pattern[str]] = []
@@ -43,10 +50,14 @@ class Exclusions:
                     self._regexes.append(re.compile(entry[1:-1]))
                 except re.error:
                     log.warning("excluded-files entry %r is not a regular expression: ignored", entry)  # fmt: skip
-            elif any(c in entry for c in "*?["):
-                self._globs.append(re.compile(fnmatch.translate(entry.lstrip("/"))))
+                continue
+            path = entry.replace("\\", "/").lstrip("/")
+            if not path:  # "/" names no path; as a prefix it would leave out the whole vault
+                log.warning("excluded-files entry %r names no path: ignored", entry)
+            elif "*" in path or "?" in path:
+                self._globs.append(re.compile(fnmatch.translate(path.replace("[", "[[]"))))
             else:
-                self._prefixes.append(entry.lstrip("/"))
+                self._prefixes.append(path)
 
     def __bool__(self) -> bool:
         return bool(self.entries)
@@ -54,6 +65,7 @@ class Exclusions:
     def excludes(self, path: str) -> bool:
         """Whether the note or folder at vault-relative ``path`` (POSIX) is left out: a path
         entry is a prefix of it, as in Obsidian (``Daily/2023`` covers ``Daily/2023-01-01.md``)."""
+        path = _nfc(path)
         return (
             any(path.startswith(prefix) for prefix in self._prefixes)
             or any(g.match(path) for g in self._globs)
@@ -74,6 +86,10 @@ class Exclusions:
         """Whether everything under vault-relative ``folder`` is left out (``Templates/``, or a
         pattern that matches the folder itself, such as ``Archive/*/old``)."""
         return self.excludes(folder + "/") or self.excludes(folder)
+
+
+def _nfc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def obsidian_filters(root: Path) -> tuple[str, ...]:
