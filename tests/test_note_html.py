@@ -146,6 +146,9 @@ def test_html_the_parser_cannot_read_shows_as_text_and_the_rest_still_renders(
         ("- a <span>b\n- c", "<li>a <span>b</span></li>\n<li>c</li>"),
         ("<div>\n\n中 <b>x\n\n後\n\n</div>", "<div>\n<p>中 <b>x</b></p>\n<p>後</p>\n</div>"),
         ("<kbd>C\n\n次</kbd>", "<p><kbd>C</kbd></p>\n<p>次</p>"),  # a later close: dropped
+        # one that closes an element opened before it first still closes what it opens after
+        ("<div>\n\n中 </div> <b>x\n\n後", "<p>中 </div> <b>x</b></p>\n<p>後</p>"),
+        ("<div>\n\n中 </div><i>a</i> <b>x\n\n後", "<i>a</i> <b>x</b></p>\n<p>後</p>"),
     ],
 )
 def test_a_notes_raw_html_stays_balanced(markdown: str, expected: str) -> None:

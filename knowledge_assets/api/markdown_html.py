@@ -278,6 +278,11 @@ def raw_html(md: MarkdownIt, link: Callable[[MarkdownIt, NoteLinks, str], str | 
             done[key] = (sanitize(content, links, lambda href: link(md, links, href), after), after)
         html, after = done[key]
         opened[:] = after
+        runs = env.get(_RUN_DEPTHS)
+        if runs and len(opened) < runs[-1]:
+            # It closed an element opened before its run (``</div>``): what the run opens next
+            # sits where that one was, and is the run's to close.
+            runs[-1] = len(opened)
         return str(html)
 
     md.block.ruler.at("html_block", _html_block, {"alt": ["paragraph", "reference", "blockquote"]})
