@@ -33,7 +33,8 @@ NOTES = {
     "plain.md": "# 普通\n\n本文。\n",
 }
 MIGRATIONS = {"html": "032", "obsidian": "035"}  # the one that re-reads notes stored before
-ACROSS_LINES = "042"  # comments a later line of their paragraph closes
+# comments a later line of their paragraph closes; how far the paragraph runs, as the page reads it
+ACROSS_LINES = ["042", "046"]
 
 
 @pytest.fixture(params=list(MIGRATIONS))
@@ -88,6 +89,21 @@ ACROSS = [
     ("本文 <!-- 覚え\n```\n書き -->\n```", "本文 <!-- 覚え\n```\n書き -->\n```"),
     ("本文 `<!--` 覚え\n書き --> 続き。", "本文 `<!--` 覚え\n書き --> 続き。"),  # code
     ("一 <!-- a\n二 --> 三 <!-- b\n四 --> 五", "一  三  五"),
+    # Lines that start no block go on with the paragraph: inline HTML, a number that starts no
+    # list (only 1 may end a paragraph), an empty list marker, a | line that heads no table.
+    ("本文 <!-- 覚え\n<b>書き</b> --> 続き。", "本文  続き。"),
+    ("生まれは <!-- 覚え\n1984. 書き --> 続き。", "生まれは  続き。"),
+    ("本文 <!-- 覚え\n2) 書き --> 続き。", "本文  続き。"),
+    ("本文 <!-- 覚え\n*\n書き --> 続き。", "本文  続き。"),
+    ("本文 <!-- 覚え\n| 書き --> 続き。", "本文  続き。"),
+    ("本文 <!-- 覚え\n** 書き --> 続き。", "本文  続き。"),
+    # Blocks that end it: a block element, a quote in a quote, a table's header, the list's
+    # next item whatever its number, a quote after a lazy line.
+    ("本文 <!-- 覚え\n<div>書き --> 続き。", "本文 <!-- 覚え\n<div>書き --> 続き。"),
+    ("> 引用 <!-- 覚え\n> > 書き --> 後", "> 引用 <!-- 覚え\n> > 書き --> 後"),
+    ("本文 <!-- 覚え\n書き | x\n--- | ---\n-->", "本文 <!-- 覚え\n書き | x\n--- | ---\n-->"),
+    ("1. 項目 <!-- 覚え\n2. 書き --> 後", "1. 項目 <!-- 覚え\n2. 書き --> 後"),
+    ("1. 項目 <!-- 覚え\n   2. 書き --> 後", "1. 項目  後"),  # in the item: no list from 2
 ]
 
 
@@ -147,13 +163,14 @@ def test_notes_with_comments_stored_before_are_titled_and_chunked_again_and_only
         assert notes_to_rechunk(conn) == ["庭.md", "無題.md"]
 
 
+@pytest.mark.parametrize("migration", ACROSS_LINES)
 def test_notes_with_comments_stored_before_are_chunked_again_and_only_they(
-    db_url: str, tmp_path: Path, syntax: str
+    db_url: str, tmp_path: Path, syntax: str, migration: str
 ) -> None:
     with db.connect(db_url) as conn:
         _ingest(conn, tmp_path / "vault", syntax)
         assert notes_to_rechunk(conn) == []
-    rerun_migration(db_url, ACROSS_LINES)
+    rerun_migration(db_url, migration)
     with db.connect(db_url) as conn:
         assert notes_to_rechunk(conn) == ["庭.md", "無題.md"]
         report = refresh_chunks(conn)

@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from markdown_it.common.html_blocks import block_names
+
 from knowledge_assets.core.chunks.comments import (
     SYNTAXES,
     CommentBlocks,
@@ -38,14 +40,22 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # Closing fences may be indented more than 3 spaces: fences inside list items are indented with
 # their item, and missing a close would swallow every later heading into "code".
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
-# Lines that end a paragraph (CommonMark), past which a comment opened in it cannot close: an ATX
-# heading, a fence, a list item, an HTML block, a table row, a thematic break or setext underline.
-# Blank lines, comment blocks and (outside a quote) quote lines end it too.
-_ENDS_PARAGRAPH = re.compile(
-    r" {0,3}(?:#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)"
-    r"|<[A-Za-z/!?]|\||[-_*=][-_*= \t]*$)"
+# What starts a block that ends a paragraph, past which a comment opened in it cannot close, as
+# the note page reads it (markdown-it, CommonMark): an ATX heading, a fence, a list item that is
+# not empty (an ordered one only from 1), a footnote's definition, a setext underline, a
+# thematic break, an HTML block of a block element. Any other line goes on with the paragraph
+# (<b> and <span> are inline, "1984. …" or "2) …" no list), lazily too in a quote. Blank lines,
+# comment blocks, quotes, tables and, in a list item, the list's next item end it too.
+_INTERRUPTS = re.compile(
+    r" {0,3}(?:#{1,6}(?:[ \t]|$)|`{3,}[^`]*$|~{3,}|[-*+][ \t]+\S|1[.)][ \t]+\S|\[\^[^\]\s]+\]:"
+    r"|(?:=+|-+)[ \t]*$|([-*_])(?:[ \t]*\1){2,}[ \t]*$"
+    r"|<(?:script|pre|style|textarea)(?:[ \t>]|$)"
+    rf"|</?(?:{'|'.join(block_names)})(?:[ \t/>]|$))",
+    re.IGNORECASE,
 )
-_QUOTE = re.compile(r" {0,3}>")
+_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+_QUOTE_MARK = re.compile(r" {0,3}> ?")
+_TABLE_DELIMITER = re.compile(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 # Split *after* each sentence end so that the pieces concatenate back to the exact input.
 _SENTENCE_END = re.compile(r"(?<=[。．.!?！？\n])")
 
@@ -129,9 +139,11 @@ def _without_comments(
     bare = without_code_spans(line)
     if not any(s.open in bare for s in SYNTAXES) or parse_heading(line)[0]:
         return [line], 0
-    quoted = _QUOTE.match(raw_lines[at]) is not None
+    depth, text = _in_quote(raw_lines[at])
+    item = _ITEM.match(text)
+    column = len(item[0]) if item else len(text) - len(text.lstrip(" "))
     end = at + 1
-    while end < len(raw_lines) and _continues(raw_lines[end], quoted):
+    while end < len(raw_lines) and _continues(raw_lines, end, depth, column):
         if comments and block_length(comments, end) is not None:
             break
         end += 1
@@ -140,13 +152,40 @@ def _without_comments(
     return strip_inline_comments("\n".join(raw_lines[at:end])).split("\n"), end - at - 1
 
 
-def _continues(line: str, quoted: bool) -> bool:
-    """Whether ``line`` goes on with the paragraph before it (in a quote when ``quoted``)."""
-    if not line.strip():
+def _in_quote(line: str) -> tuple[int, str]:
+    """How many quotes ``line`` is in, and its text inside them."""
+    depth = 0
+    while (mark := _QUOTE_MARK.match(line)) is not None:
+        depth, line = depth + 1, line[mark.end() :]
+    return depth, line
+
+
+def _continues(raw_lines: list[str], index: int, depth: int, column: int) -> bool:
+    """Whether line ``index`` goes on with the paragraph before it, whose lines are ``depth``
+    quotes deep and, in a list item, start at ``column``."""
+    line_depth, text = _in_quote(raw_lines[index])
+    if not text.strip() or line_depth > depth or _INTERRUPTS.match(text):
+        return False  # a quote deeper than the paragraph's opens one of its own
+    item = _ITEM.match(text)
+    if item and len(text) - len(text.lstrip(" ")) < column:
+        return False  # the list's next item
+    return not _table_starts(text, raw_lines, index)
+
+
+def _table_starts(text: str, raw_lines: list[str], index: int) -> bool:
+    """Whether ``text`` (line ``index``) is a table's header: a delimiter row of as many cells
+    follows it."""
+    if "|" not in text or index + 1 >= len(raw_lines):
         return False
-    if _QUOTE.match(line):
-        return quoted
-    return _ENDS_PARAGRAPH.match(line) is None
+    delimiter = _in_quote(raw_lines[index + 1])[1]
+    if "|" not in delimiter or not _TABLE_DELIMITER.match(delimiter):
+        return False
+    return _cells(text) == _cells(delimiter)
+
+
+def _cells(row: str) -> int:
+    row = row.strip()
+    return len(row.removeprefix("|").removesuffix("|").split("|"))
 
 
 def fenced_flags(lines: list[str]) -> Iterator[bool]:
