@@ -172,6 +172,9 @@ def test_obsidians_tag_and_path_operators_work_in_the_search_box(base: str) -> N
         page.fill("#q", "path:projects/")
         page.press("#q", "Enter")
         expect(status).to_have_text("検索できませんでした: tag: や path: のほかに、探す言葉も入力してください（例: path:日記/ 旅行）。")  # fmt: skip
+        page.fill("#q", "tag:#")  # a tag of "#" alone names none: no list of a tag "#"
+        page.press("#q", "Enter")
+        expect(status).to_have_text("検索できませんでした: tag: や path: の後に値を書いてください（例: tag:日記）。")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

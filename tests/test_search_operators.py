@@ -46,6 +46,9 @@ def test_operators_join_the_filters_given_beside_the_query() -> None:
     [
         ("tag:日記", None, "no words to search for"),
         ('tag:"" 旅行', None, 'tag:"" names nothing'),
+        ("tag:# 旅行", None, 'tag:"" names nothing'),
+        ("tag:## 旅行", None, 'tag:"" names nothing'),
+        ('tag:"# " 旅行', None, 'tag:"" names nothing'),
         ("path:日記/ path:projects/ 雨", None, "exclude each other"),
         ("path:projects/ 雨", SearchFilters(path_prefix="日記/"), "exclude each other"),
     ],

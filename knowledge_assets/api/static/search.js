@@ -10,7 +10,7 @@ export async function runSearch(event) {
   const mode = document.querySelector("input[name=mode]:checked").value;
   const tag = $("tag").value;
   // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
-  const typedTag = /^tag:#?([^\s"]+)$/i.exec(query)?.[1];
+  const typedTag = /^tag:#?([^\s"#][^\s"]*)$/i.exec(query)?.[1]; // "tag:#" names none
   if (typedTag && !tag) { listTagged(typedTag); return; }
   if (!query) {
     if (tag) { listTagged(tag); return; }

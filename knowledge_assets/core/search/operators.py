@@ -59,7 +59,9 @@ def narrowed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters 
     other)."""
     if not parts.has_operators:
         return filters
-    empty = [f"{kind}:" for kind, values in (("tag", parts.tags), ("path", parts.paths)) if "" in values]  # fmt: skip
+    # A tag of "#" alone names none either: the filter would keep it as given and match no note.
+    tags = [t.lstrip("#").strip() for t in parts.tags]
+    empty = [f"{kind}:" for kind, values in (("tag", tags), ("path", parts.paths)) if "" in values]
     if empty:
         raise UnsearchableQuery(
             f'{empty[0]}"" names nothing: give it a value, e.g. tag:日記 or path:projects/'
