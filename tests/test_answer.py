@@ -83,6 +83,17 @@ def test_a_question_with_search_operators_is_answered_from_the_notes_they_keep(c
     assert "味噌ラーメン" not in elsewhere.answer
 
 
+def test_a_follow_up_with_search_operators_is_read_without_them(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
+    asker = Asker(LLMSettings(), embedder=usem3)
+    first = asker.ask(conn, "夜に何のラーメンを作った？")
+    alone = asker.ask(conn, "それはいつ？")
+    assert alone.question == "それはいつ？"
+    # Found only with the earlier question: its words are what is answered, as for any other.
+    second = asker.ask(conn, "tag:日記 それはいつ？", history=[Turn(first.question, first.answer)])
+    assert second.question == "それはいつ？"
+    assert second.sources and second.sources[0].note_id == DIARY
+
+
 def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
     result = Asker(LLMSettings(), embedder=usem3).ask(conn, "量子色力学のxyzzy定理とは")
     assert result.answer == NOT_FOUND

@@ -161,7 +161,8 @@ class Asker:
         # A follow-up ("それはいつ？") may only make sense with the previous question.
         joined = f"{history[-1].question} {question}"
         again = retrieve(conn, joined, top_k=top_k, filters=filters, embedder=self.embedder)
-        return replace(again, question=question) if again.found else found
+        # The question itself, as the first search read it: its words, without its operators.
+        return replace(again, question=found.question) if again.found else found
 
     def _offline(self, retrieval: Retrieval, started: float) -> Iterator[Event]:
         text, cited, confidence = extractive_answer(retrieval)
