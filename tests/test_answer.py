@@ -88,9 +88,10 @@ def test_a_follow_up_with_search_operators_is_read_without_them(conn: psycopg.Co
     first = asker.ask(conn, "夜に何のラーメンを作った？")
     alone = asker.ask(conn, "それはいつ？")
     assert alone.question == "それはいつ？"
-    # Found only with the earlier question: its words are what is answered, as for any other.
+    # Found only with the earlier question: its words are what is answered, as for any other,
+    # and the answer records the question as asked (the history shows what was asked).
     second = asker.ask(conn, "tag:日記 それはいつ？", history=[Turn(first.question, first.answer)])
-    assert second.question == "それはいつ？"
+    assert second.question == "tag:日記 それはいつ？"
     assert second.sources and second.sources[0].note_id == DIARY
 
 

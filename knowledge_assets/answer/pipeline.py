@@ -147,9 +147,17 @@ class Asker:
         retrieval = self._retrieve(conn, question, history, filters, top_k or self.top_k)
         yield Event("sources", [_source(n) for n in retrieval.notes])
         if self.client is None or not retrieval.notes:
-            yield from self._offline(retrieval, started)
-            return
-        yield from self._with_llm(self.client, retrieval, history, started)
+            steps = self._offline(retrieval, started)
+        else:
+            steps = self._with_llm(self.client, retrieval, history, started)
+        for event in steps:
+            # The answer records the question as asked, its operators (tag:日記) included: the
+            # history shows what was asked, and a follow-up keeps its narrowing.
+            yield (
+                Event("done", replace(event.data, question=question))
+                if event.kind == "done"
+                else event
+            )
 
     def _retrieve(
         self, conn: psycopg.Connection, question: str, history: Sequence[Turn],
