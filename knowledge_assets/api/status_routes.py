@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from knowledge_assets.api.routes import _read
 from knowledge_assets.core.store_status import read_status
@@ -15,9 +15,15 @@ router = APIRouter(prefix="/api")
 
 
 @router.get("/status", summary="The store's sources, coverage and files to fix")
-def status(request: Request) -> dict[str, Any]:
+def status(request: Request, limit: int = Query(default=50, ge=0, le=100_000)) -> dict[str, Any]:
     """Each source's last sync, how many notes and passages search reads, the active model and
-    how many passages lack its vector, and every rejected file, note with warnings and note a
-    step could not index, each with its reason."""
+    how many passages lack its vector, and the rejected files, notes with warnings and notes a
+    step could not index, each with its reason: the first ``limit`` of each kind (a vault of
+    thousands of broken files would make every page load megabytes), all of them counted in
+    ``counts``."""
     found = _read(request, read_status)
-    return {"success": True, "data": asdict(found) | {"problems": found.problems}}
+    data = asdict(found)
+    kinds = ("rejected", "warnings", "failed")
+    counts = {kind: len(data[kind]) for kind in kinds}
+    data |= {kind: data[kind][:limit] for kind in kinds}
+    return {"success": True, "data": data | {"problems": found.problems, "counts": counts}}
