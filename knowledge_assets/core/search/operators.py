@@ -1,13 +1,14 @@
-"""Search operators typed in a query, as Obsidian's search box reads them.
+"""Search operators typed in a query, written as in Obsidian's search box.
 
 - ``tag:日記`` (or ``tag:#日記``) keeps the notes carrying that tag or one nested under it, in any
-  case, as the tag filter does; several ``tag:`` find the notes carrying any of them.
-- ``path:projects/`` keeps the notes whose vault path starts with it; ``path:"my notes/"`` for a
-  path with spaces.
+  case, as the tag filter does; several ``tag:``, and tags chosen beside the query (``--tag``,
+  the page's tag list), find the notes carrying any of them, as the tag filter's list does.
+- ``path:projects/`` keeps the notes whose vault path starts with it, as ``--path-prefix`` does
+  (Obsidian matches the text anywhere in the path; a folder prefix is what a vault's notes are
+  narrowed by here); ``path:"my notes/"`` for a path with spaces.
 
 The words left are what is searched, so ``path:日記/ 旅行`` searches 旅行 among the notes under
-日記/. An operator is a word of its own: ``git tag:`` (no value) and ``mytag:x`` stay words. An
-operator combines with the filters given beside the query (``--tag``, ``path_prefix``).
+日記/. An operator is a word of its own: ``git tag:`` (no value) and ``mytag:x`` stay words.
 """
 
 from __future__ import annotations
