@@ -71,6 +71,13 @@ def test_a_pattern_may_name_a_folder_by_itself() -> None:
     assert not exclusions.excludes_anywhere("Archive/2020/new/メモ.md")
 
 
+def test_a_regular_expression_leaves_out_a_folder_only_when_it_matches_its_files() -> None:
+    """``/old$/`` matched the folder's name and pruned it, though it matches none of its files."""
+    assert not Exclusions(["/old$/"]).excludes_folder("notes/old")
+    assert not Exclusions(["/old$/"]).excludes_anywhere("notes/old/メモ.md")
+    assert Exclusions(["/^Clippings\\//"]).excludes_folder("Clippings")
+
+
 @pytest.mark.parametrize(
     ("text", "filters"),
     [

@@ -84,8 +84,10 @@ class Exclusions:
 
     def excludes_folder(self, folder: str) -> bool:
         """Whether everything under vault-relative ``folder`` is left out (``Templates/``, or a
-        pattern that matches the folder itself, such as ``Archive/*/old``)."""
-        return self.excludes(folder + "/") or self.excludes(folder)
+        pattern that matches the folder itself, such as ``Archive/*/old``). A regular expression
+        is tried on the folder with its slash (``/^Clippings\\//``): one that matches only the
+        name without it (``/old$/``) matches none of the files in it, as in Obsidian."""
+        return self.excludes(folder + "/") or any(g.match(_nfc(folder)) for g in self._globs)
 
 
 def _nfc(text: str) -> str:
