@@ -171,7 +171,6 @@ def test_each_filter_restricts_results(
     ("operators", "filters"),
     [
         ("tag:日記", SearchFilters(tags=("日記",))),
-        ("tag:#運動 tag:garden", SearchFilters(tags=("運動", "garden"))),
         ("path:日記/", SearchFilters(path_prefix="日記/")),
     ],
 )
@@ -183,6 +182,21 @@ def test_operators_in_the_query_narrow_it_as_the_filters_do(
     given = search(conn, query, mode=mode, filters=filters, limit=50, threshold=-1.0)
     assert typed.hits and paths(typed.hits) == paths(given.hits)
     assert typed.query == f"{operators} {query}"  # the response shows what was typed
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_several_typed_tags_keep_the_notes_carrying_every_one(
+    conn: psycopg.Connection, mode: str
+) -> None:
+    """As in Obsidian: ``tag:日記 tag:運動`` is the diary entries about exercise, not every diary
+    entry and every exercise note; beside a tag chosen in the filter, both must hold."""
+    query = "検索 設計 日記 走った 雪 tomatoes 料理 チャンキング"
+    both = search(conn, f"tag:日記 tag:#運動 {query}", mode=mode, limit=50, threshold=-1.0)
+    either = search(conn, query, mode=mode, filters=SearchFilters(tags=("日記", "運動")), limit=50, threshold=-1.0)  # fmt: skip
+    assert set(paths(both.hits)) == {"日記/2026-01-11.md"}
+    assert set(paths(either.hits)) > set(paths(both.hits))
+    beside = search(conn, f"tag:運動 {query}", mode=mode, filters=SearchFilters(tags=("garden",)), limit=50, threshold=-1.0)  # fmt: skip
+    assert beside.hits == []  # no note is tagged both 運動 and garden
 
 
 def test_default_threshold_is_the_models_measured_one_unless_overridden(

@@ -37,7 +37,7 @@ def test_operators_are_read_out_of_the_query(query: str, parts: QueryParts) -> N
 def test_operators_join_the_filters_given_beside_the_query() -> None:
     given = SearchFilters(tags=("運動",), path_prefix="日記/")
     result = narrowed(given, split_query("tag:#Garden path:/日記/2026/ 走った"))
-    assert result == SearchFilters(tags=("運動", "Garden"), path_prefix="日記/2026/")
+    assert result == SearchFilters(tags=("運動",), all_tags=("Garden",), path_prefix="日記/2026/")
     assert narrowed(given, split_query("走った")) is given  # no operator: as given
 
 

@@ -1,8 +1,9 @@
 """Search operators typed in a query, written as in Obsidian's search box.
 
 - ``tag:日記`` (or ``tag:#日記``) keeps the notes carrying that tag or one nested under it, in any
-  case, as the tag filter does; several ``tag:``, and tags chosen beside the query (``--tag``,
-  the page's tag list), find the notes carrying any of them, as the tag filter's list does.
+  case, as the tag filter does; with several ``tag:``, the notes carrying every one of them, as
+  in Obsidian, and with tags chosen beside the query (``--tag``, the page's tag list, any of
+  which a note may carry), the notes that hold both.
 - ``path:projects/`` keeps the notes whose vault path starts with it, as ``--path-prefix`` does
   (Obsidian matches the text anywhere in the path; a folder prefix is what a vault's notes are
   narrowed by here); ``path:"my notes/"`` for a path with spaces.
@@ -74,7 +75,7 @@ def narrowed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters 
         )
     base = filters or SearchFilters()
     prefix = _one_prefix([p.lstrip("/") for p in parts.paths], base.path_prefix)
-    return replace(base, tags=(*base.tags, *parts.tags), path_prefix=prefix)
+    return replace(base, all_tags=(*base.all_tags, *parts.tags), path_prefix=prefix)
 
 
 def _one_prefix(typed: list[str], given: str | None) -> str | None:

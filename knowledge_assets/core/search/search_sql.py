@@ -46,13 +46,16 @@ class SearchFilters:
 
     ``tags``: any of them, or a tag nested under one (``project`` matches ``project/alpha``, as
     in Obsidian), in any case (``project`` matches ``Project``); written as in frontmatter, so
-    ``#旅`` is ``旅``. ``alias_prefix``: an alias starting with it (``jira:``).
+    ``#旅`` is ``旅``. ``all_tags``: every one of them, read the same way (the ``tag:`` operators of a
+    query, as Obsidian's search reads several). ``alias_prefix``: an alias starting with it
+    (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
     """
 
     tags: tuple[str, ...] = ()
+    all_tags: tuple[str, ...] = ()
     alias_prefix: str | None = None
     path_prefix: str | None = None
     content_types: tuple[str, ...] = ()
@@ -66,8 +69,9 @@ class SearchFilters:
     def __post_init__(self) -> None:
         # Tags as frontmatter's are stored (a leading '#' and blanks dropped). A filter of
         # blank tags alone stays as given: it matches no note, rather than every note.
-        tags = normalise_tags(list(self.tags))
-        object.__setattr__(self, "tags", tuple(tags) or self.tags)
+        for name in ("tags", "all_tags"):
+            given = getattr(self, name)
+            object.__setattr__(self, name, tuple(normalise_tags(list(given))) or given)
 
     def is_empty(self) -> bool:
         """True when nothing is restricted."""
@@ -104,6 +108,8 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
         # GIN-indexed. The filter's tags take their keys from the same SQL function, so case
         # folds alike on both sides; with constant tags the planner computes them once.
         add("d.tag_paths && rag.tag_keys(%(f_tags)s::text[])", "f_tags", list(f.tags))
+    if f.all_tags:  # every one: the note's keys (with its tags' parents) hold each tag's key
+        add("d.tag_paths @> rag.tag_keys(%(f_all)s::text[])", "f_all", list(f.all_tags))
     if f.alias_prefix:
         add(
             "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
