@@ -172,6 +172,8 @@ def cases(
         ("API GET /api/notes/{path} typed in NFD", lambda i: ok(client.get("/api/notes/" + quote(nfd[i])))),
         ("API GET /api/notes/{path} unknown (404)", lambda i: client.get("/api/notes/" + quote(missing[i]))),
         ("API GET /api/ai/similar/{path}", lambda i: ok(client.get("/api/ai/similar/" + quote(paths[i])))),
+        ("API GET /api/backlinks/{path}", lambda i: ok(client.get("/api/backlinks/" + quote(paths[i])))),
+        ("API GET /api/status", lambda i: ok(client.get("/api/status"))),
         ("API GET /api/tags", lambda i: ok(client.get("/api/tags"))),
         (f"API GET /api/tags/{tag}/notes (first page)", lambda i: ok(client.get(f"/api/tags/{quote(tag)}/notes"))),
         (f"API GET /api/tags/{tag}/notes?offset=i*200", lambda i: ok(client.get(f"/api/tags/{quote(tag)}/notes?offset={i * 200}"))),

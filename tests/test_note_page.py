@@ -300,6 +300,17 @@ def test_the_home_page_says_which_files_need_fixing(base: str, tmp_path: Path) -
         screenshot(page, tmp_path / "status-phone.png", full_page=False)
 
 
+def test_a_note_lists_the_notes_linking_to_it(base: str) -> None:
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, CALLOUTS))  # embedded by EMBEDS
+        expect(page.locator("#backlinks li a")).to_have_text(["埋め込み"])
+        page.locator("#backlinks li a").click()
+        expect(page.locator("#note-title")).to_have_text("埋め込み")
+        expect(page.locator("#backlinks li")).to_have_text(["ありません"])
+
+
 def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> None:
     """/notes/..%2F..%2Fetc%2Fpasswd made the page fetch /etc/passwd."""
     from playwright.sync_api import expect

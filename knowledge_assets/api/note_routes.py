@@ -1,5 +1,6 @@
 """The ``/api/notes`` endpoint: one note with its body rendered for the note view (links to the
-notes it names, the vault's images, the notes it embeds)."""
+notes it names, the vault's images, the notes it embeds); ``/api/backlinks``: the notes linking
+to it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from knowledge_assets.api.attachments import VaultFiles
+from knowledge_assets.api.backlinks import backlinks
 from knowledge_assets.api.markdown import render_note
 from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.api.routes import Source, _no_note, _note_path, _read, _settings
@@ -62,3 +64,24 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
         "empty": doc.get("not_searchable") == EMPTY,
     }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
+
+
+@router.get("/backlinks/{note_id:path}", summary="Notes linking to a note")
+def get_backlinks(note_id: str, request: Request, source: Source = None) -> dict[str, Any]:
+    """The current notes whose links (wikilinks, embeds, Markdown links; not in code) lead to
+    the note, by title: Obsidian's linked mentions. ``more`` is true when more notes name it
+    than were read for their links."""
+    note_id, source = _note_path(note_id), source or None
+
+    def read(conn: Any) -> tuple[list[Any], bool] | None:
+        doc = core_notes.get_doc(conn, note_id, source)
+        if doc is None:
+            return None
+        return backlinks(conn, doc["file_path"], doc["source"], vault_source())
+
+    found = _read(request, read)
+    if found is None:
+        raise _no_note(note_id, source)
+    linking, more = found
+    data = [{"id": b.path, "source": b.source, "title": b.title} for b in linking]
+    return {"success": True, "count": len(data), "more": more, "data": data}

@@ -78,6 +78,7 @@ export async function showNote(id) {
     // The server renders the Markdown: raw HTML in the note arrives through its allowlist, links checked.
     showBody(data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : ""), data.title || id);
     showHeading();
+    showBacklinks(id);
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
@@ -89,5 +90,17 @@ export async function showNote(id) {
     $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
+  }
+}
+
+// The notes whose links lead to this one (Obsidian's linked mentions), by title.
+async function showBacklinks(id) {
+  try {
+    const found = await api("/api/backlinks/" + noteRef(id, params.get("source")));
+    $("backlinks").innerHTML = found.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}</li>`).join("")
+      + (found.more ? "<li class='meta'>ほかにもこのノートの名前を含むノートがあります</li>" : "")
+      || "<li class='meta'>ありません</li>";
+  } catch (err) {
+    $("backlinks").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
   }
 }

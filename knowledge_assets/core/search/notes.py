@@ -195,3 +195,11 @@ def is_latest_note(conn: psycopg.Connection, file_path: str, source: str | None 
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     """(source, path) of every latest note: what links between notes can lead to."""
     return [(source_name(table), path) for table, path in notes_sql.latest_notes(conn)]
+
+
+def mentioning(
+    conn: psycopg.Connection, needles: Sequence[str], limit: int
+) -> list[tuple[str, str, str, str]]:
+    """(source, path, title, body) of up to ``limit`` latest notes whose body holds any of
+    ``needles``, by title."""
+    return [(source_name(t), p, title, body) for t, p, title, body in notes_sql.mentioning(conn, needles, limit)]  # fmt: skip

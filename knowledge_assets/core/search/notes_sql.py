@@ -176,3 +176,16 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     """(source table, path) of every latest note."""
     rows = conn.execute("SELECT source_table, file_path FROM rag.latest_docs").fetchall()
     return [(r[0], r[1]) for r in rows]
+
+
+def mentioning(
+    conn: psycopg.Connection, needles: Sequence[str], limit: int
+) -> list[tuple[str, str, str, str]]:
+    """(table, path, title, body) of up to ``limit`` latest notes whose body holds any of
+    ``needles`` (the candidates of a note's backlinks: one scan of the bodies)."""
+    return conn.execute(
+        "SELECT source_table, file_path, title, content FROM rag.latest_docs"
+        " WHERE EXISTS (SELECT 1 FROM unnest(%s::text[]) n WHERE strpos(content, n) > 0)"
+        " ORDER BY title, file_path LIMIT %s",
+        (list(needles), limit),
+    ).fetchall()

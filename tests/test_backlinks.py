@@ -1,0 +1,90 @@
+"""The notes that link to a note (Obsidian's linked mentions): wikilinks, embeds and Markdown
+links outside code, resolved as the note view resolves them, so a note of the same name in
+another folder, or a name only mentioned, is no link. On a real store and through the API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from knowledge_assets.answer import Asker, LLMSettings
+from knowledge_assets.api.backlinks import backlinks, link_targets
+from knowledge_assets.core.database import db
+from tests.answer_support import sample_vault_database
+from tests.api_support import api_server
+
+VAULT = {
+    "ideas.md": "# アイデア\n\n本文。\n",
+    "archive/ideas.md": "# 古いアイデア\n\n昔の本文。\n",
+    "日記.md": "# 日記\n\n今日のこと。\n",
+    "projects/plan.md": "# 計画\n\n[[ideas]] を見る。\n",
+    "notes/embed.md": "# 埋め込み\n\n![[ideas#見出し|別名]]\n",
+    "notes/code.md": "# コード\n\n`[[ideas]]` と書く。\n\n```\n[[ideas]]\n```\n",
+    "notes/mention.md": "# 言及\n\nideas という言葉だけ。\n",
+    "notes/md-link.md": "# リンク\n\n[古い方](../archive/ideas.md) と [外](https://example.com/ideas.md)\n",
+    "notes/encoded.md": "# 符号化\n\n[日本語](../%E6%97%A5%E8%A8%98.md#今日)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "targets"),
+    [
+        (
+            "[[a]] と [[b/c|別名]] と [[d#見出し]] と ![[e.png|30]]",
+            [("a", False), ("b/c", False), ("d", False), ("e.png", False)],
+        ),
+        (
+            "[x](../a.md) と [y](%E6%97%A5.md#h) と [z](<b c.md>)",
+            [("../a.md", True), ("日.md", True), ("b c.md", True)],
+        ),
+        ("[w](https://example.com/a.md) [m](mailto:a@b) [h](#見出し)", []),
+        ("`[[a]]` と\n```\n[[b]]\n```\n[[c]]", [("c", False)]),
+    ],
+)
+def test_links_are_read_outside_code(body: str, targets: list[tuple[str, bool]]) -> None:
+    assert list(link_targets(body)) == targets
+
+
+@pytest.fixture(scope="module")
+def store(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    vault = tmp_path_factory.mktemp("links") / "vault"
+    for path, text in VAULT.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text, encoding="utf-8")
+    with sample_vault_database(server_url, None, vault) as url:
+        yield url
+
+
+@pytest.mark.parametrize(
+    ("path", "linking"),
+    [
+        ("ideas.md", ["projects/plan.md", "notes/embed.md"]),
+        ("archive/ideas.md", ["notes/md-link.md"]),  # not [[ideas]]: that is the root's
+        ("日記.md", ["notes/encoded.md"]),  # a percent-encoded Markdown link
+        ("notes/mention.md", []),
+    ],
+)
+def test_backlinks_are_the_notes_whose_links_lead_here(
+    store: str, path: str, linking: list[str]
+) -> None:
+    with db.connect(store) as conn:
+        found, more = backlinks(conn, path, "local", "local")
+    assert sorted(b.path for b in found) == sorted(linking) and not more
+
+
+def test_the_api_lists_them_by_title(store: str) -> None:
+    with (
+        api_server(store, Asker(LLMSettings())) as base,
+        httpx.Client(base_url=base, timeout=60) as client,
+    ):
+        found = client.get("/api/backlinks/" + quote("ideas.md")).json()
+        missing = client.get("/api/backlinks/nope.md")
+    assert [(n["id"], n["title"]) for n in found["data"]] == [
+        ("notes/embed.md", "埋め込み"),
+        ("projects/plan.md", "計画"),
+    ]
+    assert found["count"] == 2 and found["more"] is False
+    assert missing.status_code == 404
