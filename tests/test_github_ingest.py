@@ -64,7 +64,9 @@ def test_first_sync_then_only_the_diff_with_delete_and_rename(db_url: str, gh: F
         [("vault/c.md", "vault/d.md")],
     )
     assert again.fetched == 1 and len(gh.paths("/git/blobs/")) <= 1
-    assert gh.paths("/compare/") and not gh.paths("/git/trees/")
+    # The folders holding the note read (the root and vault/), not the whole tree.
+    assert gh.paths("/compare/") and len(gh.paths("/git/trees/")) == 2
+    assert not gh.paths("recursive=")
     rows = _rows(db_url)
     assert set(rows) == {"vault/a.md", "vault/d.md"} and rows["vault/d.md"] == renamed_hash
 
@@ -104,7 +106,7 @@ def test_case_duplicate_lands_when_its_twin_is_deleted_by_a_later_commit(
     with db.connect(db_url) as conn:
         again = sync_source(conn, _source(gh))
         assert store.rejections(conn, "docs_github") == []
-    assert gh.paths("/compare/") and not gh.paths("/git/trees/")  # the diff, not the tree
+    assert gh.paths("/compare/") and not gh.paths("recursive=")  # the diff, not the tree
     assert again.deleted == ["vault/Case.md"] and again.new == ["vault/case.md"]
     assert set(_rows(db_url)) == {"vault/case.md"}
 

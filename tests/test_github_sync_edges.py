@@ -38,6 +38,12 @@ def _notes(url: str) -> dict[str, str]:
         return dict(conn.execute("SELECT file_path, content FROM raw.docs_github").fetchall())
 
 
+def _listed(gh: FakeGitHub) -> int:
+    """How many folders the sync listed; a listing of the whole tree fails the test."""
+    assert not gh.paths("recursive=")
+    return len(gh.paths("/git/trees/"))
+
+
 def _rejected(url: str) -> list[str]:
     with db.connect(url) as conn:
         return [path for path, _ in store.rejections(conn, "docs_github")]
@@ -68,7 +74,7 @@ def test_a_file_github_did_not_serve_is_read_at_a_later_sync(
     # Read with its version: the sync after that is a diff again, and reads nothing.
     gh.requests.clear()
     gh.commit({"vault/d.md": b"# d\n"})
-    assert _sync(db_url, gh).fetched == 1 and not gh.paths("/git/trees/")
+    assert _sync(db_url, gh).fetched == 1 and _listed(gh) == 2
 
 
 @pytest.mark.parametrize(
@@ -130,7 +136,8 @@ def test_a_note_made_a_symlink_or_submodule_goes_in_a_diff_as_in_a_full_sync(
     gh.commit({"vault/b.md": b"a.md" if mode == SYMLINK else b"0" * 40}, modes={"vault/b.md": mode})
     gh.requests.clear()
     report = _sync(db_url, gh)
-    assert gh.paths("/compare/") and gh.paths("/git/trees/")
+    # Read from the comparison and the listings of the root and vault/, not the whole tree.
+    assert gh.paths("/compare/") and _listed(gh) == 2 and not gh.paths("/git/blobs/")
     assert (report.deleted, report.changed, report.rejected) == (["vault/b.md"], [], [])
     assert _notes(db_url) == {"vault/a.md": "# a\n"}
     full = _sync(db_url, gh, full=True)
@@ -138,3 +145,62 @@ def test_a_note_made_a_symlink_or_submodule_goes_in_a_diff_as_in_a_full_sync(
     gh.commit({"vault/b.md": "# b\n\n戻った\n".encode()})  # a note again
     back = _sync(db_url, gh)
     assert back.new == ["vault/b.md"] and _notes(db_url)["vault/b.md"] == "# b\n\n戻った\n"
+
+
+@pytest.mark.parametrize("mode", [SYMLINK, SUBMODULE], ids=["symlink", "submodule"])
+def test_a_new_symlink_or_submodule_in_a_diff_is_left_out_as_in_a_full_sync(
+    db_url: str, gh: FakeGitHub, mode: str
+) -> None:
+    """A comparison lists a new symlink as an added file without its mode: its blob, the link's
+    target, was stored as a note ("../a.md"), and a new submodule's commit asked for as a blob
+    and rejected, where a full sync leaves both out."""
+    gh.commit({"vault/a.md": b"# a\n"})
+    _sync(db_url, gh)
+    big = b"# big\n\n" + b"a line of a note over 1 MB\n" * 45_000  # the blob API serves it
+    link = b"../a.md" if mode == SYMLINK else b"0" * 40
+    gh.commit(
+        {"vault/sub/l.md": link, "vault/sub/c.md": b"# c\n", "vault/big.md": big},
+        modes={"vault/sub/l.md": mode},
+    )
+    gh.requests.clear()
+    report = _sync(db_url, gh)
+    assert (sorted(report.new), report.rejected) == (["vault/big.md", "vault/sub/c.md"], [])
+    # One blob per note read, and the root, vault/ and vault/sub/ listed once each.
+    assert len(gh.paths("/git/blobs/")) == 2 and _listed(gh) == 3
+    assert set(_notes(db_url)) == {"vault/a.md", "vault/big.md", "vault/sub/c.md"}
+    full = _sync(db_url, gh, full=True)
+    assert (full.deleted, full.new, full.fetched, full.rejected) == ([], [], 0, [])
+
+
+def test_a_symlink_given_a_new_target_is_left_out_as_in_a_full_sync(
+    db_url: str, gh: FakeGitHub
+) -> None:
+    """A symlink retargeted is a modified file in a comparison: its new target ("b.md") was
+    stored as a note, which the next full sync deleted."""
+    gh.commit(
+        {"vault/a.md": b"# a\n", "vault/b.md": b"# b\n", "vault/l.md": b"a.md"},
+        modes={"vault/l.md": SYMLINK},
+    )
+    assert _sync(db_url, gh).new == ["vault/a.md", "vault/b.md"]
+    gh.commit({"vault/l.md": b"b.md"}, modes={"vault/l.md": SYMLINK})
+    gh.requests.clear()
+    report = _sync(db_url, gh)
+    assert (report.new, report.changed, report.rejected, report.fetched) == ([], [], [], 0)
+    assert gh.paths("/compare/") and _listed(gh) == 2 and not gh.paths("/git/blobs/")
+    assert set(_notes(db_url)) == {"vault/a.md", "vault/b.md"}
+    assert _sync(db_url, gh, full=True).fetched == 0
+    gh.commit({"vault/l.md": b"# l\n"})  # a note again: read as a full sync reads it
+    assert _sync(db_url, gh).new == ["vault/l.md"] and _notes(db_url)["vault/l.md"] == "# l\n"
+
+
+def test_a_note_made_a_symlink_with_the_same_blob_leaves_the_store(
+    db_url: str, gh: FakeGitHub
+) -> None:
+    """A note whose text was the path it now links to keeps its blob SHA as a symlink: its
+    version was unchanged, so it was never looked at and stayed stored."""
+    gh.commit({"vault/a.md": b"# a\n", "vault/b.md": b"a.md"})
+    _sync(db_url, gh)
+    gh.commit({"vault/b.md": b"a.md"}, modes={"vault/b.md": SYMLINK})
+    report = _sync(db_url, gh)
+    assert (report.deleted, report.fetched) == (["vault/b.md"], 0)
+    assert _notes(db_url) == {"vault/a.md": "# a\n"}

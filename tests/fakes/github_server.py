@@ -70,6 +70,8 @@ class FakeGitHub:
         self.compare_file_limit = compare_file_limit
         self.tree_limit = tree_limit
         self.blobs: dict[str, bytes] = {}
+        # Blob sizes, which tree listings give even for a blob a test withholds from ``blobs``.
+        self.sizes: dict[str, int] = {}
         self.trees: dict[str, list[tuple[str, str, str, str]]] = {}  # name, mode, type, sha
         self.commits: dict[str, FakeCommit] = {}
         self.branches: dict[str, str] = {}
@@ -151,6 +153,7 @@ class FakeGitHub:
                 else:
                     state[path] = git_sha("blob", data)
                     self.blobs[state[path]] = data
+                    self.sizes[state[path]] = len(data)
                     if (modes or {}).get(path, FILE) != FILE:
                         kinds[path] = (modes or {})[path]
             tree = self._store_tree(state, kinds)
@@ -275,7 +278,7 @@ class FakeGitHub:
         for name, mode, kind, obj in self.trees[sha]:
             path = folder + name
             entry = {"path": path, "mode": mode, "type": kind, "sha": obj}
-            out.append({**entry, "size": len(self.blobs[obj])} if kind == "blob" else entry)
+            out.append({**entry, "size": self.sizes[obj]} if kind == "blob" else entry)
             if recursive and kind == "tree":
                 out.extend(self._tree_entries(obj, True, path + "/"))
         return out

@@ -1,9 +1,11 @@
 """A branch of a GitHub repository as a note source, read over REST through PyGithub.
 
 A first sync lists the tree at the head; later ones ask the compare API what changed since the
-last synced commit. Notes are read as git blobs, which unlike the contents API serve files over
-1 MB. The requests themselves (bounded retries, rate limits, a token that never appears in a
-message) are :mod:`knowledge_assets.core.sources.github_api`'s.
+last synced commit. A comparison gives no file's mode, so the folders holding the files it
+would read are listed (one folder at a time, from the root): a symlink or a submodule is then
+left out as a full sync leaves it out. Notes are read as git blobs, which unlike the contents API
+serve files over 1 MB. The requests themselves (bounded retries, rate limits, a token that never
+appears in a message) are :mod:`knowledge_assets.core.sources.github_api`'s.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from knowledge_assets.core.sources.github_api import GitHubAPI, HTTPError, decod
 # GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
 # lists that many may be truncated, so the full tree is compared instead.
 COMPARE_FILE_LIMIT = 300
-_FETCH_STATUSES = frozenset({"added", "modified", "copied"})
-# A comparison's status for a path whose kind changed (a note made a symlink or a submodule, or
-# a symlink made a note): the comparison does not say what the path is now, the tree does.
+# "changed" is a path whose kind changed (a note made a symlink or a submodule, or back): the
+# comparison does not say what it is now; its folder's listing does.
 _RETYPED = "changed"
+_FETCH_STATUSES = frozenset({"added", "modified", "copied", _RETYPED})
 _SYMLINK_MODE = "120000"
+_NONE = ("", "")  # the kind and mode of a path missing from its folder's listing
 _Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
 
 
@@ -97,7 +100,12 @@ class GitHubSource:
             elif status == "removed" and self._wanted(path):
                 changes.deleted.append(path)
             elif status in _FETCH_STATUSES and self._wanted(path):
-                self._changed(changes, path, sha, known.get(path))
+                # A path whose kind changed is looked at even when its blob did not change.
+                have = None if status == _RETYPED else known.get(path)
+                self._changed(changes, path, sha, have)
+        if not self._keep_notes(changes, head, known):
+            self._blobs = {}
+            return self._full(head, since, known)
         return changes
 
     def read(self, path: str) -> bytes:
@@ -163,12 +171,54 @@ class GitHubSource:
         found = self.api.found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
         if found is None or found[0] not in ("ahead", "identical"):
             return None  # unusable, or ``since`` is not an ancestor of the head (a force-push)
-        # A note made a symlink was read through its blob, which holds the link's target: the
-        # note's text became "other.md" (a full sync skips symlinks and deletes it). So a
-        # comparison listing a note whose kind changed is left for the tree, which has modes.
-        if any(status == _RETYPED and self._wanted(path) for status, path, _, _ in found[1]):
-            return None
         return found[1] if len(found[1]) < COMPARE_FILE_LIMIT else None
+
+    def _keep_notes(self, changes: ChangeSet, head: str, known: Mapping[str, str]) -> bool:
+        """Leave out of ``changes`` the files to read that are no notes at the head: symlinks
+        and submodules, which a comparison lists as files without their mode.
+
+        A symlink's blob is its target's path: read as a note, its text was "a.md" until a full
+        sync deleted it. What such a path held before goes, as in a full sync: a stored note
+        made a symlink is deleted, a rejection forgotten. False when a folder's listing is
+        truncated (the full tree is compared instead)."""
+        if not changes.fetch:
+            return True
+        entries = self._folders(head, changes.fetch)
+        if entries is None:
+            return False
+        for path in [p for p in changes.fetch if not self._is_note(p, *entries.get(p, _NONE))]:
+            changes.fetch.remove(path)
+            del changes.versions[path]
+            del self._blobs[path]
+            moved = [old for old, new in changes.renamed if new == path]
+            for old in moved:  # renamed onto a symlink: the note at ``old`` is gone
+                changes.renamed.remove((old, path))
+                changes.deleted.append(old)
+            if not moved and path in known:
+                changes.deleted.append(path)
+        return True
+
+    def _folders(self, head: str, paths: Iterable[str]) -> dict[str, tuple[str, str]] | None:
+        """The kind and mode of every entry of the folders holding ``paths`` at ``head``: each
+        folder on the way to them is listed once, without recursion. None when GitHub
+        truncated a listing."""
+        needed = {""}
+        for path in paths:
+            parts = path.split("/")[:-1]
+            needed.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+        entries: dict[str, tuple[str, str]] = {}
+        pending = [("", head)]
+        while pending:  # bounded: each folder of ``needed`` is listed at most once
+            folder, sha = pending.pop()
+            truncated, listing = self.api.tree(f"tree {folder or '/'}", sha, recursive=False)
+            if truncated:
+                return None
+            for name, kind, mode, child in listing:
+                path = f"{folder}/{name}" if folder else name
+                entries[path] = (kind, mode)
+                if kind == "tree" and path in needed:
+                    pending.append((path, child))
+        return entries
 
     def _full(self, head: str, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         blobs = self._tree(head)
