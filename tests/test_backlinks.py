@@ -11,10 +11,13 @@ import httpx
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
-from knowledge_assets.api.backlinks import backlinks, link_targets
+from knowledge_assets.api.backlinks import backlinks
+from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
+from knowledge_assets.core.chunks.links import link_names, link_targets
 from knowledge_assets.core.database import db
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
+from tests.migration_support import notes_to_rechunk, rerun_migration
 
 VAULT = {
     "ideas.md": "# アイデア\n\n本文。\n",
@@ -46,6 +49,20 @@ VAULT = {
 )
 def test_links_are_read_outside_code(body: str, targets: list[tuple[str, bool]]) -> None:
     assert list(link_targets(body)) == targets
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        ("[[Ideas]] と ![[日記/ideas|x]] と [[ideas.md]]", ["ideas"]),  # one name, any case
+        ("[a](../docs/) と [b](guide)", ["docs", "readme", "index", "guide"]),  # maybe folders
+        ("[a](notes/x.md) と [[#見出し]]", ["x"]),  # a link within the note names nothing
+        ("[[\u30d5\u3099]]", ["\u30d6"]),  # ブ decomposed (フ and a mark) is ブ composed
+        ("本文だけ。", []),
+    ],
+)
+def test_the_names_a_notes_links_lead_to(body: str, names: list[str]) -> None:
+    assert link_names(body) == names
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +105,26 @@ def test_the_api_lists_them_by_title(store: str) -> None:
     ]
     assert found["count"] == 2 and found["more"] is False
     assert missing.status_code == 404
+
+
+def test_notes_with_links_stored_before_are_chunked_again_to_record_them(store: str) -> None:
+    """sql/047: a store made before it has no link names; its notes with links are re-chunked
+    (and only they), vectors kept."""
+    with db.connect(store) as conn:
+        conn.execute("UPDATE rag.latest_docs SET link_names = '{}'")
+        conn.commit()
+    rerun_migration(store, "047")
+    with db.connect(store) as conn:
+        assert notes_to_rechunk(conn) == sorted(
+            [
+                "notes/code.md",
+                "notes/embed.md",
+                "notes/encoded.md",
+                "notes/md-link.md",
+                "projects/plan.md",
+            ]
+        )
+        report = refresh_chunks(conn)
+        found, _ = backlinks(conn, "ideas.md", "local", "local")
+    assert report.chunks_written == 0
+    assert sorted(b.path for b in found) == ["notes/embed.md", "projects/plan.md"]

@@ -24,6 +24,7 @@ from knowledge_assets.core.chunks import chunk_inputs, chunk_writer
 from knowledge_assets.core.chunks.chunk_writer import NoteChunks
 from knowledge_assets.core.chunks.chunking import CHUNK_MAX_TOKENS, CHUNKER_VERSION, estimate_tokens
 from knowledge_assets.core.chunks.inline_tags import inline_tags
+from knowledge_assets.core.chunks.links import link_names
 from knowledge_assets.core.chunks.strategies import BOOKMARK_TYPE, ChunkingOptions, chunk_for
 from knowledge_assets.core.chunks.tokenize import KEYWORD_INDEX_VERSION, Keywords
 from knowledge_assets.core.chunks.tokenize_pool import Tokenizer, tokenizer_for
@@ -211,6 +212,7 @@ def _prepare(
         markdown = doc_type != BOOKMARK_TYPE  # a bookmark file is JSON
         note = NoteChunks(doc_id, path, content_hash, chunks, [], doc_sig)
         note.inline_tags = inline_tags(content) if markdown else []
+        note.link_names = link_names(content) if markdown else []
         note.title = chunks[0].title if markdown and chunks else None
         notes.append(note)
     # Tokens are reused only from chunks made under the note's own signature (a source with

@@ -90,6 +90,7 @@ class NoteChunks:
     keywords: list[Keywords | None] = field(default_factory=list)
     inline_tags: list[str] = field(default_factory=list)
     title: str | None = None  # the note's title as the chunker reads it, when it has chunks
+    link_names: list[str] = field(default_factory=list)  # core.chunks.links.link_names
 
 
 def token_source(chunk: Chunk) -> TokenSource:
@@ -161,24 +162,26 @@ def write_notes(
 # latest_docs rule, a regular expression over the whole text, takes a "# comment" line of a
 # shell script in a code block for one). A note whose fields are unchanged is not rewritten.
 _NOTE_FIELDS = (
-    "UPDATE rag.latest_docs d SET inline_tags = u.tags,"
+    "UPDATE rag.latest_docs d SET inline_tags = u.tags, link_names = u.links,"
     " tags = rag.merge_tags(rag.note_tags(d.frontmatter -> 'tags'), u.tags),"
     " title = CASE WHEN coalesce(btrim(d.frontmatter ->> 'title'), '') = ''"
     "  THEN coalesce(u.title, d.title) ELSE d.title END"
-    " FROM (SELECT x.id, ARRAY(SELECT jsonb_array_elements_text(x.t)) AS tags, x.title"
-    "  FROM unnest(%s::uuid[], %s::jsonb[], %s::text[]) AS x(id, t, title)) u"
+    " FROM (SELECT x.id, ARRAY(SELECT jsonb_array_elements_text(x.t)) AS tags, x.title,"
+    "  ARRAY(SELECT jsonb_array_elements_text(x.l)) AS links"
+    "  FROM unnest(%s::uuid[], %s::jsonb[], %s::text[], %s::jsonb[]) AS x(id, t, title, l)) u"
     " WHERE d.id = u.id AND (d.inline_tags IS DISTINCT FROM u.tags"
+    "  OR d.link_names IS DISTINCT FROM u.links"
     "  OR (coalesce(btrim(d.frontmatter ->> 'title'), '') = '' AND u.title IS NOT NULL"
     "   AND d.title IS DISTINCT FROM u.title))"
 )
 
 
 def write_note_fields(conn: psycopg.Connection, notes: Sequence[NoteChunks]) -> None:
-    """Record these notes' inline tags and chunker titles, in one statement."""
+    """Record these notes' inline tags, chunker titles and link names, in one statement."""
     if notes:
         conn.execute(_NOTE_FIELDS, (
             [n.document_id for n in notes], [Jsonb(n.inline_tags) for n in notes],
-            [n.title for n in notes],
+            [n.title for n in notes], [Jsonb(n.link_names) for n in notes],
         ))  # fmt: skip
 
 

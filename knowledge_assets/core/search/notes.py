@@ -197,9 +197,9 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     return [(source_name(table), path) for table, path in notes_sql.latest_notes(conn)]
 
 
-def mentioning(
-    conn: psycopg.Connection, needles: Sequence[str], limit: int
+def linking_to(
+    conn: psycopg.Connection, names: Sequence[str], limit: int
 ) -> list[tuple[str, str, str, str]]:
-    """(source, path, title, body) of up to ``limit`` latest notes whose body holds any of
-    ``needles``, by title."""
-    return [(source_name(t), p, title, body) for t, p, title, body in notes_sql.mentioning(conn, needles, limit)]  # fmt: skip
+    """(source, path, title, body) of up to ``limit`` latest notes with a link to any of
+    ``names`` (:func:`knowledge_assets.core.chunks.links.name_key`), by title."""
+    return [(source_name(t), p, title, body) for t, p, title, body in notes_sql.linking_to(conn, names, limit)]  # fmt: skip

@@ -178,14 +178,13 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
-def mentioning(
-    conn: psycopg.Connection, needles: Sequence[str], limit: int
+def linking_to(
+    conn: psycopg.Connection, names: Sequence[str], limit: int
 ) -> list[tuple[str, str, str, str]]:
-    """(table, path, title, body) of up to ``limit`` latest notes whose body holds any of
-    ``needles`` (the candidates of a note's backlinks: one scan of the bodies)."""
+    """(table, path, title, body) of up to ``limit`` latest notes with a link to any of
+    ``names`` (sql/047's ``link_names``, read from its index)."""
     return conn.execute(
         "SELECT source_table, file_path, title, content FROM rag.latest_docs"
-        " WHERE EXISTS (SELECT 1 FROM unnest(%s::text[]) n WHERE strpos(content, n) > 0)"
-        " ORDER BY title, file_path LIMIT %s",
-        (list(needles), limit),
+        " WHERE link_names && %s::text[] ORDER BY title, file_path LIMIT %s",
+        (list(names), limit),
     ).fetchall()
