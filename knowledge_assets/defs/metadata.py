@@ -31,6 +31,10 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     ),
     "tags": "Frontmatter tags, normalised, then the tags written in the text (#日記).",
     "inline_tags": "Tags written in the note's text (#日記), outside code, comments and links.",
+    "link_names": (
+        "Names the note's links lead to (file names without .md, any case): what finds the notes"
+        " linking to a note."
+    ),
     "tag_paths": (
         "Each tag and every tag it is nested under, lower-cased (Project/Alpha: project/alpha,"
         " project)."
