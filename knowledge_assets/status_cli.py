@@ -22,8 +22,9 @@ SHOWN = 20  # problems listed per kind unless --all
 
 
 def _status(args: argparse.Namespace) -> int:
+    limit = None if args.all or args.json else SHOWN
     with _connect() as conn:
-        status = read_status(conn)
+        status = read_status(conn, limit)
     if args.json:
         _print_json(asdict(status) | {"problems": status.problems})
         return 0
@@ -31,13 +32,8 @@ def _status(args: argparse.Namespace) -> int:
         say(line)
     for overlap in status.overlaps:
         say(f"overlap   {overlap}")
-    limit = None if args.all else SHOWN
-    for title, kind, problems in (
-        ("rejected", "file", status.rejected),
-        ("warnings", "note", status.warnings),
-        ("failed", "note", status.failed),
-    ):
-        _list(title, kind, problems, limit)
+    for kind, noun in (("rejected", "file"), ("warnings", "note"), ("failed", "note")):
+        _list(kind, noun, getattr(status, kind), status.counts[kind])
     if status.problems:
         say("-- fix a file and run `knowledge-assets update`; `get PATH` shows one note's state")
     return 0
@@ -78,14 +74,15 @@ def _source_line(source: SourceStatus, *, first: bool) -> str:
     return f"{label:<9} {source.name}{where}  {when}  {source.stored:,} stored{rejected}"
 
 
-def _list(title: str, kind: str, problems: list[Problem], limit: int | None) -> None:
-    if not problems:
+def _list(title: str, noun: str, problems: list[Problem], total: int) -> None:
+    """The first problems of one kind, and how many more there are."""
+    if not total:
         return
-    say(f"{title:<9} {counted(len(problems), kind)}")
-    for p in problems[:limit]:
+    say(f"{title:<9} {counted(total, noun)}")
+    for p in problems:
         say(f"  {p.source}  {p.path}  {p.reason}")
-    if limit is not None and len(problems) > limit:
-        say(f"  … and {len(problems) - limit:,} more (--all lists them)")
+    if total > len(problems):
+        say(f"  … and {total - len(problems):,} more (--all lists them)")
 
 
 def add_command(sub: Any) -> None:

@@ -146,8 +146,11 @@ def test_a_store_with_nothing_to_fix_shows_no_notice(base: str) -> None:
     from playwright.sync_api import expect
 
     with chromium_page(timeout_ms=60_000) as page:
-        page.goto(base + "/")
-        page.wait_for_load_state("networkidle")  # the status request has been answered
+        with page.expect_response(lambda r: "/api/status" in r.url) as status:
+            page.goto(base + "/")
+        assert status.value.ok  # the page asked, and all is well: no notice
+        assert status.value.json()["data"]["problems"] == 0
+        page.wait_for_load_state("networkidle")
         expect(page.locator("#store-status")).to_be_hidden()
 
 

@@ -39,6 +39,8 @@ def backlinks(conn: Any, path: str, source: str, vault: str) -> tuple[list[Backl
     if not name:
         return [], False
     found = core_notes.linking_to(conn, [name], MAX_CANDIDATES + 1)
+    if not found:  # most notes: no listing of every note to resolve links against
+        return [], False
     listing = core_notes.latest_notes(conn)
     target = LinkTarget(path, None if source == vault else source)
     linking = []

@@ -21,9 +21,5 @@ def status(request: Request, limit: int = Query(default=50, ge=0, le=100_000)) -
     step could not index, each with its reason: the first ``limit`` of each kind (a vault of
     thousands of broken files would make every page load megabytes), all of them counted in
     ``counts``."""
-    found = _read(request, read_status)
-    data = asdict(found)
-    kinds = ("rejected", "warnings", "failed")
-    counts = {kind: len(data[kind]) for kind in kinds}
-    data |= {kind: data[kind][:limit] for kind in kinds}
-    return {"success": True, "data": data | {"problems": found.problems, "counts": counts}}
+    found = _read(request, lambda conn: read_status(conn, limit))
+    return {"success": True, "data": asdict(found) | {"problems": found.problems}}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -42,6 +43,9 @@ class Problem:
     reason: str
 
 
+KINDS = ("rejected", "warnings", "failed")  # the kinds of problem, each a list of StoreStatus
+
+
 @dataclass
 class StoreStatus:
     """The store at a glance (see the module doc)."""
@@ -57,19 +61,32 @@ class StoreStatus:
     warnings: list[Problem] = field(default_factory=list)
     failed: list[Problem] = field(default_factory=list)
     overlaps: list[str] = field(default_factory=list)  # folders two sources both index
+    # How many there are of each kind: the lists above hold the first ``limit`` of them.
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
 
     @property
     def problems(self) -> int:
-        return len(self.rejected) + len(self.warnings) + len(self.failed) + len(self.overlaps)
+        return sum(self.counts.values()) + len(self.overlaps)
 
 
 _SOURCES = (
     "SELECT DISTINCT ON (source_table) source_table, location, synced_at, last_sha"
     " FROM meta.sync_state WHERE source_table IS NOT NULL ORDER BY source_table, synced_at DESC"
 )
+# Each list is read up to ``limit`` rows (NULL: all), with the count of all of them: a vault of
+# thousands of broken files must not cost every status (and every page load) all their rows.
+_REJECTED = (
+    "SELECT file_path, reason, count(*) OVER () FROM raw.rejected_files WHERE source_table = %s"
+    " ORDER BY file_path LIMIT %s"
+)
+_WARNED = (
+    "SELECT file_path, array_to_string(warnings, '; '), count(*) OVER () FROM {}"
+    " WHERE warnings <> '{{}}' ORDER BY file_path LIMIT %s"
+)
 _FAILED = (
-    "SELECT d.source_table, d.file_path, f.step, f.reason FROM rag.note_failures f"
-    " JOIN rag.latest_docs d ON d.id = f.document_id ORDER BY d.source_table, d.file_path, f.step"
+    "SELECT d.source_table, d.file_path, f.step || ': ' || f.reason, count(*) OVER ()"
+    " FROM rag.note_failures f JOIN rag.latest_docs d ON d.id = f.document_id"
+    " ORDER BY d.source_table, d.file_path, f.step LIMIT %s"
 )
 _COUNTS = (
     "SELECT (SELECT count(*) FROM rag.latest_docs), (SELECT count(*) FROM rag.superseded_docs),"
@@ -77,20 +94,21 @@ _COUNTS = (
 )
 
 
-def read_status(conn: psycopg.Connection) -> StoreStatus:
-    """The store's status (reads only)."""
+def read_status(conn: psycopg.Connection, limit: int | None = None) -> StoreStatus:
+    """The store's status (reads only), with the first ``limit`` problems of each kind (None:
+    every one) and how many there are of each."""
     status = StoreStatus()
+    # At least one row is read, since the rows carry their total (with LIMIT 0 none would).
+    fetch = None if limit is None else max(limit, 1)
     tables = [r for r in conn.execute(_SOURCES).fetchall() if store.table_exists(conn, r[0])]
     for table, location, synced_at, head in tables:
-        rejected = [Problem(store.source_name(table), p, r) for p, r in store.rejections(conn, table)]  # fmt: skip
-        status.rejected += rejected
-        status.warnings += [
-            Problem(store.source_name(table), path, "; ".join(notes))
-            for path, notes in store.note_warnings(conn, table)
-        ]
-        stored = store.raw_count(conn, table)
         name = store.source_name(table)
-        status.sources.append(SourceStatus(name, location, synced_at, head, stored, len(rejected)))
+        rows = conn.execute(_REJECTED, (table, fetch)).fetchall()
+        rejected = _add(status, "rejected", name, rows)
+        warned = sql.SQL(_WARNED).format(store.raw_table(table))
+        _add(status, "warnings", name, conn.execute(warned, (fetch,)).fetchall())
+        stored = store.raw_count(conn, table)
+        status.sources.append(SourceStatus(name, location, synced_at, head, stored, rejected))
     row = conn.execute(_COUNTS).fetchone()
     if row:
         status.searchable, status.superseded, status.passages = int(row[0]), int(row[1]), int(row[2])  # fmt: skip
@@ -99,11 +117,21 @@ def read_status(conn: psycopg.Connection) -> StoreStatus:
     status.left_out = max(0, stored_total - status.searchable - status.superseded)
     status.missing_vectors = missing_vectors(conn) if status.model else 0
     status.overlaps = _overlaps(conn, [(t, loc) for t, loc, *_ in tables])
-    status.failed = [
-        Problem(store.source_name(table), path, f"{step}: {reason}")
-        for table, path, step, reason in conn.execute(_FAILED).fetchall()
-    ]
+    for table, path, reason, total in conn.execute(_FAILED, (fetch,)).fetchall():
+        status.failed.append(Problem(store.source_name(table), path, reason))
+        status.counts["failed"] = int(total)
+    if limit is not None:  # several sources each gave up to ``fetch``
+        for kind in KINDS:
+            setattr(status, kind, getattr(status, kind)[:limit])
     return status
+
+
+def _add(status: StoreStatus, kind: str, source: str, rows: list[tuple[Any, ...]]) -> int:
+    """Add one source's (path, reason, total) rows to the ``kind`` list; returns its total."""
+    getattr(status, kind).extend(Problem(source, path, reason) for path, reason, _ in rows)
+    total = int(rows[0][2]) if rows else 0
+    status.counts[kind] += total
+    return total
 
 
 def _overlaps(conn: psycopg.Connection, places: list[tuple[str, str | None]]) -> list[str]:
