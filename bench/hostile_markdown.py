@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 
 from knowledge_assets.answer.sentences import section_sentences  # noqa: E402
 from knowledge_assets.api.markdown import render_note  # noqa: E402
-from knowledge_assets.api.note_links import NoteLinks  # noqa: E402
 from knowledge_assets.core.chunks.chunk_text import without_link_targets  # noqa: E402
 from knowledge_assets.core.chunks.chunking import chunk_document  # noqa: E402
 from knowledge_assets.core.chunks.inline_tags import inline_tags  # noqa: E402
+from knowledge_assets.core.links.resolve import NoteLinks  # noqa: E402
 from knowledge_assets.core.plain_text import plain_snippet  # noqa: E402
 from knowledge_assets.mcp.format import document_part  # noqa: E402
 

@@ -50,13 +50,13 @@ from knowledge_assets import cli  # noqa: E402
 from knowledge_assets.answer import Asker, LLMSettings  # noqa: E402
 from knowledge_assets.api import ApiSettings, create_app  # noqa: E402
 from knowledge_assets.api.markdown import render_note  # noqa: E402
-from knowledge_assets.api.note_links import NoteLinks  # noqa: E402
 from knowledge_assets.api.settings import writer_url  # noqa: E402
 from knowledge_assets.cli_hints import closest_paths, tag_hint, with_suffix  # noqa: E402
 from knowledge_assets.core import failures  # noqa: E402
 from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.index import models  # noqa: E402
 from knowledge_assets.core.ingest.store import note_warnings  # noqa: E402
+from knowledge_assets.core.links.resolve import NoteLinks  # noqa: E402
 from knowledge_assets.core.search import notes as core_notes  # noqa: E402
 from knowledge_assets.core.search.explain import rejection, why_not_searchable  # noqa: E402
 from knowledge_assets.core.search.note_sources import locate, vault_source  # noqa: E402

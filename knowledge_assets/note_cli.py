@@ -1,4 +1,5 @@
-"""``knowledge-assets similar | get``: a note by its path, and the notes like it.
+"""``knowledge-assets similar | get | backlinks``: a note by its path, the notes like it and the
+notes linking to it.
 
 A path is read as :mod:`knowledge_assets.cli_hints` says (without ``.md``, or absolute inside
 the vault), and one that names no note gets the closest stored paths as a hint.
@@ -14,6 +15,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.cli_hints import closest_paths, did_you_mean, vault_relative, with_suffix
+from knowledge_assets.core.links.backlinks import Backlinks, note_backlinks
 from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import NoActiveModel
 from knowledge_assets.core.search.explain import rejection
@@ -77,6 +79,35 @@ def _similar_to(
         if full is None:
             raise
         return similar_to(conn, full, limit=args.limit, source=args.source)
+
+
+def _backlinks(args: argparse.Namespace) -> int:
+    path = vault_relative(args.path)
+    with _connect() as conn:
+        try:
+            found = note_backlinks(conn, path, args.source)
+            full = with_suffix(conn, path, args.source) if found is None else None
+            found = note_backlinks(conn, full, args.source) if full else found
+        except (UnknownSource, AmbiguousNote) as exc:
+            return _fail(_lookup_error(exc))
+        hint = did_you_mean(closest_paths(conn, path, args.source)) if found is None else ""
+    if found is None:
+        return _fail(f"no note at {named(path)}{in_source(args.source)}{hint}")
+    if args.json:
+        _print_json(asdict(found))
+        return 0
+    _say_backlinks(found)
+    return 0
+
+
+def _say_backlinks(found: Backlinks) -> None:
+    for i, note in enumerate(found.notes, start=1):
+        say(f"{i:2d}. {plain_heading(note.title) or note.path}")
+        say(f"    {_where(note.path, note.source)}")
+    if not found.notes:
+        say(f"no note links to {found.path}")
+    elif found.more:
+        say(f"more notes name {found.path} than were read for their links: these are the first")
 
 
 def _lookup_error(exc: Exception) -> str:

@@ -1,4 +1,4 @@
-"""``knowledge-assets search | similar | get | tags``: read what the pipeline wrote.
+"""``knowledge-assets search | similar | get | backlinks | tags``: read what the pipeline wrote.
 
 They use the same store as the rest of the command (``DATABASE_URL``, else the embedded
 Postgres in the project's data directory). Every command takes ``--json`` for scripts.
@@ -187,8 +187,8 @@ def _add(
 
 
 def add_commands(sub: Any) -> None:
-    """Register ``search``, ``similar`` and ``get`` on the CLI's sub-parsers."""
-    from knowledge_assets.note_cli import _get, _similar  # they use this module's helpers
+    """Register ``search``, ``similar``, ``get`` and ``backlinks`` on the CLI's sub-parsers."""
+    from knowledge_assets.note_cli import _backlinks, _get, _similar  # they use these helpers
 
     s = _add(sub, "search", "search the latest notes (vector, keyword or hybrid)", _search)
     s.add_argument("query", help="words to search for; tag:T and path:P narrow it, as in Obsidian")
@@ -218,5 +218,9 @@ def add_commands(sub: Any) -> None:
     sim.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=5, help="notes (default 5)")
     get = _add(sub, "get", "print a note by path", _get)
     get.add_argument("path")
-    for parser in (sim, get):
+    back = _add(
+        sub, "backlinks", "the notes whose links lead to a note (Obsidian's backlinks)", _backlinks
+    )
+    back.add_argument("path")
+    for parser in (sim, get, back):
         parser.add_argument("--source", metavar="NAME", help=SOURCE_HELP)

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, TextContent
 from knowledge_assets.core.database import db
 
 CALL_TIMEOUT = 60  # the first search loads the query embedder
-TOOLS = {"search_docs", "get_doc", "list_tags", "tagged_docs", "similar_docs"}
+TOOLS = {"search_docs", "get_doc", "list_tags", "tagged_docs", "similar_docs", "linking_docs"}
 
 
 def server_env(url: str) -> dict[str, str]:

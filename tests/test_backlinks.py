@@ -4,6 +4,7 @@ another folder, or a name only mentioned, is no link. On a real store and throug
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -11,12 +12,14 @@ import httpx
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
-from knowledge_assets.api.backlinks import backlinks
+from knowledge_assets.cli import main
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.links import link_names, link_targets
 from knowledge_assets.core.database import db
+from knowledge_assets.core.links.backlinks import backlinks, note_backlinks
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
+from tests.mcp_support import json_of, server_env, stdio_session, text_of
 from tests.migration_support import notes_to_rechunk, rerun_migration
 
 VAULT = {
@@ -29,6 +32,9 @@ VAULT = {
     "notes/mention.md": "# 言及\n\nideas という言葉だけ。\n",
     "notes/md-link.md": "# リンク\n\n[古い方](../archive/ideas.md) と [外](https://example.com/ideas.md)\n",
     "notes/encoded.md": "# 符号化\n\n[日本語](../%E6%97%A5%E8%A8%98.md#今日)\n",
+    # A draft (superseded by its next version) links to the root's ideas too.
+    "plan-v1.md": "# 計画 初版\n\n[[ideas]] と [[plan-v2]]。\n",
+    "plan-v2.md": "---\nprevious: plan-v1.md\n---\n# 計画 第二版\n\n本文。\n",
 }
 
 
@@ -78,7 +84,7 @@ def store(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 @pytest.mark.parametrize(
     ("path", "linking"),
     [
-        ("ideas.md", ["projects/plan.md", "notes/embed.md"]),
+        ("ideas.md", ["projects/plan.md", "notes/embed.md"]),  # not the draft plan-v1.md
         ("archive/ideas.md", ["notes/md-link.md"]),  # not [[ideas]]: that is the root's
         ("日記.md", ["notes/encoded.md"]),  # a percent-encoded Markdown link
         ("notes/mention.md", []),
@@ -105,6 +111,56 @@ def test_the_api_lists_them_by_title(store: str) -> None:
     ]
     assert found["count"] == 2 and found["more"] is False
     assert missing.status_code == 404
+
+
+def test_a_draft_has_no_backlinks_to_show(store: str) -> None:
+    """As the note view does not show a superseded version, no backlinks are listed for it:
+    None, as for a path that names nothing."""
+    with db.connect(store) as conn:
+        assert note_backlinks(conn, "plan-v1.md") is None
+        assert note_backlinks(conn, "nope.md") is None
+        found = note_backlinks(conn, "plan-v2.md")
+    assert found is not None and found.notes == [] and found.source == "local"
+
+
+def test_the_command_line_lists_them(
+    store: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", store)
+    assert main(["backlinks", "ideas"]) == 0  # without .md, as `get` takes it
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        " 1. 埋め込み",
+        "    notes/embed.md",
+        " 2. 計画",
+        "    projects/plan.md",
+    ]
+    assert main(["backlinks", "ideas.md", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [n["path"] for n in data["notes"]] == ["notes/embed.md", "projects/plan.md"]
+    assert data["path"] == "ideas.md" and data["more"] is False
+    assert main(["backlinks", "notes/mention.md"]) == 0
+    assert capsys.readouterr().out.strip() == "no note links to notes/mention.md"
+    assert main(["backlinks", "idea.md"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: no note at 'idea.md'; did you mean ideas.md?\n"
+
+
+def test_mcp_lists_them(store: str) -> None:
+    with stdio_session(server_env(store)) as session:
+        found = session.call("linking_docs", {"file_path": "ideas.md"})
+        missing = session.call("linking_docs", {"file_path": "plan-v1.md"})
+    assert not found.is_error
+    assert json_of(found) == {
+        "source": "local",
+        "file_path": "ideas.md",
+        "linking": [
+            {"title": "埋め込み", "path": "notes/embed.md", "source": "local"},
+            {"title": "計画", "path": "projects/plan.md", "source": "local"},
+        ],
+        "more": False,
+    }
+    assert missing.is_error and "no note at 'plan-v1.md'" in text_of(missing)
 
 
 def test_notes_with_links_stored_before_are_chunked_again_to_record_them(store: str) -> None:

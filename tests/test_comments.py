@@ -10,13 +10,13 @@ import psycopg
 import pytest
 
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.chunks.chunking import chunk_document
 from knowledge_assets.core.chunks.strategies import ChunkingOptions, chunk_for
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
+from knowledge_assets.core.links.resolve import NoteLinks
 from knowledge_assets.core.sources.local import LocalSource
 from tests.migration_support import notes_to_rechunk, rerun_migration
 from tests.test_search import ingest

@@ -62,7 +62,7 @@ def test_a_block_must_close_before_its_end_line() -> None:
 _HOSTILE = """
 import sys
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 from knowledge_assets.core.chunks.chunking import chunk_document
 
 body = sys.stdin.read()
@@ -99,7 +99,7 @@ def test_a_note_of_obsidian_comment_markers_is_read_in_time(unit: str) -> None:
 _HEADINGS = """
 import re, sys
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 
 html = render_note(sys.stdin.read(), NoteLinks("hostile.md", lambda: []))
 ids = re.findall(r'<h[2-6] id="([^"]*)"', html)

@@ -10,7 +10,7 @@ import pytest
 
 from knowledge_assets.api.markdown import render_note
 from knowledge_assets.api.markdown_embeds import MAX_EMBED_CHARS, MAX_EMBEDS, section
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
+from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 
 NOTES = {
     "a.md": "# A\n\n本文A\n\n## 節1\n節1の本文\n### 小節\n小節の本文\n## 節2\n節2の本文 ^blk\n",

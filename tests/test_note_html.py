@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 from tests.test_note_markdown import assert_inert
 
 NOTES = [("local", "docs/reference/jsx/README.md"), ("local", "docs/x.md")]

@@ -21,7 +21,7 @@ from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.api import attachments
 from knowledge_assets.api.attachments import VaultFiles
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 from tests.api_support import api_server
 from tests.markdown_vault import png
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
-from knowledge_assets.api import note_links
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
+from knowledge_assets.core.links import resolve as note_links
+from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.markdown_vault import HOSTILE, RAMEN, markdown_vault

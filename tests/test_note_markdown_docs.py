@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 
 DOCS = [
     "README.md", "qa/README.md", "qa/sub/README.md", "qa/sub/guide.md", "qa/sub/inner/index.md",

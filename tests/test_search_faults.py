@@ -25,8 +25,9 @@ from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import keyword_sql
 from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.mcp.failures import describe_failure
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
-from knowledge_assets.mcp.tools import KnowledgeTools, describe_failure
+from knowledge_assets.mcp.tools import KnowledgeTools
 from tests.fakes.voyage_server import FakeEmbeddingServer
 
 from .conftest import EXAMPLE_VAULT

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledge_assets.api.note_links import note_url
+from knowledge_assets.core.links.resolve import note_url
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.note_sources import vault_source
 

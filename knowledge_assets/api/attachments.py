@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from knowledge_assets.api.note_links import path_key
+from knowledge_assets.core.links.resolve import path_key
 
 __all__ = ["IMAGE_TYPES", "VaultFiles", "attachment_url", "is_image"]
 

@@ -35,7 +35,7 @@ from knowledge_assets.api.markdown_embeds import Loader, embeds
 from knowledge_assets.api.markdown_highlight import highlights
 from knowledge_assets.api.markdown_html import raw_html, render_closed
 from knowledge_assets.api.markdown_images import image_html, is_image, size
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
+from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 
 __all__ = ["render_note"]
 

@@ -26,8 +26,8 @@ from markdown_it.token import Token
 
 from knowledge_assets.api.attachments import is_image
 from knowledge_assets.api.markdown_html import render_closed
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.core.chunks.markdown import headings
+from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 
 __all__ = ["MAX_EMBEDS", "MAX_EMBED_CHARS", "Loader", "embeds"]
 

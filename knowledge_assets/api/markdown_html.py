@@ -28,7 +28,7 @@ from markdown_it.rules_inline import StateInline, html_inline
 from markdown_it.token import Token
 
 from knowledge_assets.api.markdown_images import image_html, is_image
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 
 __all__ = ["raw_html", "render_closed"]
 

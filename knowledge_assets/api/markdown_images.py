@@ -12,7 +12,7 @@ import re
 from markdown_it.common.utils import escapeHtml
 
 from knowledge_assets.api.attachments import attachment_url, is_image
-from knowledge_assets.api.note_links import NoteLinks
+from knowledge_assets.core.links.resolve import NoteLinks
 
 __all__ = ["NOT_IN_VAULT", "image_html", "is_image", "size"]
 

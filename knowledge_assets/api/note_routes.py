@@ -10,10 +10,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from knowledge_assets.api.attachments import VaultFiles
-from knowledge_assets.api.backlinks import backlinks
 from knowledge_assets.api.markdown import render_note
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.api.routes import Source, _no_note, _note_path, _read, _settings
+from knowledge_assets.core.links.backlinks import note_backlinks
+from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY
 from knowledge_assets.core.search.note_sources import vault_source
@@ -73,15 +73,8 @@ def get_backlinks(note_id: str, request: Request, source: Source = None) -> dict
     than were read for their links."""
     note_id, source = _note_path(note_id), source or None
 
-    def read(conn: Any) -> tuple[list[Any], bool] | None:
-        doc = core_notes.get_doc(conn, note_id, source)
-        if doc is None:
-            return None
-        return backlinks(conn, doc["file_path"], doc["source"], vault_source())
-
-    found = _read(request, read)
+    found = _read(request, lambda conn: note_backlinks(conn, note_id, source))
     if found is None:
         raise _no_note(note_id, source)
-    linking, more = found
-    data = [{"id": b.path, "source": b.source, "title": b.title} for b in linking]
-    return {"success": True, "count": len(data), "more": more, "data": data}
+    data = [{"id": b.path, "source": b.source, "title": b.title} for b in found.notes]
+    return {"success": True, "count": len(data), "more": found.more, "data": data}

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from knowledge_assets.core.counts import counted
+from knowledge_assets.core.links.backlinks import Backlinks
 from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import SearchHit, SearchResponse
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
@@ -113,6 +114,19 @@ def similar_result(
             }
             for n in notes
         ],
+    }
+
+
+def linking_result(found: Backlinks) -> dict[str, Any]:
+    """The notes whose links lead to the note ``found`` names, by title."""
+    return {
+        "source": found.source,
+        "file_path": found.path,
+        "linking": [
+            {"title": plain_heading(n.title), "path": n.path, "source": n.source}
+            for n in found.notes
+        ],
+        "more": found.more,
     }
 
 

@@ -1,5 +1,5 @@
-"""Output schemas of the MCP tools that return data (search_docs, similar_docs, list_tags,
-tagged_docs).
+"""Output schemas of the MCP tools that return data (search_docs, similar_docs, linking_docs,
+list_tags, tagged_docs).
 
 A client reads ``structuredContent`` against the tool's ``outputSchema``; the same JSON also
 comes as one text block for clients that only read text. Fields beyond the ones named here
@@ -55,6 +55,19 @@ class SimilarDocsOutput(_Open):
     source: str | None = None  # the source of the note compared with
     file_path: str
     similar: list[SimilarNote]
+
+
+class LinkingNote(_Open):
+    title: str | None = None
+    path: str
+    source: str | None = None
+
+
+class LinkingDocsOutput(_Open):
+    source: str | None = None  # the source of the note linked to
+    file_path: str
+    linking: list[LinkingNote]
+    more: bool = False  # more notes name it than were read for their links
 
 
 class TagCount(_Open):

@@ -1,5 +1,5 @@
 """The MCP tools over the knowledge store: search_docs, get_doc, list_tags, tagged_docs,
-similar_docs.
+similar_docs, linking_docs.
 
 Each tool's docstring is the description an LLM client reads, and each parameter carries a
 description in the input schema. Failures a caller can act on (unknown note, refused path, no
@@ -25,6 +25,7 @@ from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import coverage
 from knowledge_assets.core.index.coverage import missing_warning
+from knowledge_assets.core.links.backlinks import note_backlinks
 from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
@@ -33,13 +34,11 @@ from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
 from knowledge_assets.mcp.arguments import strict_tool
+from knowledge_assets.mcp.failures import describe_failure
 from knowledge_assets.mcp.reader import (
-    STATEMENT_TIMEOUT_MS,
     PathRefused,
     ReaderStore,
-    ServerBusy,
     check_note_path,
-    is_unreachable,
 )
 from knowledge_assets.mcp.stdio import KnowledgeServer
 
@@ -47,7 +46,7 @@ SERVER_NAME = "knowledge-assets"
 INSTRUCTIONS = (
     "Personal knowledge base (an Obsidian vault, mostly Japanese Markdown notes). Use search_docs "
     "to find passages, get_doc to read a whole note by the path a result gives, similar_docs for "
-    "related notes, list_tags to see which tags exist and tagged_docs to list a tag's notes. "
+    "related notes, linking_docs for the notes that link to a note, list_tags to see which tags exist and tagged_docs to list a tag's notes. "
     "Everything is read-only."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -197,9 +196,30 @@ class KnowledgeTools:
             )
         return schemas.structured(fmt.similar_result(path, *found))
 
+    def linking_docs(
+        self,
+        file_path: Annotated[str, Field(description="The vault-relative path of the note linked to, as search_docs returned it.")],
+        source: Source = None,
+    ) -> Annotated[CallToolResult, schemas.LinkingDocsOutput]:  # fmt: skip
+        """List the current notes that link to the given note (Obsidian's backlinks), by title:
+        their wikilinks, embeds and Markdown links outside code, resolved as Obsidian resolves
+        them, so a note of the same name in another folder is not counted. Each has its title,
+        path and source; 'more' is true when more notes name the note than were read. Name the
+        note's source as for get_doc."""
+        path = self._path(file_path)
+        found = self._call(lambda conn: note_backlinks(conn, path, source))
+        if found is None:
+            raise ToolError(
+                f"no note at {path!r}{in_source(source)}; search_docs returns valid paths"
+            )
+        return schemas.structured(fmt.linking_result(found))
+
     def all(self) -> tuple[Callable[..., Any], ...]:
         """The tools, in the order a client lists them."""
-        return (self.search_docs, self.get_doc, self.list_tags, self.tagged_docs, self.similar_docs)
+        return (
+            self.search_docs, self.get_doc, self.list_tags, self.tagged_docs, self.similar_docs,
+            self.linking_docs,
+        )  # fmt: skip
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)
@@ -240,37 +260,8 @@ def _served(doc: dict[str, Any]) -> bool:
     return doc.get("not_searchable") == EMPTY
 
 
-def describe_failure(exc: BaseException) -> str:
-    """The real reason a tool call failed, worded for the caller: an unreachable store, a
-    statement timeout and bad input each say so, with what to do."""
-    if isinstance(exc, psycopg.errors.QueryCanceled):
-        seconds = STATEMENT_TIMEOUT_MS // 1000
-        return f"timeout: the search ran over {seconds} s and was cancelled; narrow the query"
-    if isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("54"):
-        # Class 54, program limit exceeded: "stack depth limit exceeded", "value is too big".
-        return f"bad input: the query is too complex to search ({_message(exc)}); shorten it"
-    if isinstance(exc, psycopg.OperationalError) and is_unreachable(exc):
-        return (
-            f"cannot reach the knowledge store as a read-only reader: {_message(exc)}. Start the "
-            "store (or fix DATABASE_URL); on a new store run `knowledge-assets migrate`, which "
-            "creates the ka_reader role, or set KA_READER_URL."
-        )
-    if isinstance(exc, psycopg.Error):
-        return f"knowledge store error: {_message(exc)}"
-    if isinstance(exc, (core_search.QueryEmbeddingFailed, ServerBusy)):
-        return _message(exc)
-    if isinstance(exc, (ValueError, LookupError)):  # bad arguments, no active model yet
-        return f"bad input: {_message(exc)}" if isinstance(exc, ValueError) else _message(exc)
-    return f"unexpected error ({type(exc).__name__}): {_message(exc)}"
-
-
-def _message(exc: BaseException) -> str:
-    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-
-
 def build_server(store: ReaderStore | None = None, *, warm_up: bool = False) -> MCPServer[Any]:
-    """The MCP server with the five read-only tools. Opens no connection, unless ``warm_up``
+    """The MCP server with the six read-only tools. Opens no connection, unless ``warm_up``
     starts loading the active model's query embedder in the background."""
     tools = KnowledgeTools(store or ReaderStore())
     if warm_up:

@@ -3,7 +3,7 @@
 
 Kept per note when it is chunked (``rag.latest_docs.link_names``, GIN-indexed): the names its
 links lead to, so the notes that link to a note are found from the index rather than by reading
-every note (:mod:`knowledge_assets.api.backlinks`, which resolves each link as the note view
+every note (:mod:`knowledge_assets.core.links.backlinks`, which resolves each link as the note view
 does before listing it).
 """
 

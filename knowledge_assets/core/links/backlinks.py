@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge_assets.api.note_links import LinkTarget, NoteLinks
 from knowledge_assets.core.chunks.links import link_targets, name_key
+from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from knowledge_assets.core.search import notes as core_notes
+from knowledge_assets.core.search.explain import EMPTY
+from knowledge_assets.core.search.note_sources import vault_source
 
-__all__ = ["Backlink", "backlinks"]
+__all__ = ["Backlink", "Backlinks", "backlinks", "note_backlinks"]
 
 # Notes read for their links: a name that many notes link to (README) is read in the first
 # notes by title (the list says when it stopped there).
@@ -30,6 +32,29 @@ class Backlink:
     source: str
     path: str
     title: str
+
+
+@dataclass(frozen=True)
+class Backlinks:
+    """The notes linking to the note at ``path`` of ``source``; ``more`` when more notes name
+    it than were read for their links."""
+
+    source: str
+    path: str
+    notes: list[Backlink]
+    more: bool
+
+
+def note_backlinks(conn: Any, path: str, source: str | None = None) -> Backlinks | None:
+    """The backlinks of the note at ``path`` (of ``source``; without one, the vault's note, else
+    the only one there is), or None when no note the note view shows is there (a draft, a
+    superseded version). Raises as :func:`~knowledge_assets.core.search.notes.get_doc` does for
+    an unknown source or a path several sources hold."""
+    doc = core_notes.get_doc(conn, path, source)
+    if doc is None or not (doc.get("latest") or doc.get("not_searchable") == EMPTY):
+        return None
+    linking, more = backlinks(conn, doc["file_path"], doc["source"], vault_source())
+    return Backlinks(doc["source"], doc["file_path"], linking, more)
 
 
 def backlinks(conn: Any, path: str, source: str, vault: str) -> tuple[list[Backlink], bool]:
