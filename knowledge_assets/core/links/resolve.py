@@ -24,11 +24,15 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import quote
 
-if TYPE_CHECKING:
-    from knowledge_assets.api.attachments import VaultFiles
+
+class ImageFinder(Protocol):
+    """The vault's files beside its notes (the HTTP layer's ``VaultFiles``): images to show."""
+
+    def find(self, target: str, folder: str, *, relative: bool = False) -> str | None: ...
+
 
 __all__ = ["LinkTarget", "NoteLinks", "note_url"]
 
@@ -172,7 +176,7 @@ class NoteLinks:
 
     def __init__(
         self, path: str, notes: Callable[[], Iterable[tuple[str, str]]], *,
-        source: str = "local", vault: str = "local", files: VaultFiles | None = None,
+        source: str = "local", vault: str = "local", files: ImageFinder | None = None,
     ) -> None:  # fmt: skip
         self.path, self.source, self.vault = path, source, vault
         self.files = files
