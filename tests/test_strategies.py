@@ -117,6 +117,56 @@ def test_inherited_lists_are_flattened_once(value: object, expected: list[str] |
     assert inherited({"characters": value}, ["characters"]).get("characters") == expected
 
 
+PARTS = (
+    "# 第一部\n\n" + "前半の文章。" * 30 + "\n\n## 場面一\n\n" + "本文。" * 40
+    + "\n\n# 第二部\n\n" + "後半の文章。" * 30 + "\n\n## 場面二\n\n" + "本文二。" * 40 + "\n"
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("strategy", "frontmatter", "paths"),
+    [
+        # The title is the first H1: the second H1 heads its own part, as under `headings`.
+        ("scene", {}, ["第一部", "第一部 > 場面一", "第二部", "第二部 > 場面二"]),
+        ("recursive", {}, ["第一部", "第一部 > 場面一", "第二部", "第二部 > 場面二"]),
+        # A frontmatter title heads every part.
+        (
+            "scene",
+            {"title": "小説"},
+            ["小説 > 第一部", "小説 > 場面一", "小説 > 第二部", "小説 > 場面二"],
+        ),
+        (
+            "recursive",
+            {"title": "小説"},
+            ["小説 > 第一部", "小説 > 第一部 > 場面一", "小説 > 第二部", "小説 > 第二部 > 場面二"],
+        ),
+    ],
+)
+def test_a_second_h1_heads_its_own_sections(
+    strategy: str, frontmatter: dict[str, str], paths: list[str]
+) -> None:
+    chunks = chunk_for("novel.md", frontmatter, PARTS, options=_opts(strategy, chunk_chars=400))
+    assert [c.heading_path for c in chunks] == paths
+    # A chunk's parent is the heading above it in its path (the part itself heads a part).
+    assert [c.parent_heading for c in chunks] == [
+        (p.split(" > ")[-2] if " > " in p else p) for p in paths
+    ]
+    assert {c.title for c in chunks} == {frontmatter.get("title", "第一部")}
+
+
+def test_the_strategies_rules_are_part_of_a_sources_signature() -> None:
+    """Notes of a source with options of its own are chunked again when the rules change."""
+    from knowledge_assets.core.chunks import strategies
+
+    before = _opts("scene").signature()
+    strategies.STRATEGY_RULES += 1
+    try:
+        assert _opts("scene").signature() != before
+        assert ChunkingOptions().signature() == ""  # notes chunked by headings are left alone
+    finally:
+        strategies.STRATEGY_RULES -= 1
+
+
 def test_default_options_keep_note_chunking_and_signature() -> None:
     assert ChunkingOptions().signature() == ""
     assert _opts("scene").signature() != _opts("recursive").signature()

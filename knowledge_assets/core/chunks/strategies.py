@@ -42,6 +42,10 @@ from knowledge_assets.core.chunks.text_split import heading_sections, split_recu
 from knowledge_assets.core.index.embedding_text import text_hash
 
 STRATEGIES = ("headings", "size", "document", "scene", "recursive")
+# Part of a source's chunking signature: raised when the strategies' rules change what they
+# make of a note, so the notes of sources with options of their own are chunked again once
+# (their unchanged texts keep their vectors). 2: a second H1 heads its own sections.
+STRATEGY_RULES = 2
 BOOKMARK_TYPE = "bookmark_json"
 NOTE_TYPE = "markdown_note"
 
@@ -91,7 +95,7 @@ class ChunkingOptions:
         chunked before strategies existed are not re-chunked."""
         if self == ChunkingOptions():
             return ""
-        text = json.dumps(self.to_json(), sort_keys=True)
+        text = json.dumps({**self.to_json(), "rules": STRATEGY_RULES}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -109,6 +113,9 @@ class _Context:
     title: str
     tags: list[str]
     meta: dict[str, Any] = field(default_factory=dict)
+    # The title is the note's first H1 (no frontmatter title): a later H1 (第二部 after 第一部)
+    # then heads the sections under it, beside the first, rather than nesting under it.
+    h1_title: bool = False
 
 
 def chunk_for(
@@ -202,6 +209,7 @@ def _context(
         fm_title or h1 or slug_from_filename(file_path),
         normalise_tags(frontmatter.get("tags")),
         inherited(frontmatter, opts.inherit),
+        h1_title=fm_title is None and h1 is not None,
     )
 
 
@@ -218,8 +226,9 @@ def _scenes(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
         if is_blank(text):
             continue
         h1 = section.h1 if names_something(section.h1) else None
+        top = h1 if ctx.h1_title and h1 else ctx.title
         heading = section.heading or h1 or ctx.title
-        path = (ctx.title, heading) if heading != ctx.title else (ctx.title,)
+        path = (top, heading) if heading != top else (top,)
         prev = tail(previous, max(1, int(len(previous) * opts.scene_overlap))) or None
         if len(text) <= opts.max_chunk_chars:
             pieces.append(_Piece(path, text, prev=prev))
@@ -234,7 +243,7 @@ def _scenes(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
 def _recursive(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
     pieces: list[_Piece] = []
     overlap = int(opts.chunk_chars * opts.overlap)
-    for path, text in heading_sections(content, ctx.title):
+    for path, text in heading_sections(content, ctx.title, h1_roots=ctx.h1_title):
         for part in split_recursive(text, opts.chunk_chars, overlap):
             pieces.append(_Piece(path, part))
     return pieces
@@ -244,7 +253,7 @@ def _assemble(ctx: _Context, pieces: list[_Piece], estimate: Callable[[str], int
     chunks = []
     for index, piece in enumerate(pieces):
         heading = piece.path[-1]
-        parent = piece.path[-2] if len(piece.path) > 1 else ctx.title
+        parent = piece.path[-2] if len(piece.path) > 1 else piece.path[0]
         text = build_embedding_text(
             title=ctx.title,
             tags=ctx.tags,

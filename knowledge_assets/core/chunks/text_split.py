@@ -14,9 +14,12 @@ from knowledge_assets.core.chunks.markdown import normalise_newlines, scan_lines
 _SENTENCE_ENDS = "。．.!?！？\n"
 
 
-def heading_sections(content: str, title: str) -> list[tuple[tuple[str, ...], str]]:
+def heading_sections(
+    content: str, title: str, *, h1_roots: bool = False
+) -> list[tuple[tuple[str, ...], str]]:
     """(heading path, text) per ``#``..``###`` section outside code fences; deeper headings
-    stay in the text. Sections without text are left out."""
+    stay in the text. Sections without text are left out. Paths start at ``title``; with
+    ``h1_roots`` (the title is the first H1), a section under an H1 starts at that H1."""
     out: list[tuple[tuple[str, ...], str]] = []
     stack: list[tuple[int, str]] = []
     buffer: list[str] = []
@@ -24,8 +27,11 @@ def heading_sections(content: str, title: str) -> list[tuple[tuple[str, ...], st
     def flush() -> None:
         text = "\n".join(buffer).strip()
         if not is_blank(text):
-            names = [name for _, name in stack if name != title]
-            out.append(((title, *names), text))
+            if h1_roots and stack and stack[0][0] == 1:
+                out.append((tuple(name for _, name in stack), text))
+            else:
+                names = [name for _, name in stack if name != title]
+                out.append(((title, *names), text))
         buffer.clear()
 
     for line in scan_lines(normalise_newlines(content)):
