@@ -3,7 +3,7 @@ list and a tag's notes, the Q&A history, the lookups behind a note's state (why 
 searchable, a rejected file, its warnings), MCP's tools and the CLI's read commands, each timed
 in process against a kept bench/scale_steps.py store::
 
-    .venv/bin/python bench/read_paths.py --store <store> [--calls 40] [--warm 100] [--rejected 2000]
+    .venv/bin/python bench/read_paths.py --store <store> [--calls 40] [--warm 100] [--rejected 2000] [--linked 600]
 
 where ``<store>/pg`` is the embedded server's data directory (``full N`` prints ``<store>``).
 The HTTP endpoints go through the FastAPI app (TestClient, the server's own pooled read-only
@@ -19,8 +19,11 @@ vector index is read as on a server that has been answering for a while (as
 bench/scale_search.py's ``--warm``). A replica vault has no rejected files, so ``--rejected N``
 adds N rows to ``raw.rejected_files`` for the run (a folder of Shift_JIS exports, say), the
 rejected-file lookups run on them, and they are removed at the end (0: the store as built).
-The figures are printed with the command, the store's size and the load average before and
-after.
+A replica vault has no links either, so ``--linked N`` makes each timed note the target of N
+others for the run (``[[name]]`` added to their bodies and their link names, as chunking records
+them; restored at the end), and the backlinks cases read N notes linking (more than 500: the
+most read for their links). The figures are printed with the command, the store's size and the
+load average before and after.
 
 ``ROOT=<older checkout>`` runs that tree's code on the same store (as bench/scale_search.py),
 so two versions can be timed back to back; the store is migrated by the code that runs.
@@ -53,6 +56,7 @@ from knowledge_assets.api.markdown import render_note  # noqa: E402
 from knowledge_assets.api.settings import writer_url  # noqa: E402
 from knowledge_assets.cli_hints import closest_paths, tag_hint, with_suffix  # noqa: E402
 from knowledge_assets.core import failures  # noqa: E402
+from knowledge_assets.core.chunks.links import name_key  # noqa: E402
 from knowledge_assets.core.database import db  # noqa: E402
 from knowledge_assets.core.index import models  # noqa: E402
 from knowledge_assets.core.ingest.store import note_warnings  # noqa: E402
@@ -121,6 +125,40 @@ def rejected_rows(url: str, count: int) -> Any:
             )
 
 
+@contextlib.contextmanager
+def linked_notes(url: str, targets: list[str], every: list[str], count: int) -> Any:
+    """Each of ``targets`` linked from ``count`` notes of ``every`` for the run: ``[[name]]``
+    added to their bodies and link names, both restored at the end."""
+    links: dict[str, list[str]] = {}
+    for k, target in enumerate(dict.fromkeys(targets)):
+        others = [p for p in every if p != target]
+        for path in spread(others[k:] + others[:k], count) if count else []:
+            links.setdefault(path, []).append(target.removesuffix(".md").rsplit("/", 1)[-1])
+    paths = list(links)
+    with db.connect(url) as conn:
+        saved = conn.execute(
+            "SELECT file_path, content, link_names FROM rag.latest_docs"
+            " WHERE source_table = %s AND file_path = ANY(%s)", (TABLE, paths),
+        ).fetchall()  # fmt: skip
+        conn.execute(
+            "UPDATE rag.latest_docs d SET content = d.content || u.added,"
+            " link_names = d.link_names || string_to_array(u.names, chr(31))"
+            " FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(file_path, added, names)"
+            " WHERE d.source_table = %s AND d.file_path = u.file_path",
+            (paths, ["\n" + " ".join(f"[[{n}]]" for n in links[p]) for p in paths],
+             [chr(31).join(name_key(n) for n in links[p]) for p in paths], TABLE),
+        )  # fmt: skip
+    try:
+        yield
+    finally:
+        with db.connect(url) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE rag.latest_docs SET content = %s, link_names = %s"
+                " WHERE source_table = %s AND file_path = %s",
+                [(content, names, TABLE, path) for path, content, names in saved],
+            )
+
+
 def quiet_cli(*argv: str) -> None:
     """``knowledge-assets ARGV`` in this process, its output thrown away."""
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -128,8 +166,9 @@ def quiet_cli(*argv: str) -> None:
 
 
 def cases(
-    stack: contextlib.ExitStack, url: str, store: Path, paths: list[str], rejected: list[str]
-) -> list[tuple[str, Callable[[int], object]]]:
+    stack: contextlib.ExitStack, url: str, store: Path, paths: list[str], rejected: list[str],
+    linked: int = 0,
+) -> list[tuple[str, Callable[[int], object]]]:  # fmt: skip
     """(label, fn(i)) of every read path timed, on clients and a connection kept open by
     ``stack``; ``i`` picks the note (or rejected file)."""
     settings = ApiSettings(
@@ -172,7 +211,9 @@ def cases(
         ("API GET /api/notes/{path} typed in NFD", lambda i: ok(client.get("/api/notes/" + quote(nfd[i])))),
         ("API GET /api/notes/{path} unknown (404)", lambda i: client.get("/api/notes/" + quote(missing[i]))),
         ("API GET /api/ai/similar/{path}", lambda i: ok(client.get("/api/ai/similar/" + quote(paths[i])))),
-        ("API GET /api/backlinks/{path}", lambda i: ok(client.get("/api/backlinks/" + quote(paths[i])))),
+        (f"API GET /api/backlinks/{{path}} ({linked} notes linking)", lambda i: ok(client.get("/api/backlinks/" + quote(paths[i])))),
+        (f"MCP linking_docs ({linked} notes linking)", lambda i: tools.linking_docs(paths[i])),
+        (f"CLI backlinks PATH ({linked} notes linking)", lambda i: quiet_cli("backlinks", paths[i])),
         ("API GET /api/status", lambda i: ok(client.get("/api/status"))),
         ("API GET /api/tags", lambda i: ok(client.get("/api/tags"))),
         (f"API GET /api/tags/{tag}/notes (first page)", lambda i: ok(client.get(f"/api/tags/{quote(tag)}/notes"))),
@@ -216,10 +257,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=40, help="timed calls per case")
     parser.add_argument("--warm", type=int, default=100, help="untimed similar lookups first")
     parser.add_argument("--rejected", type=int, default=2000, help="rejected files added")
+    parser.add_argument("--linked", type=int, default=600, help="notes linking to each timed note")
     parser.add_argument("--only", default="", help="only the cases whose label holds this")
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/read_paths.py --store <store> --calls {args.calls}"
-          f" --warm {args.warm} --rejected {args.rejected}" + (f" --only {args.only!r}" if args.only else ""))  # fmt: skip
+          f" --warm {args.warm} --rejected {args.rejected} --linked {args.linked}" + (f" --only {args.only!r}" if args.only else ""))  # fmt: skip
     print(f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load before {_load()}"
           f" on {os.cpu_count()} cores")  # fmt: skip
     url = db.store_url(db.embedded_url(args.store / "pg"))
@@ -246,9 +288,13 @@ def main() -> None:
                 core_notes.similar_to(conn, path)
         print(f"warm-up: notes similar to {len(others)} other notes, untimed")
     print(f"{args.calls} timed calls per case (+{WARM_UP} warm-up), each on another note:")
-    with rejected_rows(url, args.rejected) as rejected, contextlib.ExitStack() as stack:
+    with (
+        rejected_rows(url, args.rejected) as rejected,
+        linked_notes(url, paths, every, args.linked),
+        contextlib.ExitStack() as stack,
+    ):
         gone = spread(rejected, total) if rejected else []
-        for label, fn in cases(stack, url, args.store, paths, gone):
+        for label, fn in cases(stack, url, args.store, paths, gone, args.linked):
             if args.only and args.only not in label:
                 continue
             print(line(label, timed(fn, args.calls)), flush=True)

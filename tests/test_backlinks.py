@@ -51,6 +51,7 @@ VAULT = {
         ),
         ("[w](https://example.com/a.md) [m](mailto:a@b) [h](#見出し)", []),
         ("`[[a]]` と\n```\n[[b]]\n```\n[[c]]", [("c", False)]),
+        ("~~~md\n[[b]]\n~~~\n[[c]] と ``[[d]]``", [("c", False)]),  # a tilde fence, two backticks
     ],
 )
 def test_links_are_read_outside_code(body: str, targets: list[tuple[str, bool]]) -> None:

@@ -13,6 +13,7 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterator
+from itertools import repeat
 from urllib.parse import unquote
 
 from knowledge_assets.core.chunks.comments import without_code_spans
@@ -33,7 +34,10 @@ def link_targets(body: str) -> Iterator[tuple[str, bool]]:
     if "[[" not in body and "](" not in body:
         return
     lines = body.split("\n")
-    for line, fenced in zip(lines, fenced_flags(lines), strict=True):
+    # A fence opens with three backticks or tildes: without them no line is code, and the walk
+    # over every line that tells fences apart (most of the time a note's links take) is skipped.
+    code = "```" in body or "~~~" in body
+    for line, fenced in zip(lines, fenced_flags(lines) if code else repeat(False), strict=False):
         if fenced or ("[[" not in line and "](" not in line):
             continue
         text = without_code_spans(line)

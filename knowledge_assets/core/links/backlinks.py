@@ -68,11 +68,13 @@ def backlinks(conn: Any, path: str, source: str, vault: str) -> tuple[list[Backl
         return [], False
     listing = core_notes.latest_notes(conn)
     target = LinkTarget(path, None if source == vault else source)
+    # Each linking note's links are read beside this note, from one index of the listing.
+    here = NoteLinks(path, lambda: listing, source=source, vault=vault)
     linking = []
     for from_source, from_path, title, body in found[:MAX_CANDIDATES]:
         if (from_source, from_path) == (source, path):
             continue
-        links = NoteLinks(from_path, lambda: listing, source=from_source, vault=vault)
+        links = here.beside(LinkTarget(from_path, None if from_source == vault else from_source))
         if any(links.resolve(t, relative=r) == target for t, r in link_targets(body or "")):
             linking.append(Backlink(from_source, from_path, title))
     # By title as Python orders text, whatever the server's collation.
