@@ -46,8 +46,8 @@ SERVER_NAME = "knowledge-assets"
 INSTRUCTIONS = (
     "Personal knowledge base (an Obsidian vault, mostly Japanese Markdown notes). Use search_docs "
     "to find passages, get_doc to read a whole note by the path a result gives, similar_docs for "
-    "related notes, linking_docs for the notes that link to a note, list_tags to see which tags exist and tagged_docs to list a tag's notes. "
-    "Everything is read-only."
+    "related notes, linking_docs for the notes that link to a note, list_tags to see which tags "
+    "exist and tagged_docs to list a tag's notes. Everything is read-only."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "vector", "keyword"]

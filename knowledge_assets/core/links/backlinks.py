@@ -1,4 +1,5 @@
-"""The notes that link to a note (Obsidian's *linked mentions*), for the note view.
+"""The notes that link to a note (Obsidian's *linked mentions*), for the note view, the
+``backlinks`` command and MCP's ``linking_docs``.
 
 Found in two steps. The store lists the current notes with a link to the note's file name (the
 names each note's links lead to are kept when it is chunked, and indexed:
