@@ -217,8 +217,9 @@ def title_text(value: Any) -> str | None:
       ``title: [上巻, 下巻]`` keeps every word it was written with, shown and searched;
     - a boolean, null or a mapping names nothing: none.
 
-    ``rag.frontmatter_title`` (sql/050) reads ``latest_docs.title`` and ``top_heading`` by the
-    same rule, so a note's title in results is the one its passages were embedded with."""
+    ``rag.frontmatter_title`` (sql/R__views_frontmatter_titles.sql) reads ``latest_docs.title``
+    and ``top_heading`` by the same rule, so a note's title in results is the one its passages
+    were embedded with."""
     if isinstance(value, list | tuple):
         items = (_title_item(item) for item in flat_items(value))
         return ", ".join(item for item in items if item) or None
