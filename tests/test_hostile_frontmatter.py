@@ -74,7 +74,8 @@ ACCEPTED = {
     "nul-in-key": ('"k\\0": 1', {"k\ufffd": 1}),
     "huge-int": ("n: " + "9" * 5000, {"n": "9" * 5000}),
     "inf-nan": ("a: .inf\nb: -.inf\nc: .nan", {"a": None, "b": None, "c": None}),
-    "float-overflow": ("x: 1.0e+999\ny: 1e999", {"x": None, "y": "1e999"}),
+    # YAML 1.2 reads 1e999 as a float too (YAML 1.1 wanted a dot): both overflow to null
+    "float-overflow": ("x: 1.0e+999\ny: 1e999", {"x": None, "y": None}),
     "binary-tag": ("b: !!binary aGVsbG8=", {"b": "hello"}),
     "duplicate-keys": ("t: one\nt: two", {"t": "two"}),
     "non-string-keys": ("10: a\ntrue: b\nnull: c\n2.5: d", {"10": "a", "True": "b", "None": "c"}),

@@ -19,15 +19,19 @@ MAX_ROWS = 50
 COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     "id": "Deterministic id (UUID) of the row.",
     "file_path": "Path of the note inside its source.",
-    "frontmatter": "YAML frontmatter of the note, as JSON.",
+    "frontmatter": "YAML frontmatter of the note, as JSON (read by YAML 1.2, as Obsidian reads it).",
     "content": "Markdown body (frontmatter removed).",
-    "content_hash": "SHA-256 of the file; an unchanged hash is never processed again.",
+    "content_hash": (
+        "SHA-256 of the file; an unchanged hash is never processed again (empty: read again at"
+        " the next sync)."
+    ),
     "fetched_at": "When the file was last read from the source.",
     "version": "Source version: git blob SHA, or size and modification time of a local file.",
     "has_body": "Whether the body has text besides headings.",
     "source_table": "Raw table the note comes from.",
     "title": (
-        "Title: frontmatter title, else the first H1 outside code and comments, else the file name."
+        'Title: frontmatter title (a number as written, a list\'s items joined by ", "), else the'
+        " first H1 outside code and comments, else the file name."
     ),
     "tags": "Frontmatter tags, normalised, then the tags written in the text (#日記).",
     "inline_tags": "Tags written in the note's text (#日記), outside code, comments and links.",
@@ -40,7 +44,10 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
         " project)."
     ),
     "doc_type": "Kind of document: a note, or the source's own type (e.g. a bookmark).",
-    "top_heading": "The note's first top-level heading.",
+    "top_heading": (
+        "Frontmatter heading (a bookmark file's category), else the source's default; a list"
+        ' reads as its items joined by ", ".'
+    ),
     "url": "Web address of the note or section, when its source has one.",
     "heading_parts": "The section's heading path as a list.",
     "meta": "Frontmatter fields the section inherits (as the source declares).",

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -203,3 +204,36 @@ def _is_tag_value(value: Any) -> bool:
     return isinstance(value, str) or (
         isinstance(value, int | float) and not isinstance(value, bool)
     )
+
+
+def title_text(value: Any) -> str | None:
+    """A frontmatter value used as a note's title or heading (``title``, a bookmark file's
+    ``heading``), or None: then the title falls back as when the value is missing.
+
+    - text is stripped of Unicode whitespace (the ideographic space too); blank is none;
+    - a number is its digits, as Postgres prints it (``title: 1984`` is "1984");
+    - a list is its texts and numbers, nested lists flattened as for tags, joined by ", ":
+      ``title: [[Note]]``, an Obsidian link YAML reads as a list in a list, is "Note", and
+      ``title: [上巻, 下巻]`` keeps every word it was written with, shown and searched;
+    - a boolean, null or a mapping names nothing: none.
+
+    ``rag.frontmatter_title`` (sql/R__views_frontmatter_titles.sql) reads ``latest_docs.title``
+    and ``top_heading`` by the same rule, so a note's title in results is the one its passages
+    were embedded with."""
+    if isinstance(value, list | tuple):
+        items = (_title_item(item) for item in flat_items(value))
+        return ", ".join(item for item in items if item) or None
+    return _title_item(value)
+
+
+def _title_item(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return None
+    # Postgres prints a JSON number in full (1e+16 as 10000000000000000) and has no -0.
+    return format(Decimal(repr(value + 0.0)), "f")

@@ -164,14 +164,14 @@ def write_notes(
 _NOTE_FIELDS = (
     "UPDATE rag.latest_docs d SET inline_tags = u.tags, link_names = u.links,"
     " tags = rag.merge_tags(rag.note_tags(d.frontmatter -> 'tags'), u.tags),"
-    " title = CASE WHEN coalesce(btrim(d.frontmatter ->> 'title'), '') = ''"
+    " title = CASE WHEN rag.frontmatter_title(d.frontmatter -> 'title') IS NULL"
     "  THEN coalesce(u.title, d.title) ELSE d.title END"
     " FROM (SELECT x.id, ARRAY(SELECT jsonb_array_elements_text(x.t)) AS tags, x.title,"
     "  ARRAY(SELECT jsonb_array_elements_text(x.l)) AS links"
     "  FROM unnest(%s::uuid[], %s::jsonb[], %s::text[], %s::jsonb[]) AS x(id, t, title, l)) u"
     " WHERE d.id = u.id AND (d.inline_tags IS DISTINCT FROM u.tags"
     "  OR d.link_names IS DISTINCT FROM u.links"
-    "  OR (coalesce(btrim(d.frontmatter ->> 'title'), '') = '' AND u.title IS NOT NULL"
+    "  OR (rag.frontmatter_title(d.frontmatter -> 'title') IS NULL AND u.title IS NOT NULL"
     "   AND d.title IS DISTINCT FROM u.title))"
 )
 

@@ -45,6 +45,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     names_something,
     normalise_tags,
     slug_from_filename,
+    title_text,
 )
 from knowledge_assets.core.chunks.markdown import (
     Line,
@@ -68,11 +69,6 @@ CHUNKER_VERSION = "1"
 CHUNK_MAX_TOKENS = 8000
 
 _PARAGRAPH_SEP = "\n\n"
-
-
-def _text_or_none(value: Any) -> str | None:
-    text = "" if value is None else str(value).strip()
-    return text or None
 
 
 @dataclass(frozen=True)
@@ -215,7 +211,7 @@ def chunk_document(
 ) -> list[Chunk]:
     """Chunks of one note's Markdown ``body`` (frontmatter already split off), in order."""
     sections = split_sections(scan_lines(normalise_newlines(body)))
-    fm_title = _text_or_none(frontmatter.get("title"))
+    fm_title = title_text(frontmatter.get("title"))
     slug = slug_from_filename(file_path)
     first_h1 = next((s.h1 for s in sections if names_something(s.h1)), None)
     doc = _Doc(

@@ -33,6 +33,7 @@ from knowledge_assets.core.chunks.chunk_text import (
     names_something,
     normalise_tags,
     slug_from_filename,
+    title_text,
 )
 from knowledge_assets.core.chunks.chunking import chunk_document
 from knowledge_assets.core.chunks.markdown import normalise_newlines, scan_lines, split_sections
@@ -203,7 +204,7 @@ def _context(
 ) -> _Context:
     sections = split_sections(scan_lines(normalise_newlines(content)))
     h1 = next((s.h1 for s in sections if names_something(s.h1)), None)
-    fm_title = str(frontmatter.get("title") or "").strip() or None
+    fm_title = title_text(frontmatter.get("title"))
     return _Context(
         file_path,
         fm_title or h1 or slug_from_filename(file_path),
@@ -294,11 +295,8 @@ def _bookmark_chunks(
 ) -> list[Chunk]:
     from knowledge_assets.core.sources.bookmarks import bookmark_sections
 
-    title = next(
-        (str(frontmatter[k]).strip() for k in ("title", "description", "heading")
-         if str(frontmatter.get(k) or "").strip()),
-        slug_from_filename(file_path),
-    )  # fmt: skip
+    named = (title_text(frontmatter.get(k)) for k in ("title", "description", "heading"))
+    title = next((t for t in named if t), slug_from_filename(file_path))
     ctx = _Context(file_path, title, normalise_tags(frontmatter.get("tags")))
     ctx.meta = inherited(frontmatter, opts.inherit)
     pieces = [

@@ -10,7 +10,9 @@ A frontmatter block is data written by hand, so it gets hard limits before and w
   values and ``MAX_CHARS`` characters, so a few hundred bytes of "billion laughs" stop within
   milliseconds instead of growing without end.
 
-Only the safe YAML types are built (no tag constructs a Python object). A value YAML cannot
+Only the safe YAML types are built (no tag constructs a Python object). Plain values are read
+by the YAML 1.2 core schema, as Obsidian reads them (:mod:`.yaml_core`): ``title: no`` is the
+text "no", ``time: 12:30`` the text "12:30", not YAML 1.1's false and 750. A value YAML cannot
 construct as its type (``created: 2024-13-01``, a 5,000-digit integer) is kept as the text it
 was written as, so one odd date never costs the whole note.
 """
@@ -22,6 +24,8 @@ import math
 from typing import Any
 
 import yaml
+
+from knowledge_assets.core.ingest.yaml_core import use_core_schema
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 32
@@ -98,24 +102,11 @@ class _BoundedLoader(yaml.SafeLoader):
         except (ValueError, OverflowError):
             return str(node.value)  # e.g. 2024-13-01: kept as written, reported as a bad date
 
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
-        try:
-            return super().construct_yaml_int(node)
-        except ValueError:
-            return str(node.value)  # over Python's int-parsing digit limit
 
-    def construct_yaml_float(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
-        try:
-            return super().construct_yaml_float(node)
-        except (ValueError, OverflowError):
-            return str(node.value)
-
-
+use_core_schema(_BoundedLoader)
 _BoundedLoader.add_constructor(
     "tag:yaml.org,2002:timestamp", _BoundedLoader.construct_yaml_timestamp
 )
-_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
-_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
 
 
 def where(mark: Any) -> str:

@@ -257,7 +257,8 @@ _UPSERT_LATEST = sql.SQL(
     # The first H1 outside comments: a template's "<!-- # … -->" or "%% # … %%" is no title.
     # Only a note holding an opener pays for the regular expressions over its whole text ("%%%%"
     # is "%%" once psycopg has read it).
-    " coalesce(nullif(btrim(d.frontmatter ->> 'title'), ''),"
+    # A title that is no text is read as the chunker reads it (sql/R__views_frontmatter_titles.sql).
+    " coalesce(rag.frontmatter_title(d.frontmatter -> 'title'),"
     "   substring(CASE WHEN strpos(d.content, '<!--') > 0 OR strpos(d.content, '%%%%') > 0"
     "     THEN regexp_replace(regexp_replace(d.content, '<!--.*?-->', '', 'g'),"
     "       '%%%%.*?%%%%', '', 'g') ELSE d.content END"
@@ -270,7 +271,7 @@ _UPSERT_LATEST = sql.SQL(
     " d.frontmatter, d.content, d.content_hash,"
     " k.created, k.updated,"
     " coalesce(s.doc_type, 'markdown_note'),"
-    " coalesce(nullif(btrim(d.frontmatter ->> 'heading'), ''), s.default_heading),"
+    " coalesce(rag.frontmatter_title(d.frontmatter -> 'heading'), s.default_heading),"
     " nullif(btrim(d.frontmatter ->> 'url'), '')"
     " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
     "   %(created)s::date[], %(updated)s::date[], %(hashes)s::text[])"

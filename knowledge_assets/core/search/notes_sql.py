@@ -100,12 +100,14 @@ def get_doc(conn: psycopg.Connection, file_path: str, table: str) -> dict[str, A
     stored = fetch_dicts(
         conn,
         sql.SQL(
-            "SELECT r.file_path, coalesce(r.frontmatter->>'title', '') AS title,"
+            "SELECT r.file_path, coalesce(rag.frontmatter_title(r.frontmatter -> 'title'), '')"
+            " AS title,"
             " rag.note_tags(r.frontmatter->'tags') AS tags,"
             " rag.jsonb_text_array(r.frontmatter->'aliases') AS aliases,"
             " r.frontmatter->>'content_type' AS content_type, NULL::date AS created,"
             " NULL::date AS updated, r.frontmatter, r.content, false AS latest, s.superseded_by,"
-            " NULL::text AS type, r.frontmatter->>'heading' AS top_heading, NULL::text AS url,"
+            " NULL::text AS type, rag.frontmatter_title(r.frontmatter -> 'heading') AS top_heading,"
+            " NULL::text AS url,"
             " %(t)s::text AS source_table FROM {raw} r LEFT JOIN rag.superseded_docs s"
             " ON s.file_path = r.file_path AND s.source_table = %(t)s"
             " WHERE r.file_path = %(p)s"
