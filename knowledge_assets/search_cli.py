@@ -191,10 +191,17 @@ def add_commands(sub: Any) -> None:
     from knowledge_assets.note_cli import _backlinks, _get, _similar  # they use these helpers
 
     s = _add(sub, "search", "search the latest notes (vector, keyword or hybrid)", _search)
-    s.add_argument("query", help="words to search for; tag:T and path:P narrow it, as in Obsidian")
+    s.add_argument(
+        "query",
+        help="words to search for; as in Obsidian, tag:T and path:P narrow it and -tag:T, -path:P"
+        " and -word leave notes out (a query starting with '-': put -- before it)",
+    )
     s.add_argument("--mode", choices=MODES, default="hybrid")
     s.add_argument("--tag", action="append", metavar="T", help="any of these tags (repeatable)")
-    s.add_argument("--path-prefix", metavar="P", help="only paths starting with P, e.g. 日記/")
+    s.add_argument(
+        "--path-prefix", metavar="P",
+        help="only paths starting with P, e.g. 日記/ (path:P in the query: P anywhere in the path)",
+    )  # fmt: skip
     s.add_argument("--alias-prefix", metavar="A", help="only notes with an alias starting with A")
     s.add_argument(
         "--content-type", action="append", metavar="C", help="notes, books, articles (repeatable)"

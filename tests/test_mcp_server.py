@@ -160,6 +160,14 @@ def test_operators_in_the_query_narrow_it_as_in_obsidian(client: McpClient, quer
     assert any(not h["path"].startswith("日記/") for h in wide)
 
 
+@pytest.mark.parametrize("query", ["検索 -tag:日記", "検索 -path:日記", "検索 -走る -ラーメン"])
+def test_exclusions_in_the_query_leave_notes_out_as_in_obsidian(client: McpClient, query: str) -> None:  # fmt: skip
+    hits = json_of(client.call("search_docs", {"query": query, "mode": "keyword"}))["hits"]
+    wide = json_of(client.call("search_docs", {"query": "検索", "mode": "keyword"}))["hits"]
+    assert any(h["path"].startswith("日記/") for h in wide)
+    assert hits and not any(h["path"].startswith("日記/") for h in hits)
+
+
 def test_search_docs_returns_distinct_notes_unless_per_note_is_false(client: McpClient) -> None:
     query = {"query": "RAG 設計 チャンキング 検索", "limit": 10, "mode": "keyword"}
     notes = json_of(client.call("search_docs", query))["hits"]

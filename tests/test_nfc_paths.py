@@ -22,7 +22,7 @@ from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.ingest import store
-from knowledge_assets.core.search import notes
+from knowledge_assets.core.search import notes, search
 from knowledge_assets.core.search.explain import rejection
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
@@ -77,6 +77,22 @@ def test_get_and_similar_find_the_note_in_any_form(url: str, typed: str, stored:
     assert doc["not_searchable"] is None and doc["also_in"] == []
     assert ref.file_path == stored and similar
     assert stored not in [n.file_path for n in similar]  # the note itself is left out
+
+
+@pytest.mark.parametrize(
+    ("typed", "found"),
+    [
+        ("ブッダガヤ", {STORED}),  # typed composed, stored decomposed
+        (unicodedata.normalize("NFD", "ブッダガヤ"), {STORED}),
+        ("巡礼ガイド", {MIXED}),  # the folder stored decomposed
+    ],
+)
+def test_a_typed_path_finds_a_name_in_either_form(url: str, typed: str, found: set[str]) -> None:
+    with db.connect(url) as conn:
+        kept = {h.file_path for h in search(conn, f"path:{typed} 仏教の聖地", mode="keyword").hits}
+        rest = {h.file_path for h in search(conn, f"仏教の聖地 -path:{typed}", mode="keyword").hits}
+    assert kept == found
+    assert rest and not rest & found
 
 
 def test_a_rejected_file_is_named_by_its_typed_name(url: str) -> None:

@@ -154,7 +154,7 @@ def test_a_store_with_nothing_to_fix_shows_no_notice(base: str) -> None:
         expect(page.locator("#store-status")).to_be_hidden()
 
 
-def test_obsidians_tag_and_path_operators_work_in_the_search_box(base: str) -> None:
+def test_obsidians_operators_and_exclusions_work_in_the_search_box(base: str) -> None:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
@@ -172,12 +172,23 @@ def test_obsidians_tag_and_path_operators_work_in_the_search_box(base: str) -> N
         page.fill("#q", "plan 設計")  # without the operator, notes elsewhere match too
         page.press("#q", "Enter")
         expect(page.locator(".result h3 a[href^='/notes/2025']").first).to_be_visible()
-        page.fill("#q", "path:projects/")
+        expect(page.locator(".result h3 a[href^='/notes/projects/']").first).to_be_visible()
+        page.fill("#q", "plan 設計 -path:projects -tag:日記")  # as in Obsidian: leave them out
         page.press("#q", "Enter")
-        expect(status).to_have_text("検索できませんでした: tag: や path: のほかに、探す言葉も入力してください（例: path:日記/ 旅行）。")  # fmt: skip
+        expect(page.locator(".result h3 a[href^='/notes/projects/']")).to_have_count(0)
+        expect(page.locator(".result h3 a[href^='/notes/2025']").first).to_be_visible()
+        links = page.locator(".result h3 a").evaluate_all("a => a.map(e => e.getAttribute('href'))")  # fmt: skip
+        assert not [h for h in links if h.startswith("/notes/日記/")], links
+        for query in ("path:projects/", "-tag:日記"):
+            page.fill("#q", query)
+            page.press("#q", "Enter")
+            expect(status).to_have_text("検索できませんでした: tag: や path:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。")  # fmt: skip
         page.fill("#q", "tag:#")  # a tag of "#" alone names none: no list of a tag "#"
         page.press("#q", "Enter")
-        expect(status).to_have_text("検索できませんでした: tag: や path: の後に値を書いてください（例: tag:日記）。")  # fmt: skip
+        expect(status).to_have_text("検索できませんでした: tag: や path:、- の後に値を書いてください（例: tag:日記、-雪）。")  # fmt: skip
+        page.fill("#q", "設計 -の")
+        page.press("#q", "Enter")
+        expect(status).to_have_text("検索できませんでした: 助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -77,21 +77,28 @@ class DateRange(RequestBody):
     to: date | None = None
 
 
+# Obsidian's operators, read out of a query (core.search.operators).
+QUERY_HELP = (
+    "what to look for (not blank); as in Obsidian's search, tag:T and path:P in it narrow the"
+    " search (P anywhere in the path), and -tag:T, -path:P and -word leave out the notes they match"
+)
+
+
 class Filters(RequestBody):
     tags: FilterTags | None = Field(default=None, description=f"notes with any of these tags (at most {MAX_FILTER_TAGS})")  # fmt: skip
-    pathPrefix: PathText | None = Field(default=None, description="only notes under this folder")
+    pathPrefix: PathText | None = Field(default=None, description="only notes whose path starts with this, e.g. a folder")  # fmt: skip
     dateRange: DateRange | None = Field(default=None, description="inclusive bounds on created")
 
 
 class SemanticSearch(RequestBody):
-    query: Query = Field(description="what to look for (not blank)")
+    query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
     threshold: float | None = Field(default=None, ge=-1, le=1, description="minimum cosine similarity (default: the model's)")  # fmt: skip
     filters: Filters | None = None
 
 
 class HybridSearch(RequestBody):
-    query: Query
+    query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
     vectorWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the vector list (default: tuned, 0.2)")  # fmt: skip
     keywordWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the keyword list (default 1.0)")  # fmt: skip
@@ -99,7 +106,7 @@ class HybridSearch(RequestBody):
 
 
 class KeywordSearch(RequestBody):
-    query: Query
+    query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
     filters: Filters | None = None
 
@@ -111,6 +118,6 @@ class QAOptions(RequestBody):
 
 
 class QARequest(RequestBody):
-    question: Question = Field(description="asked of the notes (spaces around it are dropped)")
+    question: Question = Field(description="asked of the notes (spaces around it are dropped); tag:, path: and -word narrow the search as in a query")  # fmt: skip
     conversationId: ConversationId | None = Field(default=None, description="continue a conversation (from an earlier answer)")  # fmt: skip
     options: QAOptions = Field(default_factory=QAOptions)

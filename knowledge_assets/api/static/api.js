@@ -24,9 +24,9 @@ export function failure(data, res) {
 // own, anything else with the server's message.
 export function japanese(err) {
   if (err.status === 422 && /at most 2000 characters/.test(err.message)) return "検索語が長すぎます。2,000 文字までにしてください。";
-  if (err.status === 422 && /no words to search for/.test(err.message)) return "tag: や path: のほかに、探す言葉も入力してください（例: path:日記/ 旅行）。";
-  if (err.status === 422 && /names nothing/.test(err.message)) return "tag: や path: の後に値を書いてください（例: tag:日記）。";
-  if (err.status === 422 && /exclude each other/.test(err.message)) return "path: のフォルダーが重なりません。どちらか一つにしてください。";
+  if (err.status === 422 && /no words to search for/.test(err.message)) return "tag: や path:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。";
+  if (err.status === 422 && /names nothing/.test(err.message)) return "tag: や path:、- の後に値を書いてください（例: tag:日記、-雪）。";
+  if (err.status === 422 && /excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
   if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
   if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
   if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";

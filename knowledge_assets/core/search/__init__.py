@@ -13,6 +13,7 @@ from knowledge_assets.core.search.engine import (
     query_embedder,
     search,
 )
+from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.fusion import (
     DEFAULT_THRESHOLD,
     MODEL_THRESHOLDS,
@@ -20,7 +21,6 @@ from knowledge_assets.core.search.fusion import (
     default_threshold,
 )
 from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse, snippet
-from knowledge_assets.core.search.search_sql import SearchFilters
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -26,6 +26,7 @@ import psycopg
 
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.search import search_sql
+from knowledge_assets.core.search.filters import with_excluded_notes
 from knowledge_assets.core.search.fusion import (
     HybridWeights,
 )
@@ -159,16 +160,20 @@ def search(
     given).
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
-    ``query`` may hold ``tag:`` and ``path:`` operators (:mod:`.operators`): they narrow
-    ``filters``, and the rest of it is searched.
+    ``query`` may hold Obsidian's operators (:mod:`.operators`): ``tag:`` and ``path:`` narrow
+    ``filters``, ``-tag:``, ``-path:`` and ``-word`` leave notes out, and the rest of it is
+    searched.
     ``companion``: a second connection to the same store, not in use by any other thread; hybrid
     search runs its keyword leg there, while the query is embedded and the vector leg runs on
-    ``conn``. ``timings["search_ms"]`` counts from the query vector to the hits.
+    ``conn``. ``timings["search_ms"]`` counts from the query vector to the hits, plus the look-up
+    of the notes holding an excluded word.
     """
     _check_args(query, mode, limit)
     asked, parts = query, split_query(query)
-    query, filters = parts.words, narrowed(filters, parts)  # tag: and path: operators
+    query, filters = parts.words, narrowed(filters, parts)  # tag:, path: and exclusions
     started = time.perf_counter()
+    filters = with_excluded_notes(conn, filters)  # one read for every statement of the search
+    excluding_ms = _ms(started)  # part of the search, not of the query's embedding
     info = search_sql.get_model(conn) if mode != "keyword" else None
     if info is None and mode == "vector":
         raise NoActiveModel(NO_ACTIVE_MODEL)
@@ -178,12 +183,13 @@ def search(
         vector, warnings = _query_vector(conn, info, query, mode, embedder)
         if ahead is not None:
             ahead.give(vector)
-        embed_ms = _ms(started)
+        embed_ms = round(_ms(started) - excluding_ms, 3)
         t_search = time.perf_counter()
         hits = run(replace(legs, vector=vector), mode, depth, weights, ahead)
     if per_note:
         hits = group_by_note(hits, limit, sections)
-    timings = {"embed_ms": embed_ms, "search_ms": _ms(t_search), "total_ms": _ms(started)}
+    search_ms = round(_ms(t_search) + excluding_ms, 3)
+    timings = {"embed_ms": embed_ms, "search_ms": search_ms, "total_ms": _ms(started)}
     model = info.model if info is not None else None
     return SearchResponse(
         query=asked, mode=mode, model=model, hits=hits, timings=timings, warnings=warnings

@@ -24,12 +24,8 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.chunks.tokenize import query_lexemes
-from knowledge_assets.core.search.search_sql import (
-    HIT_COLUMNS,
-    SearchFilters,
-    fetch_dicts,
-    filter_clause,
-)
+from knowledge_assets.core.search.filters import SearchFilters, filter_clause
+from knowledge_assets.core.search.search_sql import HIT_COLUMNS, fetch_dicts
 
 # BM25 candidates are the chunks containing one of the query's rarer words, chosen rarest first
 # until their document frequencies add up to this (the rarest word always counts). Fetching a

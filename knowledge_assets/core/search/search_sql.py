@@ -1,5 +1,6 @@
-"""Runtime SQL of chunk search: filters and vector candidates (BM25 keyword candidates are in
-``keyword_sql``; the per-model HNSW indexes are made by ``core.index.index_build``).
+"""Runtime SQL of chunk search: vector candidates (BM25 keyword candidates are in ``keyword_sql``,
+the filters' condition in ``filters``; the per-model HNSW indexes are made by
+``core.index.index_build``).
 
 Values always travel as query parameters. The two things that cannot — a model name inside an
 index predicate and a vector dimension inside a type modifier — are spliced in with
@@ -10,18 +11,16 @@ plan is not.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.index.index_build import vec_type
+from knowledge_assets.core.search.filters import SearchFilters, filter_clause
 from knowledge_assets.core.search.hnsw_scan import set_hnsw_scan
 
 # A store of up to this many chunks is ranked exactly by a scan of the model's vectors (5-7 ms at
@@ -41,44 +40,6 @@ HIT_COLUMNS = sql.SQL(
 
 
 @dataclass(frozen=True)
-class SearchFilters:
-    """Restrictions on which latest notes may match; every set field must hold.
-
-    ``tags``: any of them, or a tag nested under one (``project`` matches ``project/alpha``, as
-    in Obsidian), in any case (``project`` matches ``Project``); written as in frontmatter, so
-    ``#旅`` is ``旅``. ``all_tags``: every one of them, read the same way (the ``tag:`` operators of a
-    query, as Obsidian's search reads several). ``alias_prefix``: an alias starting with it
-    (``jira:``).
-    ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
-    ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
-    ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
-    """
-
-    tags: tuple[str, ...] = ()
-    all_tags: tuple[str, ...] = ()
-    alias_prefix: str | None = None
-    path_prefix: str | None = None
-    content_types: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    top_headings: tuple[str, ...] = ()
-    created_from: date | None = None
-    created_to: date | None = None
-    updated_from: date | None = None
-    updated_to: date | None = None
-
-    def __post_init__(self) -> None:
-        # Tags as frontmatter's are stored (a leading '#' and blanks dropped). A filter of
-        # blank tags alone stays as given: it matches no note, rather than every note.
-        for name in ("tags", "all_tags"):
-            given = getattr(self, name)
-            object.__setattr__(self, name, tuple(normalise_tags(list(given))) or given)
-
-    def is_empty(self) -> bool:
-        """True when nothing is restricted."""
-        return self == SearchFilters()
-
-
-@dataclass(frozen=True)
 class ModelInfo:
     """A row of rag.models: what made the vectors and how to embed queries like them."""
 
@@ -87,52 +48,6 @@ class ModelInfo:
     dims: int
     options: dict[str, Any]
     template: str = "seed000"  # which embedding inputs (rag.embedding_inputs) search reads
-
-
-def _like_prefix(prefix: str) -> str:
-    return re.sub(r"([\\%_])", r"\\\1", prefix) + "%"
-
-
-def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[str, Any]]:
-    """A boolean SQL condition on ``d`` (rag.latest_docs) and its parameters."""
-    f = filters or SearchFilters()
-    parts: list[sql.Composable] = [sql.SQL("true")]
-    params: dict[str, Any] = {}
-
-    def add(cond: str, name: str, value: Any) -> None:
-        parts.append(sql.SQL(cond))
-        params[name] = value
-
-    if f.tags:
-        # tag_paths (sql/027, sql/029): the keys of each tag of the note and of its parents,
-        # GIN-indexed. The filter's tags take their keys from the same SQL function, so case
-        # folds alike on both sides; with constant tags the planner computes them once.
-        add("d.tag_paths && rag.tag_keys(%(f_tags)s::text[])", "f_tags", list(f.tags))
-    if f.all_tags:  # every one: the note's keys (with its tags' parents) hold each tag's key
-        add("d.tag_paths @> rag.tag_keys(%(f_all)s::text[])", "f_all", list(f.all_tags))
-    if f.alias_prefix:
-        add(
-            "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
-            "f_alias",
-            _like_prefix(f.alias_prefix),
-        )
-    if f.path_prefix:
-        add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", _like_prefix(f.path_prefix))
-    if f.content_types:
-        add("d.content_type = ANY(%(f_ctypes)s::text[])", "f_ctypes", list(f.content_types))
-    if f.types:
-        add("d.doc_type = ANY(%(f_types)s::text[])", "f_types", list(f.types))
-    if f.top_headings:
-        add("d.top_heading = ANY(%(f_theads)s::text[])", "f_theads", list(f.top_headings))
-    for col, op, name, value in (
-        ("created", ">=", "f_cfrom", f.created_from),
-        ("created", "<=", "f_cto", f.created_to),
-        ("updated", ">=", "f_ufrom", f.updated_from),
-        ("updated", "<=", "f_uto", f.updated_to),
-    ):
-        if value is not None:
-            add(f"d.{col} {op} %({name})s::date", name, value)
-    return sql.SQL(" AND ").join(parts), params
 
 
 def get_model(conn: psycopg.Connection, model: str | None = None) -> ModelInfo | None:

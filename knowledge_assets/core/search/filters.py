@@ -1,0 +1,222 @@
+"""Which latest notes a search may return: :class:`SearchFilters` and the SQL condition on
+``rag.latest_docs d`` they become (:func:`filter_clause`), shared by every leg of a search.
+
+Values always travel as query parameters; LIKE patterns are escaped first, so a ``%`` or ``_``
+in a path is that character and nothing more.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from knowledge_assets.core.chunks.chunk_text import normalise_tags
+from knowledge_assets.core.chunks.tokenize import bigrams, tokens
+
+__all__ = ["SearchFilters", "filter_clause", "with_excluded_notes", "word_lexemes"]
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Restrictions on which latest notes may match; every set field must hold.
+
+    ``tags``: any of them, or a tag nested under one (``project`` matches ``project/alpha``, as
+    in Obsidian), in any case (``project`` matches ``Project``); written as in frontmatter, so
+    ``#旅`` is ``旅``. ``all_tags``: every one of them, read the same way (the ``tag:`` operators of a
+    query, as Obsidian's search reads several). ``alias_prefix``: an alias starting with it
+    (``jira:``).
+    ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
+    ``path_contains``: the path holds each of them anywhere, in any case (``path:`` operators).
+    ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
+    ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
+
+    Exclusions (a query's ``-tag:``, ``-path:`` and ``-word``): ``exclude_tags`` leaves out the
+    notes carrying any of them (or a tag nested under one), ``exclude_paths`` those whose path
+    holds any of them, ``exclude_words`` those with a section holding any of the words, judged
+    by the keyword index's tokens (:func:`word_lexemes`); ``exclude_notes``: the notes of these
+    ids (``rag.latest_docs.id`` as text), what a search turns its excluded words into
+    (:func:`with_excluded_notes`).
+    """
+
+    tags: tuple[str, ...] = ()
+    all_tags: tuple[str, ...] = ()
+    alias_prefix: str | None = None
+    path_prefix: str | None = None
+    path_contains: tuple[str, ...] = ()
+    content_types: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    top_headings: tuple[str, ...] = ()
+    created_from: date | None = None
+    created_to: date | None = None
+    updated_from: date | None = None
+    updated_to: date | None = None
+    exclude_tags: tuple[str, ...] = ()
+    exclude_paths: tuple[str, ...] = ()
+    exclude_words: tuple[str, ...] = ()
+    exclude_notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Tags as frontmatter's are stored (a leading '#' and blanks dropped). A filter of
+        # blank tags alone stays as given: it matches no note, rather than every note.
+        for name in ("tags", "all_tags", "exclude_tags"):
+            given = getattr(self, name)
+            object.__setattr__(self, name, tuple(normalise_tags(list(given))) or given)
+
+    def is_empty(self) -> bool:
+        """True when nothing is restricted."""
+        return self == SearchFilters()
+
+
+def word_lexemes(word: str) -> list[str]:
+    """The keyword-index lexemes a section holds when its text contains ``word``: its one token,
+    or each pair of its adjacent tokens (``味噌ラーメン`` is ``味噌 ラーメン``), so a word Sudachi
+    cuts in two is matched as written rather than as either half anywhere. Empty for a word the
+    index keeps nothing of (a particle, punctuation)."""
+    toks = tokens(word)
+    return toks[:1] if len(toks) == 1 else list(dict.fromkeys(bigrams(toks)))
+
+
+def _any_word(words: tuple[str, ...]) -> str:
+    """A tsquery literal matching a section that holds any of ``words``."""
+    each = [" & ".join(_quote(lx) for lx in word_lexemes(w)) for w in words]
+    return " | ".join(f"({q})" for q in each if q) or "''"
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _like(text: str) -> str:
+    """``text`` with LIKE's wildcards and escape character escaped (backslash, LIKE's default)."""
+    return re.sub(r"([\\%_])", r"\\\1", text)
+
+
+def _inside(text: str) -> list[str]:
+    """Patterns for a lower-cased path holding ``text`` anywhere, in any case: ``text`` composed
+    (NFC) and, where that differs, decomposed (NFD, as macOS may store a Japanese name), so no
+    stored path is normalized per row (that tripled the cost of matching 10,000 paths)."""
+    low = text.lower()
+    forms = dict.fromkeys(unicodedata.normalize(form, low) for form in ("NFC", "NFD"))
+    return ["%" + _like(form) + "%" for form in forms]
+
+
+def with_excluded_notes(
+    conn: psycopg.Connection, filters: SearchFilters | None
+) -> SearchFilters | None:
+    """``filters`` with their excluded words turned into the ids of the notes holding them,
+    found once through the keyword index.
+
+    A search runs several statements (the count of what the filters leave, each leg, a deeper
+    vector scan): each then leaves the notes out by a list of ids, which Postgres hashes and
+    looks up row by row. With the sub-query instead, the planner costed every lookup of a
+    note as building the sub-query's hash again, and chose to compare each vector neighbour
+    with every note left: a vector search at 10,000 notes leaving out a word held by half of
+    them took 348 ms p50 that way, 72 ms with the list (bench/results/exclusion_latency.txt).
+    The ids travel as one text parameter: psycopg adapts a list item by item (6 ms for 5,000
+    ids, in every statement).
+    """
+    if filters is None or not filters.exclude_words:
+        return filters
+    row = conn.execute(
+        "SELECT array_agg(DISTINCT document_id)::text FROM rag.chunks WHERE tokens @@ %s::tsquery",
+        (_any_word(filters.exclude_words),),
+        prepare=False,  # planned for this query's words (fetch_dicts says why)
+    ).fetchone()
+    ids = tuple(row[0][1:-1].split(",")) if row and row[0] else ()
+    return replace(filters, exclude_words=(), exclude_notes=(*filters.exclude_notes, *ids))
+
+
+class _Clause:
+    """Conditions ANDed together, and their parameters."""
+
+    def __init__(self) -> None:
+        self.parts: list[sql.Composable] = [sql.SQL("true")]
+        self.params: dict[str, Any] = {}
+
+    def add(self, cond: str, name: str, value: Any) -> None:
+        self.parts.append(sql.SQL(cond))
+        self.params[name] = value
+
+
+def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[str, Any]]:
+    """A boolean SQL condition on ``d`` (rag.latest_docs) and its parameters."""
+    f = filters or SearchFilters()
+    clause = _Clause()
+    _tag_conditions(clause, f)
+    _path_conditions(clause, f)
+    _field_conditions(clause, f)
+    if f.exclude_words:  # a search passes their notes instead (with_excluded_notes)
+        clause.add(
+            "d.id NOT IN (SELECT DISTINCT x.document_id FROM rag.chunks x"
+            " WHERE x.tokens @@ %(f_nowords)s::tsquery)",
+            "f_nowords",
+            _any_word(f.exclude_words),
+        )
+    if f.exclude_notes:
+        ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)
+        clause.add("NOT (d.id = ANY(%(f_noids)s::uuid[]))", "f_noids", ids)
+    return sql.SQL(" AND ").join(clause.parts), clause.params
+
+
+def _tag_conditions(clause: _Clause, f: SearchFilters) -> None:
+    # tag_paths (sql/027, sql/029): the keys of each tag of the note and of its parents,
+    # GIN-indexed. The filter's tags take their keys from the same SQL function, so case
+    # folds alike on both sides; with constant tags the planner computes them once.
+    if f.tags:
+        clause.add("d.tag_paths && rag.tag_keys(%(f_tags)s::text[])", "f_tags", list(f.tags))
+    if f.all_tags:  # every one: the note's keys (with its tags' parents) hold each tag's key
+        clause.add("d.tag_paths @> rag.tag_keys(%(f_all)s::text[])", "f_all", list(f.all_tags))
+    if f.exclude_tags:
+        clause.add(
+            "NOT (d.tag_paths && rag.tag_keys(%(f_notags)s::text[]))",
+            "f_notags",
+            list(f.exclude_tags),
+        )
+
+
+def _path_conditions(clause: _Clause, f: SearchFilters) -> None:
+    if f.path_prefix:
+        clause.add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", _like(f.path_prefix) + "%")
+    # Obsidian's path: matches text anywhere in the path, in any case (lower() of the path
+    # against lower-cased patterns: three times cheaper than ILIKE). LIKE ... ANY takes
+    # backslash as its escape character.
+    for i, text in enumerate(f.path_contains):
+        clause.add(
+            f"lower(d.file_path) LIKE ANY(%(f_path{i})s::text[])", f"f_path{i}", _inside(text)
+        )
+    if f.exclude_paths:
+        clause.add(
+            "NOT (lower(d.file_path) LIKE ANY(%(f_nopaths)s::text[]))",
+            "f_nopaths",
+            [form for text in f.exclude_paths for form in _inside(text)],
+        )
+
+
+def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
+    if f.alias_prefix:
+        clause.add(
+            "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
+            "f_alias",
+            _like(f.alias_prefix) + "%",
+        )
+    for column, name, values in (
+        ("content_type", "f_ctypes", f.content_types),
+        ("doc_type", "f_types", f.types),
+        ("top_heading", "f_theads", f.top_headings),
+    ):
+        if values:
+            clause.add(f"d.{column} = ANY(%({name})s::text[])", name, list(values))
+    for col, op, name, value in (
+        ("created", ">=", "f_cfrom", f.created_from),
+        ("created", "<=", "f_cto", f.created_to),
+        ("updated", ">=", "f_ufrom", f.updated_from),
+        ("updated", "<=", "f_uto", f.updated_to),
+    ):
+        if value is not None:
+            clause.add(f"d.{col} {op} %({name})s::date", name, value)
