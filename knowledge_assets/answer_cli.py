@@ -69,6 +69,8 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
 
 
 def _ask(args: argparse.Namespace) -> int:
+    if not args.question.strip():  # as search refuses an empty query: a usage error, not a run
+        return _fail("the question is empty: give the question to answer")
     if len(args.question) > MAX_QUERY_CHARS:  # the question is searched as it is asked
         return _fail(
             f"the question is {len(args.question):,} characters long; a question takes at most"

@@ -175,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             return closed_pipe()
         raise
-    return run_reporting(lambda: int(args.func(args) or 0), debug=debug)
+    command = " ".join(filter(None, [args.command, getattr(args, "action", None)]))
+    return run_reporting(lambda: int(args.func(args) or 0), debug=debug, command=command)
 
 
 if __name__ == "__main__":

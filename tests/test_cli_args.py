@@ -200,3 +200,25 @@ def test_get_names_a_rejection_of_its_own_source_only(db_url: str) -> None:
         assert get_doc(conn, "inbox.md")["file_rejected"] is None  # type: ignore[index]
         store.record_rejections(conn, "docs_local", [("inbox.md", "malformed YAML", "")])
         assert get_doc(conn, "inbox.md")["file_rejected"] == "malformed YAML"  # type: ignore[index]
+
+
+def test_an_empty_question_is_refused_like_an_empty_query(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before, ``ask ""`` opened the store, failed with exit code 1 and pointed at the top-level
+    help rather than at ``ask``'s."""
+    assert main(["ask", "  "]) == 2  # refused before the store is opened
+    assert capsys.readouterr().err == "error: the question is empty: give the question to answer\n"
+
+
+def test_a_bad_value_points_at_its_own_commands_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from knowledge_assets.cli_errors import run_reporting
+
+    def fails() -> int:
+        raise ValueError("tag '' names nothing")
+
+    assert run_reporting(fails, debug=False, command="models activate") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: tag '' names nothing",
+        "  see `knowledge-assets models activate --help`",
+    ]
