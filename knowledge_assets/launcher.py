@@ -38,12 +38,21 @@ def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
         print(f"warning: {problem}", file=sys.stderr)
     prepare_environment()
     fail_dead_runs_now()
-    command = [
-        sys.executable, "-m", "dagster", "dev",
+    return supervise(dev_command(host, port))
+
+
+# `dagster dev` warns on every start that `dg dev` supersedes it: noise in the first lines a
+# user reads, about a command this one runs for them.
+QUIET_SUPERSESSION = "ignore:Function `dev_command` is superseded"
+
+
+def dev_command(host: str, port: int) -> list[str]:
+    """The ``dagster dev`` command line for this code location."""
+    return [
+        sys.executable, "-W", QUIET_SUPERSESSION, "-m", "dagster", "dev",
         "-w", str(db.PROJECT_ROOT / "workspace.yaml"),
         "-h", host, "-p", str(port),
     ]  # fmt: skip
-    return supervise(command)
 
 
 # How long ``dagster dev`` gets to shut its webserver, daemon and code servers down.
@@ -58,7 +67,9 @@ def supervise(command: list[str]) -> int:
     shuts its services down. Ctrl-C in a terminal reaches both processes: this one waits for
     that shutdown instead of killing it halfway (``subprocess.call`` kills its child).
     """
-    child = subprocess.Popen(command, cwd=db.PROJECT_ROOT)
+    # A script's `knowledge-assets dev &` starts it with SIGINT ignored; `dagster dev` would
+    # inherit that and, taking SIGTERM as SIGINT, ignore the stop passed on to it.
+    child = subprocess.Popen(command, cwd=db.PROJECT_ROOT, preexec_fn=_default_sigint)
     previous = signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
     try:
         return child.wait()
@@ -67,6 +78,10 @@ def supervise(command: list[str]) -> int:
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_shutdown(child: subprocess.Popen[bytes]) -> None:
