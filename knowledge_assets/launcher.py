@@ -107,6 +107,7 @@ def run_demo(full: bool = False) -> int:
     from knowledge_assets.core.settings import SourceSettings
     from knowledge_assets.definitions import defs
     from knowledge_assets.defs.index.partitions import model_keys
+    from knowledge_assets.demo_hints import command_name, next_steps, shown_warnings
     from knowledge_assets.progress_bar import terminal_progress
     from knowledge_assets.stale_runs import process_tags
 
@@ -145,10 +146,16 @@ def run_demo(full: bool = False) -> int:
             print(f"  {key:12s} {text}")
         if result.success:
             hand_over_to_sensor(instance, result)
+        # With --debug the run's whole log was printed already.
+        warnings = [] if debug_output() else shown_warnings(instance, result.run_id)
+    for line in warnings:  # after the progress bars have closed
+        print(f"  {line}", file=sys.stderr)
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     if not result.success:
         report_failures(result)
-    return 0 if result.success else 1
+        return 1
+    print(next_steps(command_name()))
+    return 0
 
 
 def debug_output() -> bool:
