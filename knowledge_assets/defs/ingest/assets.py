@@ -130,7 +130,7 @@ def still_rejected_line(report: SyncReport) -> str:
     paths = [path for path, _ in report.still_rejected]
     return (
         f"{counted(len(paths), 'file')} still rejected, unchanged since the last run:"
-        f" {_first_few(paths)} (all with their reasons in raw.rejected_files)"
+        f" {_first_few(paths)} (`knowledge-assets status` lists them with their reasons)"
     )
 
 
