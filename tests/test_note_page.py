@@ -325,6 +325,21 @@ def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> 
         assert not [u for u in asked if "passwd" in u and "/notes/..%2F" not in u], asked
 
 
+def test_a_missing_note_says_so_in_japanese_without_empty_side_panels(base: str) -> None:
+    """The page is Japanese, but a path naming no note showed the API's English error under
+    its Japanese title, beside the headings of similar notes and links with nothing under them."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, "どこにもない/メモ.md"))
+        expect(page.locator("#note-title")).to_have_text("ノートを表示できません")
+        expect(page.locator("#note-body")).to_have_text(
+            "「どこにもない/メモ.md」というノートはありません。名前や場所が変わったか、"
+            "下書きか削除されたノートです。検索から開き直してください。"
+        )
+        expect(page.locator("#note-view aside")).to_be_hidden()
+
+
 def test_snippets_show_links_code_and_html_as_their_text(base: str) -> None:
     from playwright.sync_api import expect
 

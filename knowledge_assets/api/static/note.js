@@ -82,7 +82,10 @@ export async function showNote(id) {
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
-    $("note-body").textContent = japanese(err);
+    $("note-body").textContent = err.status === 404
+      ? `「${id}」というノートはありません。名前や場所が変わったか、下書きか削除されたノートです。検索から開き直してください。`
+      : japanese(err);
+    document.querySelector("#note-view aside").hidden = true; // no note: nothing similar or linking
     return;
   }
   try {
