@@ -112,7 +112,7 @@ def _serve(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     """Register ``ask`` and ``serve`` on the CLI's sub-parsers."""
     ask = sub.add_parser("ask", help="answer a question from the notes, citing them", description=__doc__)  # fmt: skip
-    ask.add_argument("question")
+    ask.add_argument("question", help="what you want to know, in your own words")
     ask.add_argument("--conversation", metavar="ID", help="continue a conversation (follow-up)")
     ask.add_argument(
         "--tag", action="append", metavar="T", help="only notes with any of these tags"
@@ -130,5 +130,5 @@ def add_commands(sub: Any) -> None:
     ask.set_defaults(func=_ask)
     serve = sub.add_parser("serve", help="serve the HTTP API and the search page")
     serve.add_argument("--host", default="127.0.0.1", help="other than loopback needs KA_API_TOKEN")
-    serve.add_argument("--port", type=port, default=8000)
+    serve.add_argument("--port", type=port, default=8000, help="port to listen on (default 8000)")
     serve.set_defaults(func=_serve)

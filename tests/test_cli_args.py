@@ -3,8 +3,10 @@ text so that it cannot drive the terminal."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -222,3 +224,28 @@ def test_a_bad_value_points_at_its_own_commands_help(capsys: pytest.CaptureFixtu
         "error: tag '' names nothing",
         "  see `knowledge-assets models activate --help`",
     ]
+
+
+def _commands(
+    parser: argparse.ArgumentParser, name: str
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from _commands(sub, f"{name} {sub_name}".strip())
+
+
+def test_every_argument_says_what_it_is_in_its_commands_help() -> None:
+    """``dev --port PORT`` and ``search --mode`` showed no word of what they take or their
+    default, and ``get``'s ``path`` not what kind of path."""
+    from knowledge_assets.cli import build_parser
+
+    bare = [
+        f"{name}: {action.dest}"
+        for name, parser in _commands(build_parser(), "")
+        for action in parser._actions
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+        and not action.help
+    ]
+    assert bare == []
