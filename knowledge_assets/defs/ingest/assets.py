@@ -44,7 +44,8 @@ def raw_docs(
     (table `raw.docs_local` for a local folder, `raw.docs_github` for a GitHub repository).
 
     A sync reads only the files that changed since the last one. A file that cannot be read or
-    parsed is kept out with its reason (see *rejected_files*), and everything else still lands."""
+    parsed is kept out with its reason (the materialization's rejected_files, and
+    `knowledge-assets status`), and everything else still lands."""
     source = vault.source()
     with postgres.writer(context.log) as conn:
         report = sync_source(
