@@ -300,6 +300,33 @@ def test_the_home_page_says_which_files_need_fixing(base: str, tmp_path: Path) -
         screenshot(page, tmp_path / "status-phone.png", full_page=False)
 
 
+def test_a_note_with_warnings_shows_them_where_the_home_page_links(
+    server_url: str, tmp_path: Path
+) -> None:
+    """The home page listed a note's duplicate frontmatter key and linked the note, whose view
+    then said nothing of it."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "dup.md").write_text(
+        "---\ntitle: 一\ntitle: 二\n---\n# 二\n\n本文。\n", encoding="utf-8"
+    )
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings()), vault=vault) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(base + "/")
+        page.locator("#store-status summary").click()
+        page.locator("#store-status li a").click()
+        expect(page.locator("#note-title")).to_have_text("二")
+        expect(page.locator("#note-warnings")).to_have_text(
+            "frontmatter の警告: duplicate frontmatter key `title` (lines 2 and 3): the last value is kept;"
+            " Obsidian shows the note's properties as invalid"
+        )
+
+
 def test_a_note_lists_the_notes_linking_to_it(base: str) -> None:
     from playwright.sync_api import expect
 

@@ -41,6 +41,9 @@ function showNoteHead(id, data) {
   $("note-also").innerHTML = "同じパスのノートがほかのソースにもあります: " + (data.alsoIn || []).map((s) => `<a href="${noteUrl(id, s)}">${escape(s)}</a>`).join(", ");
   $("note-rejected").hidden = !data.fileRejected;
   $("note-rejected").textContent = `ファイルを読み込めませんでした（${data.fileRejected}）。表示しているのは最後に読み込めた版です。ファイルを直すと次の同期で更新されます。`;
+  // What the home page lists this note for (a frontmatter key written twice), said here too.
+  $("note-warnings").hidden = !data.warnings?.length;
+  $("note-warnings").textContent = "frontmatter の警告: " + (data.warnings || []).join(" / ");
   $("note-tags").innerHTML = tagChips(data.tags);
 }
 
