@@ -7,6 +7,7 @@ import dagster as dg
 from pydantic import Field
 
 from knowledge_assets.core.counts import counted, noun_for
+from knowledge_assets.core.ingest.conventions import bad_date
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
@@ -198,7 +199,7 @@ def _latest_docs(
     for cycle in (c for report in reports for c in report.plan.cycles):
         context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
     for path, key, value in (d for report in reports for d in report.plan.bad_dates):
-        context.log.warning("%s: `%s: %s` is not a date (YYYY-MM-DD); left empty", path, key, value)
+        context.log.warning("%s: %s", path, bad_date(key, value))
     metadata = stored | _latest_metadata(merge_reports(reports))
     if removals:
         metadata["removed_sources"] = rows_table(
