@@ -48,7 +48,7 @@ def _models(args: argparse.Namespace) -> int:
             return 0
         listed = models.list_models(conn)
     if not listed:
-        print("no model embedded yet: materialize an embeddings partition first")
+        print("no model embedded yet: run `knowledge-assets update` to embed the notes")
     for info in listed:
         state = "active" if info.is_active else "ready" if info.ready else "incomplete"
         print(
