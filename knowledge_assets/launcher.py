@@ -262,7 +262,11 @@ def hand_over_to_sensor(
             head = str(mat.metadata["head_sha"].value)
             set_sensor_cursor(instance, source_changed_sensor.name, head)
             if announce:
-                print(f"  {source_changed_sensor.name} continues from {head[:12]}")
+                # Said so that a newcomer knows dev's sensor will not run the whole graph again.
+                print(
+                    f"  {'sensor':12s} {source_changed_sensor.name} (in `knowledge-assets dev`)"
+                    f" carries on from this sync ({head[:12]})"
+                )
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:

@@ -200,6 +200,10 @@ def test_demo_names_the_files_it_rejected_and_what_to_try_next(
     assert "  raw_docs: rejected broken.md: malformed YAML frontmatter" in done.stderr
     assert done.stdout.splitlines()[-5:] == next_steps("knowledge-assets").splitlines()
     assert 'knowledge-assets search "…"' in done.stdout
+    assert (
+        "  sensor       source_changed_sensor (in `knowledge-assets dev`) carries on from this sync (tree:"
+        in done.stdout
+    )
 
 
 def test_the_next_steps_name_the_command_as_it_was_typed(
