@@ -33,9 +33,15 @@ def prepare_environment() -> str:
 def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
     """Run ``dagster dev`` (webserver + daemon) on this code location and the same Postgres."""
     from knowledge_assets.core.preflight import environment_problems
+    from knowledge_assets.ports import listening, report_unusable
 
     for problem in environment_problems():  # runs would fail on it: say so now
         print(f"warning: {problem}", file=sys.stderr)
+    try:  # the webserver's own bind error came amid the daemon's log, which ran on without a UI
+        listening(host, port).close()
+    except OSError as exc:
+        report_unusable(host, port, exc)
+        return 1
     prepare_environment()
     fail_dead_runs_now()
     return supervise(dev_command(host, port))

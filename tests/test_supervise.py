@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 from knowledge_assets.core.database.db import PROJECT_ROOT
 
@@ -74,3 +75,29 @@ def test_dev_does_not_open_with_dagsters_supersession_warning() -> None:
     loud = subprocess.run([sys.executable, "-c", warn], capture_output=True, text=True)
     assert "SupersessionWarning" in loud.stderr
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_dev_on_a_port_in_use_is_one_error_before_anything_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With port 3000 taken (another dev server), dev announced "Serving dagster-webserver on
+    http://127.0.0.1:3000", logged the webserver's bind error among the daemon's lines, and kept
+    the daemon running with no UI: the address showed the other server's page."""
+    import socket
+
+    from knowledge_assets import launcher
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(launcher, "supervise", lambda command: started.append(command) or 0)
+    monkeypatch.setattr(launcher, "prepare_environment", lambda: "postgresql://unused")
+    monkeypatch.setattr(launcher, "fail_dead_runs_now", lambda: None)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert launcher.run_dev("127.0.0.1", port) == 1
+    assert started == []
+    assert capsys.readouterr().err.splitlines()[-2:] == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use",
+        "  choose another port with --port, or stop what uses it",
+    ]
