@@ -14,6 +14,7 @@ from typing import Any
 
 from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
 from knowledge_assets.answer import history as qa_history
+from knowledge_assets.answer.config import EXTRACTIVE_MODEL
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
 from knowledge_assets.cli_args import int_in, port
 from knowledge_assets.core.counts import counted
@@ -38,8 +39,10 @@ def _print_sources(result: Answer, conversation_id: str | None) -> None:
     for warning in result.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata
+    # An offline answer (quoted, no LLM) uses no tokens: no count to show.
+    tokens = "" if m["model"] == EXTRACTIVE_MODEL else f" · {counted(m['tokensUsed'], 'token')}"
     say(
-        f"-- confidence {result.confidence} · {m['model']} · {counted(m['tokensUsed'], 'token')}"
+        f"-- confidence {result.confidence} · {m['model']}{tokens}"
         f" · {counted(m['retrievedNotes'], 'note')} retrieved · {m['responseTime']:.0f} ms"
     )
     if conversation_id:  # an answer not kept cannot be followed up
