@@ -199,6 +199,11 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     return [(source_name(table), path) for table, path in notes_sql.latest_notes(conn)]
 
 
+def titled(conn: psycopg.Connection, title: str, limit: int = 3) -> list[tuple[str, str]]:
+    """(source, path) of the latest notes titled ``title`` (any case), by path."""
+    return [(source_name(table), path) for table, path in notes_sql.titled(conn, title, limit)]
+
+
 def linking_to(
     conn: psycopg.Connection, names: Sequence[str], limit: int
 ) -> list[tuple[str, str, str, str]]:

@@ -188,6 +188,16 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
+def titled(conn: psycopg.Connection, title: str, limit: int) -> list[tuple[str, str]]:
+    """(source table, path) of up to ``limit`` latest notes titled ``title``, in any case."""
+    rows = conn.execute(
+        "SELECT source_table, file_path FROM rag.latest_docs WHERE lower(title) = lower(%s)"
+        " ORDER BY file_path LIMIT %s",
+        (title.strip(), limit),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
 def linking_to(
     conn: psycopg.Connection, names: Sequence[str], limit: int
 ) -> list[tuple[str, str, str, str]]:
