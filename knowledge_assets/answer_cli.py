@@ -14,6 +14,7 @@ from typing import Any
 
 from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
 from knowledge_assets.answer import history as qa_history
+from knowledge_assets.answer.config import EXTRACTIVE_MODEL
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
 from knowledge_assets.cli_args import int_in, port
 from knowledge_assets.core.counts import counted
@@ -38,8 +39,10 @@ def _print_sources(result: Answer, conversation_id: str | None) -> None:
     for warning in result.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata
+    # An offline answer (quoted, no LLM) uses no tokens: no count to show.
+    tokens = "" if m["model"] == EXTRACTIVE_MODEL else f" · {counted(m['tokensUsed'], 'token')}"
     say(
-        f"-- confidence {result.confidence} · {m['model']} · {counted(m['tokensUsed'], 'token')}"
+        f"-- confidence {result.confidence} · {m['model']}{tokens}"
         f" · {counted(m['retrievedNotes'], 'note')} retrieved · {m['responseTime']:.0f} ms"
     )
     if conversation_id:  # an answer not kept cannot be followed up
@@ -69,6 +72,8 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
 
 
 def _ask(args: argparse.Namespace) -> int:
+    if not args.question.strip():  # as search refuses an empty query: a usage error, not a run
+        return _fail("the question is empty: give the question to answer")
     if len(args.question) > MAX_QUERY_CHARS:  # the question is searched as it is asked
         return _fail(
             f"the question is {len(args.question):,} characters long; a question takes at most"
@@ -110,7 +115,7 @@ def _serve(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     """Register ``ask`` and ``serve`` on the CLI's sub-parsers."""
     ask = sub.add_parser("ask", help="answer a question from the notes, citing them", description=__doc__)  # fmt: skip
-    ask.add_argument("question")
+    ask.add_argument("question", help="what you want to know, in your own words")
     ask.add_argument("--conversation", metavar="ID", help="continue a conversation (follow-up)")
     ask.add_argument(
         "--tag", action="append", metavar="T", help="only notes with any of these tags"
@@ -128,5 +133,5 @@ def add_commands(sub: Any) -> None:
     ask.set_defaults(func=_ask)
     serve = sub.add_parser("serve", help="serve the HTTP API and the search page")
     serve.add_argument("--host", default="127.0.0.1", help="other than loopback needs KA_API_TOKEN")
-    serve.add_argument("--port", type=port, default=8000)
+    serve.add_argument("--port", type=port, default=8000, help="port to listen on (default 8000)")
     serve.set_defaults(func=_serve)

@@ -48,7 +48,7 @@ def _models(args: argparse.Namespace) -> int:
             return 0
         listed = models.list_models(conn)
     if not listed:
-        print("no model embedded yet: materialize an embeddings partition first")
+        print("no model embedded yet: run `knowledge-assets update` to embed the notes")
     for info in listed:
         state = "active" if info.is_active else "ready" if info.ready else "incomplete"
         print(
@@ -108,7 +108,9 @@ def _add_update_and_hooks(sub: argparse._SubParsersAction) -> None:  # type: ign
     update.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary")
     update.set_defaults(func=_update)
     hooks = sub.add_parser("hooks", help="git hooks that keep the index current")
-    hooks.add_argument("action", choices=("install", "uninstall"))
+    hooks.add_argument(
+        "action", choices=("install", "uninstall"), help="add or remove the post-commit hook"
+    )
     hooks.add_argument("--vault", help="the git repository of the notes (default: KA_VAULT_PATH)")
     hooks.add_argument(
         "--no-embeddings", action="store_true", help="the hook updates the keyword index only"
@@ -130,13 +132,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="materialize the whole graph once and print what landed")
-    demo.add_argument("--full", action="store_true", help="compare the whole source")
+    demo.add_argument(
+        "--full", action="store_true",
+        help="compare every file with the store, not only what changed since the last sync",
+    )  # fmt: skip
     demo.set_defaults(func=_demo)
     dev = sub.add_parser("dev", help="open the Dagster UI and daemon on the same Postgres")
-    dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=port, default=3000)
+    dev.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    dev.add_argument("--port", type=port, default=3000, help="port of the UI (default 3000)")
     dev.set_defaults(func=_dev)
-    sub.add_parser("migrate", help="apply schema migrations").set_defaults(func=_migrate)
+    sub.add_parser(
+        "migrate",
+        help="upgrade an old store and apply schema migrations (every command does it when needed)",
+    ).set_defaults(func=_migrate)
     search_cli.add_commands(sub)
     tags_cli.add_command(sub)
     status_cli.add_command(sub)
@@ -175,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             return closed_pipe()
         raise
-    return run_reporting(lambda: int(args.func(args) or 0), debug=debug)
+    command = " ".join(filter(None, [args.command, getattr(args, "action", None)]))
+    return run_reporting(lambda: int(args.func(args) or 0), debug=debug, command=command)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ EXIT_USAGE = 2
 # A reader that went away (``| head -1``) ends the command as SIGPIPE ends git or cat: quietly,
 # with the shell's code for a process killed by SIGPIPE (128 + 13).
 EXIT_CLOSED_PIPE = 141
+USAGE_HINT = "see `knowledge-assets --help`"
 
 
 def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
@@ -112,7 +113,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     if isinstance(exc, (FileNotFoundError, NotADirectoryError, PermissionError)):
         return (first_line(exc), "check the path and its permissions")
     if isinstance(exc, ValueError):
-        return (first_line(exc), "see `knowledge-assets --help`")
+        return (first_line(exc), USAGE_HINT)
     return None
 
 
@@ -149,8 +150,9 @@ def _is_connection_failure(exc: psycopg.OperationalError) -> bool:
     return exc.sqlstate.startswith("08") or exc.sqlstate in ("57P01", "57P02", "57P03")
 
 
-def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
-    """``fn()``'s exit code; an exception becomes one or two lines on stderr and exit code 1."""
+def run_reporting(fn: Callable[[], int], *, debug: bool, command: str | None = None) -> int:
+    """``fn()``'s exit code; an exception becomes one or two lines on stderr and exit code 1.
+    ``command`` (``ask``) points a bad value's hint at that command's help."""
     try:
         code = fn()
         sys.stdout.flush()  # a closed pipe shows here, not at exit where Python reports it
@@ -171,6 +173,8 @@ def run_reporting(fn: Callable[[], int], *, debug: bool) -> int:
             todo = "" if debug else "run again with --debug for the traceback, and report it"
         else:
             what, todo = explained
+        if command and todo == USAGE_HINT:
+            todo = f"see `knowledge-assets {command} --help`"
         print(f"error: {secrets.redact(what)}", file=sys.stderr)
         if todo:
             print(f"  {todo}", file=sys.stderr)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg
 
-from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags
+from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags, titled
 
 NOTE_SUFFIX = ".md"
 _SUGGESTED = 3
@@ -48,8 +48,12 @@ def with_suffix(conn: psycopg.Connection, path: str, source: str | None) -> str 
 
 
 def closest_paths(conn: psycopg.Connection, path: str, source: str | None = None) -> list[str]:
-    """The stored note paths most like ``path``, best first: the closest one with the same file
-    name (``README.md`` in another folder), then the paths difflib finds close."""
+    """The stored note paths most like ``path``, best first: the notes titled ``path`` (a note
+    named as Obsidian shows it), the closest one with the same file name (``README.md`` in
+    another folder), then the paths difflib finds close."""
+    named = [
+        p for name, p in titled(conn, path.removesuffix(NOTE_SUFFIX)) if source in (None, name)
+    ]
     paths = _paths(conn, source)
     stem = _stem(path)
     same_name = [p for p in paths if _stem(p) == stem]
@@ -57,7 +61,7 @@ def closest_paths(conn: psycopg.Connection, path: str, source: str | None = None
         same_name, key=lambda p: difflib.SequenceMatcher(None, path, p).ratio(), default=None
     )
     close = difflib.get_close_matches(path, paths, n=_SUGGESTED, cutoff=_CUTOFF)
-    return list(dict.fromkeys([*([best] if best else []), *close]))[:_SUGGESTED]
+    return list(dict.fromkeys([*named, *([best] if best else []), *close]))[:_SUGGESTED]
 
 
 def _stem(path: str) -> str:

@@ -33,17 +33,32 @@ def prepare_environment() -> str:
 def run_dev(host: str = "127.0.0.1", port: int = 3000) -> int:
     """Run ``dagster dev`` (webserver + daemon) on this code location and the same Postgres."""
     from knowledge_assets.core.preflight import environment_problems
+    from knowledge_assets.ports import listening, report_unusable
 
     for problem in environment_problems():  # runs would fail on it: say so now
         print(f"warning: {problem}", file=sys.stderr)
+    try:  # the webserver's own bind error came amid the daemon's log, which ran on without a UI
+        listening(host, port).close()
+    except OSError as exc:
+        report_unusable(host, port, exc)
+        return 1
     prepare_environment()
     fail_dead_runs_now()
-    command = [
-        sys.executable, "-m", "dagster", "dev",
+    return supervise(dev_command(host, port))
+
+
+# `dagster dev` warns on every start that `dg dev` supersedes it: noise in the first lines a
+# user reads, about a command this one runs for them.
+QUIET_SUPERSESSION = "ignore:Function `dev_command` is superseded"
+
+
+def dev_command(host: str, port: int) -> list[str]:
+    """The ``dagster dev`` command line for this code location."""
+    return [
+        sys.executable, "-W", QUIET_SUPERSESSION, "-m", "dagster", "dev",
         "-w", str(db.PROJECT_ROOT / "workspace.yaml"),
         "-h", host, "-p", str(port),
     ]  # fmt: skip
-    return supervise(command)
 
 
 # How long ``dagster dev`` gets to shut its webserver, daemon and code servers down.
@@ -58,7 +73,9 @@ def supervise(command: list[str]) -> int:
     shuts its services down. Ctrl-C in a terminal reaches both processes: this one waits for
     that shutdown instead of killing it halfway (``subprocess.call`` kills its child).
     """
-    child = subprocess.Popen(command, cwd=db.PROJECT_ROOT)
+    # A script's `knowledge-assets dev &` starts it with SIGINT ignored; `dagster dev` would
+    # inherit that and, taking SIGTERM as SIGINT, ignore the stop passed on to it.
+    child = subprocess.Popen(command, cwd=db.PROJECT_ROOT, preexec_fn=_default_sigint)
     previous = signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
     try:
         return child.wait()
@@ -67,6 +84,10 @@ def supervise(command: list[str]) -> int:
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_shutdown(child: subprocess.Popen[bytes]) -> None:
@@ -92,6 +113,7 @@ def run_demo(full: bool = False) -> int:
     from knowledge_assets.core.settings import SourceSettings
     from knowledge_assets.definitions import defs
     from knowledge_assets.defs.index.partitions import model_keys
+    from knowledge_assets.demo_hints import command_name, next_steps, shown_warnings
     from knowledge_assets.progress_bar import terminal_progress
     from knowledge_assets.stale_runs import process_tags
 
@@ -130,10 +152,16 @@ def run_demo(full: bool = False) -> int:
             print(f"  {key:12s} {text}")
         if result.success:
             hand_over_to_sensor(instance, result)
+        # With --debug the run's whole log was printed already.
+        warnings = [] if debug_output() else shown_warnings(instance, result.run_id)
+    for line in warnings:  # after the progress bars have closed
+        print(f"  {line}", file=sys.stderr)
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     if not result.success:
         report_failures(result)
-    return 0 if result.success else 1
+        return 1
+    print(next_steps(command_name()))
+    return 0
 
 
 def debug_output() -> bool:
@@ -240,7 +268,11 @@ def hand_over_to_sensor(
             head = str(mat.metadata["head_sha"].value)
             set_sensor_cursor(instance, source_changed_sensor.name, head)
             if announce:
-                print(f"  {source_changed_sensor.name} continues from {head[:12]}")
+                # Said so that a newcomer knows dev's sensor will not run the whole graph again.
+                print(
+                    f"  {'sensor':12s} {source_changed_sensor.name} (in `knowledge-assets dev`)"
+                    f" carries on from this sync ({head[:12]})"
+                )
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:

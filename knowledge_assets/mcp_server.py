@@ -50,7 +50,10 @@ def serve(transport: str = "stdio", port: int = DEFAULT_PORT) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The server's options, shared with the ``knowledge-assets mcp`` sub-command."""
-    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio")
+    parser.add_argument(
+        "--transport", choices=TRANSPORTS, default="stdio",
+        help="stdio (default): launched by the client; http: a server on a loopback port",
+    )  # fmt: skip
     parser.add_argument(
         "--port", type=port_number, default=DEFAULT_PORT, help="loopback port for --transport http"
     )

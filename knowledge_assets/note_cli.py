@@ -28,10 +28,12 @@ from knowledge_assets.core.search.notes import (
     similar_to,
 )
 from knowledge_assets.search_cli import (
+    EMPTY_STORE,
     SNIPPET_CHARS,
     _connect,
     _fail,
     _print_json,
+    _store_is_empty,
     _where,
     named,
     say,
@@ -41,6 +43,8 @@ from knowledge_assets.search_cli import (
 def _similar(args: argparse.Namespace) -> int:
     path = vault_relative(args.path)
     with _connect() as conn:
+        if _store_is_empty(conn):  # before "no active model", which an empty store has too
+            return _fail(EMPTY_STORE)
         try:
             ref, notes = _similar_to(conn, path, args)
         except UnknownNote:
@@ -134,6 +138,8 @@ def _get(args: argparse.Namespace) -> int:
         rejected = rejection(conn, path, table) if doc is None else None
         # The closest paths only for a path that names nothing, not for a rejected file.
         missing = doc is None and not rejected
+        if missing and _store_is_empty(conn):
+            return _fail(EMPTY_STORE)
         hint = did_you_mean(closest_paths(conn, path, args.source)) if missing else ""
     where = in_source(args.source)
     if doc is None:

@@ -1,6 +1,6 @@
 """Listening sockets for ``serve`` and ``mcp --transport http``, bound before the address is
 announced, so a port in use is one error line rather than the announcement followed by the
-server's bind error."""
+server's bind error; ``dev`` makes the same check before it starts the UI."""
 
 from __future__ import annotations
 

@@ -186,6 +186,9 @@ def _add(
     return parser
 
 
+PATH_HELP = "the note's path in the vault as search prints it, e.g. 日記/2026-01-10.md"
+
+
 def add_commands(sub: Any) -> None:
     """Register ``search``, ``similar``, ``get`` and ``backlinks`` on the CLI's sub-parsers."""
     from knowledge_assets.note_cli import _backlinks, _get, _similar  # they use these helpers
@@ -196,7 +199,10 @@ def add_commands(sub: Any) -> None:
         help="words to search for; as in Obsidian, tag:T and path:P narrow it and -tag:T, -path:P"
         " and -word leave notes out (a query starting with '-': put -- before it)",
     )
-    s.add_argument("--mode", choices=MODES, default="hybrid")
+    s.add_argument(
+        "--mode", choices=MODES, default="hybrid",
+        help="hybrid (default): words and meaning; keyword: the words; vector: the meaning",
+    )  # fmt: skip
     s.add_argument("--tag", action="append", metavar="T", help="any of these tags (repeatable)")
     s.add_argument(
         "--path-prefix", metavar="P",
@@ -209,9 +215,16 @@ def add_commands(sub: Any) -> None:
     s.add_argument(
         "--type", action="append", metavar="T", help="markdown_note, bookmark_json (repeatable)"
     )
-    s.add_argument("--top-heading", action="append", metavar="H", help="repeatable")
+    s.add_argument(
+        "--top-heading", action="append", metavar="H",
+        help="only notes whose frontmatter `heading` is H (repeatable)",
+    )  # fmt: skip
     for name in ("created-from", "created-to", "updated-from", "updated-to"):
-        s.add_argument(f"--{name}", type=iso_date, metavar="YYYY-MM-DD")
+        what, end = name.split("-")
+        s.add_argument(
+            f"--{name}", type=iso_date, metavar="YYYY-MM-DD",
+            help=f"only notes {what} {'on or after' if end == 'from' else 'on or before'} the day",
+        )  # fmt: skip
     s.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=10, help="hits (default 10)")
     s.add_argument(
         "--per-note", action="store_true",
@@ -221,13 +234,13 @@ def add_commands(sub: Any) -> None:
         "--threshold", type=similarity, help="minimum cosine similarity (default: the model's)"
     )
     sim = _add(sub, "similar", "notes similar to a note (active model)", _similar)
-    sim.add_argument("path")
+    sim.add_argument("path", help=PATH_HELP)
     sim.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=5, help="notes (default 5)")
     get = _add(sub, "get", "print a note by path", _get)
-    get.add_argument("path")
+    get.add_argument("path", help=PATH_HELP)
     back = _add(
         sub, "backlinks", "the notes whose links lead to a note (Obsidian's backlinks)", _backlinks
     )
-    back.add_argument("path")
+    back.add_argument("path", help=PATH_HELP)
     for parser in (sim, get, back):
         parser.add_argument("--source", metavar="NAME", help=SOURCE_HELP)

@@ -10,7 +10,9 @@ fi
 stamp="$VENV/.ka-installed$EXTRAS"
 if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e "$ROOT$EXTRAS"
+  # setuptools warns on every editable install of a flat layout that a folder named like the
+  # package may shadow it: here that folder is the package itself.
+  PYTHONWARNINGS="ignore:Editable installation" "$VENV/bin/python" -m pip install --quiet -e "$ROOT$EXTRAS"
   touch "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"

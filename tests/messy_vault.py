@@ -296,7 +296,7 @@ def _path_cases(root: Path, outside: Path) -> list[Case]:
     _write(outside, "secret.md", "# outside\n\nzqoutsidesecret\n")
     links = {
         "symlink-loop": ("links/loop.md", "loop.md", "symlink loop"),
-        "symlink-dangling": ("links/dangling.md", "nowhere.md", "No such file"),
+        "symlink-dangling": ("links/dangling.md", "nowhere.md", "target nowhere.md does not"),
         "symlink-outside": ("links/escape.md", str(outside / "secret.md"), "outside the vault"),
         "symlink-dev-zero": ("links/zero.md", "/dev/zero", "outside the vault"),
         "symlink-dev-random": ("links/random.md", "/dev/urandom", "outside the vault"),

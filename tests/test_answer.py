@@ -6,6 +6,7 @@ Q&A history and follow-up questions."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -242,6 +243,10 @@ def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(
     assert main(["ask", "夜に何のラーメンを作った？"]) == 0
     out = capsys.readouterr().out
     assert "> 夜は味噌ラーメンを作った。" in out and f"[1] 2026年1月10日の日記  ({DIARY}" in out
+    # An offline answer uses no tokens: its line said "0 tokens" all the same.
+    assert re.search(r"^-- confidence \w+ · extractive · 5 notes retrieved · \d+ ms$", out, re.M), (
+        out
+    )
     conversation = out.rsplit("--conversation ", 1)[1].split()[0]
     assert main(["ask", "--conversation", conversation, "それは何時？", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -184,3 +184,18 @@ def test_a_streamed_answer_that_fails_ends_with_an_error_in_the_same_shape(vault
     error = events[-1][1]
     assert error["success"] is False and error["error"] and error["detail"] == error["error"]
     assert llm.api_key not in json.dumps(error)
+
+
+@pytest.mark.parametrize(
+    ("host", "base"),
+    [("127.0.0.1", "http://127.0.0.1:8000"), ("::1", "http://[::1]:8000")],
+)
+def test_serve_opens_with_addresses_a_terminal_can_open(host: str, base: str) -> None:
+    """``serve --host ::1`` printed ``http://::1:8000/``, which no browser opens, and the API
+    docs as a bare ``/docs``."""
+    from knowledge_assets.api.server import banner
+
+    assert banner(host, 8000, Asker(LLMSettings())) == (
+        f"search page {base}/ · API docs {base}/docs"
+        " · answers quote the notes (no LLM configured) · Ctrl-C stops"
+    )

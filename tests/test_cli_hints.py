@@ -67,6 +67,9 @@ def test_similar_reads_a_path_without_md(store: str, capsys: pytest.CaptureFixtu
         ("get", "garden", f"error: no note at 'garden'; did you mean {GARDEN}?"),
         ("get", "/elsewhere/garden.md", f"error: no note at '/elsewhere/garden.md'; did you mean {GARDEN}?"),
         ("get", "zzzz.md", "error: no note at 'zzzz.md'"),
+        # A note named by its title, as Obsidian shows it, was answered with nothing to try.
+        ("get", "RAG設計メモ", "error: no note at 'RAG設計メモ'; did you mean 20251230_rag-design.md?"),
+        ("get", "vegetable garden plan", f"error: no note at 'vegetable garden plan'; did you mean {GARDEN}?"),
     ],
 )  # fmt: skip
 def test_a_path_that_names_no_note_suggests_the_closest(

@@ -129,3 +129,23 @@ def test_get_says_why_not_searchable(
     assert "rejected because malformed YAML frontmatter" in capsys.readouterr().err
     assert main(["get", "new.md"]) == 0
     assert "· latest" in capsys.readouterr().out
+
+
+def test_get_says_which_date_was_left_empty_and_why(
+    store: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A date that is not a date was named only in the run's log; `get` (and the note view,
+    and MCP's get_doc, which show the same warnings) said nothing of the empty date."""
+    from knowledge_assets.core.search.notes import get_doc
+
+    monkeypatch.setenv("DATABASE_URL", store)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    assert main(["get", "bad-date.md"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2:4] == [
+        "warning: `created: 2024-13-01` is not a date (YYYY-MM-DD); left empty",
+        "warning: `updated: 0000-00-00` is not a date (YYYY-MM-DD); left empty",
+    ]
+    with db.connect(store) as conn:
+        doc = get_doc(conn, "published.md")
+    assert doc is not None and doc["warnings"] == []

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from knowledge_assets.core.database.db import PROJECT_ROOT
+from knowledge_assets.demo_hints import command_name, next_steps
 from tests.browser_support import DagsterDev
 from tests.conftest import EXAMPLE_VAULT
 from tests.process_support import step_processes
@@ -185,3 +186,33 @@ def test_dev_stopped_with_sigterm_stops_its_webserver_daemon_and_code_servers(
         assert dev.process.wait(timeout=120) is not None
         _, alive = psutil.wait_procs(services, timeout=60)
         assert alive == [], [p.cmdline()[:4] for p in alive]
+
+
+@pytest.mark.slow
+def test_demo_names_the_files_it_rejected_and_what_to_try_next(
+    user_env: dict[str, str],
+) -> None:
+    """Pointed at a vault (``KA_VAULT_PATH=… ./scripts/demo``, as the README has it), demo said
+    ``1 rejected`` without which file or why, and ended at the run's id."""
+    (Path(user_env["KA_VAULT_PATH"]) / "broken.md").write_text("---\ntitle: [oops\n---\nbody\n")
+    done = _run(["knowledge-assets", "demo"], user_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "  raw_docs: rejected broken.md: malformed YAML frontmatter" in done.stderr
+    assert done.stdout.splitlines()[-5:] == next_steps("knowledge-assets").splitlines()
+    assert 'knowledge-assets search "…"' in done.stdout
+    assert (
+        "  sensor       source_changed_sensor (in `knowledge-assets dev`) carries on from this sync (tree:"
+        in done.stdout
+    )
+
+
+def test_the_next_steps_name_the_command_as_it_was_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = tmp_path / ".venv" / "bin" / "knowledge-assets"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(program), "demo"])
+    assert command_name() == ".venv/bin/knowledge-assets"  # what scripts/demo ran
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/knowledge-assets", "demo"])
+    assert command_name() == "knowledge-assets"  # on the PATH

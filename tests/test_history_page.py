@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,3 +98,17 @@ def test_an_answer_no_longer_in_the_history_says_so(base: str) -> None:
             page.fill("#question", "味噌ラーメン")
             page.click("#ask-form button")
         assert json.loads(request.value.post_data or "")["conversationId"] is None
+
+
+def test_an_offline_answers_history_entry_opens_with_its_quote(base: str) -> None:
+    """Every offline answer opens with the same sentence (no LLM, so the notes are quoted), and
+    the history's two-line previews showed that sentence and little else, alike for each."""
+    from playwright.sync_api import expect
+
+    question = "夜に作ったラーメンは？"
+    answered = httpx.post(f"{base}/api/ai/qa", json={"question": question}, timeout=120).json()
+    assert answered["data"]["answer"].startswith("ノートの該当箇所です")
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        entry = page.locator("#history a.history-entry").filter(has_text=question).first
+        expect(entry.locator(".a")).to_have_text(re.compile("^" + QUOTE))

@@ -229,7 +229,18 @@ def test_get_doc_marks_a_superseded_version(client: McpClient) -> None:
 def test_get_doc_of_an_unknown_path_is_an_error(client: McpClient) -> None:
     result = client.call("get_doc", {"file_path": "no/such-note.md"})
     assert result.is_error
-    assert "no note at 'no/such-note.md'" in text_of(result)
+    assert text_of(result).endswith("no note at 'no/such-note.md'; search_docs returns valid paths")
+
+
+@pytest.mark.parametrize("tool", ["get_doc", "similar_docs"])
+def test_a_path_without_its_folder_is_answered_with_the_notes_it_may_mean(
+    client: McpClient, tool: str
+) -> None:
+    """A model that names a note by its file name, as Obsidian's links do, was told only that
+    no note is there; the command line's `get` already offered the paths it may mean."""
+    result = client.call(tool, {"file_path": "2026-01-10.md"})
+    assert result.is_error
+    assert text_of(result).endswith("; did you mean 日記/2026-01-10.md or 日記/2026-01-11.md?")
 
 
 @pytest.mark.parametrize(

@@ -300,6 +300,33 @@ def test_the_home_page_says_which_files_need_fixing(base: str, tmp_path: Path) -
         screenshot(page, tmp_path / "status-phone.png", full_page=False)
 
 
+def test_a_note_with_warnings_shows_them_where_the_home_page_links(
+    server_url: str, tmp_path: Path
+) -> None:
+    """The home page listed a note's duplicate frontmatter key and linked the note, whose view
+    then said nothing of it."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "dup.md").write_text(
+        "---\ntitle: 一\ntitle: 二\n---\n# 二\n\n本文。\n", encoding="utf-8"
+    )
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings()), vault=vault) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(base + "/")
+        page.locator("#store-status summary").click()
+        page.locator("#store-status li a").click()
+        expect(page.locator("#note-title")).to_have_text("二")
+        expect(page.locator("#note-warnings")).to_have_text(
+            "frontmatter の警告: duplicate frontmatter key `title` (lines 2 and 3): the last value is kept;"
+            " Obsidian shows the note's properties as invalid"
+        )
+
+
 def test_a_note_lists_the_notes_linking_to_it(base: str) -> None:
     from playwright.sync_api import expect
 
@@ -323,6 +350,21 @@ def test_a_path_of_dot_segments_fetches_nothing_outside_the_notes(base: str) -> 
         expect(page.locator("#note-body")).to_contain_text("../../etc/passwd")
         page.wait_for_load_state("networkidle")
         assert not [u for u in asked if "passwd" in u and "/notes/..%2F" not in u], asked
+
+
+def test_a_missing_note_says_so_in_japanese_without_empty_side_panels(base: str) -> None:
+    """The page is Japanese, but a path naming no note showed the API's English error under
+    its Japanese title, beside the headings of similar notes and links with nothing under them."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, "どこにもない/メモ.md"))
+        expect(page.locator("#note-title")).to_have_text("ノートを表示できません")
+        expect(page.locator("#note-body")).to_have_text(
+            "「どこにもない/メモ.md」というノートはありません。名前や場所が変わったか、"
+            "下書きか削除されたノートです。検索から開き直してください。"
+        )
+        expect(page.locator("#note-view aside")).to_be_hidden()
 
 
 def test_snippets_show_links_code_and_html_as_their_text(base: str) -> None:

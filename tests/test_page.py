@@ -119,6 +119,26 @@ def test_a_phone_keeps_each_mode_and_badge_on_one_line(base: str) -> None:
         assert scores and all(n == 1 for n in scores)
 
 
+def test_each_hit_says_in_japanese_which_search_found_it(base: str) -> None:
+    """The modes are ハイブリッド, キーワード and セマンティック, but each hit was marked
+    hybrid, keyword or vector."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?q=%E3%83%A9%E3%83%BC%E3%83%A1%E3%83%B3")  # ラーメン, hybrid
+        expect(page.locator(".result").first).to_be_visible()
+        badges = page.locator(".section .score")
+        texts = badges.all_inner_texts()
+        assert texts and all(
+            re.fullmatch(r"(両方|キーワード|セマンティック) · \d\.\d{3}", t) for t in texts
+        ), texts
+        assert {t.split(" ")[0] for t in texts} >= {"両方", "セマンティック"}
+        expect(badges.first).to_have_attribute(
+            "title", "キーワードとセマンティックの両方で見つかった箇所"
+        )
+
+
 def test_back_from_a_note_shows_the_search_again(base: str) -> None:
     """The query, mode and tag live in the address: Back from a note (or a reload) used to show
     an empty page."""

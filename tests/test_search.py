@@ -480,3 +480,24 @@ def test_without_iterative_scans_no_search_sets_them(
     search(conn, "雪", mode="hybrid", threshold=-1.0)
     assert filtered.hits
     assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("strict_order",)
+
+
+def test_a_note_of_more_sections_than_the_scan_reaches_still_has_similar_notes(
+    db_url: str, usem3: Embedder, tmp_path: Path
+) -> None:
+    """The nearest passages to a long note's mean vector are its own: with over a thousand
+    sections (the deepest scan), every one found was its own, left out, and `similar`, the MCP
+    tool and the note view said it had no similar note at all."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    sections = [
+        f"## 節 {i}\n\nTypeScript の型について書いた長いノートの {i} 番目の節。\n"
+        for i in range(1100)
+    ]
+    (vault / "huge.md").write_text("# 巨大ノート\n\n" + "\n".join(sections), encoding="utf-8")
+    (vault / "types.md").write_text("# 型\n\nTypeScript の型注釈と型推論。\n", encoding="utf-8")
+    (vault / "garden.md").write_text("# 庭\n\nトマトを植えた。\n", encoding="utf-8")
+    ingest(db_url, usem3, vault)
+    with db.connect(db_url) as conn:
+        found = [n.file_path for n in similar(conn, "huge.md", limit=2)]
+    assert found == ["types.md", "garden.md"]

@@ -115,8 +115,15 @@ def test_empty_store_and_no_active_model_are_clear_messages(
     db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _point_cli_at(db_url, monkeypatch, tmp_path)
-    assert main(["search", "検索"]) == 2
-    assert "knowledge-assets demo" in capsys.readouterr().err
+    empty = "error: the store holds no notes yet: run `knowledge-assets demo` to ingest and embed a vault\n"
+    # get and similar said only that no note is at the path; models list spoke of partitions.
+    for argv in (["search", "検索"], ["get", DIARY], ["similar", DIARY]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == empty
+    assert main(["models", "list"]) == 0
+    assert capsys.readouterr().out == (
+        "no model embedded yet: run `knowledge-assets update` to embed the notes\n"
+    )
     ingest(db_url, None)  # chunks, but no model embedded yet
     assert main(["search", "検索", "--mode", "vector"]) == 2
     assert capsys.readouterr().err == (

@@ -46,7 +46,7 @@ def test_serve_answers_on_the_port_it_announces(db_url: str) -> None:
     try:
         assert proc.stdout is not None
         announced = proc.stdout.readline()
-        assert announced.startswith(f"knowledge-assets on http://127.0.0.1:{port}/")
+        assert announced.startswith(f"search page http://127.0.0.1:{port}/ · ")
         deadline = time.monotonic() + 60
         while True:  # the socket listens before the line; the app may still be starting
             try:

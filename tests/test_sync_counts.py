@@ -121,5 +121,5 @@ def test_update_names_the_files_still_rejected_in_one_line(db_url: str, tmp_path
     ]
     assert lines[4:] == [
         "  raw_docs: 8 files still rejected, unchanged since the last run: bad/yaml0.md,"
-        " bad/yaml1.md, bad/yaml2.md and 5 more (all with their reasons in raw.rejected_files)"
+        " bad/yaml1.md, bad/yaml2.md and 5 more (`knowledge-assets status` lists them with their reasons)"
     ]

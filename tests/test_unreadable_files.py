@@ -50,7 +50,7 @@ def test_symlinks_that_cannot_be_followed_are_rejected_and_the_rest_lands(
     (vault / "alias.md").symlink_to("inbox.md")
     rejected, stored = _sync(db_url, vault)
     assert rejected["loop.md"] == "cannot be read: symlink loop"
-    assert "No such file" in rejected["dangling.md"]
+    assert rejected["dangling.md"] == "dangling symlink: its target nowhere.md does not exist"
     assert "outside the vault" in rejected["escape.md"]
     assert "outside the vault" in rejected["zero.md"]
     assert "alias.md" in stored and "inbox.md" in stored and "projects/garden.md" in stored

@@ -12,6 +12,19 @@ from knowledge_assets.cli_errors import EXIT_FAILURE, EXIT_USAGE
 from knowledge_assets.ports import listening, report_unusable
 
 
+def banner(host: str, port: int, asker: Asker) -> str:
+    """Where the page and the API docs are, as addresses a terminal makes links of (an IPv6
+    host in brackets), and who writes the answers."""
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    settings = asker.settings
+    llm = (
+        "answers quote the notes (no LLM configured)"
+        if settings.offline
+        else f"answers by {settings.provider} {settings.model}"
+    )
+    return f"search page {base}/ · API docs {base}/docs · {llm} · Ctrl-C stops"
+
+
 def serve(host: str, port: int) -> int:
     """Check the settings and the database roles, then serve until interrupted."""
     import uvicorn
@@ -32,8 +45,7 @@ def serve(host: str, port: int) -> int:
     except OSError as exc:
         report_unusable(host, port, exc)
         return EXIT_FAILURE
-    llm = "offline answers (no LLM configured)" if asker.settings.offline else f"answers by {asker.settings.provider} {asker.settings.model}"  # fmt: skip
-    print(f"knowledge-assets on http://{host}:{port}/  (API docs: /docs; {llm})", flush=True)
+    print(banner(host, port, asker), flush=True)
     config = uvicorn.Config(create_app(settings, asker), log_level="warning")
     with sock:
         uvicorn.Server(config).run(sockets=[sock])

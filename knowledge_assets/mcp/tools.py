@@ -20,6 +20,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from knowledge_assets.cli_hints import closest_paths, did_you_mean
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
@@ -139,7 +140,7 @@ class KnowledgeTools:
             why = doc.get("not_searchable") or "not searchable"
             raise ToolError(f"{path!r} is not served: {why}")
         if doc is None:
-            raise ToolError(f"no note at {path!r}{where}; search_docs returns valid paths")
+            raise ToolError(f"no note at {path!r}{where}{self._close_to(path, source)}")
         try:
             return fmt.document_part(doc, section, page)
         except LookupError as exc:
@@ -191,8 +192,8 @@ class KnowledgeTools:
         found = self._call(run)
         if found is None:
             raise ToolError(
-                f"no current note at {path!r}{in_source(source)} (unknown, a draft or a superseded version); "
-                "search_docs returns valid paths"
+                f"no current note at {path!r}{in_source(source)} (unknown, a draft or a superseded"
+                f" version){self._close_to(path, source)}"
             )
         return schemas.structured(fmt.similar_result(path, *found))
 
@@ -220,6 +221,12 @@ class KnowledgeTools:
             self.search_docs, self.get_doc, self.list_tags, self.tagged_docs, self.similar_docs,
             self.linking_docs,
         )  # fmt: skip
+
+    def _close_to(self, path: str, source: str | None) -> str:
+        """The note paths ``path`` may mean (a file name without its folder), else where the
+        valid ones come from."""
+        close = self._call(lambda conn: closest_paths(conn, path, source))
+        return did_you_mean(close) if close else "; search_docs returns valid paths"
 
     def _embedder(self, conn: psycopg.Connection) -> Embedder | None:
         info = get_model(conn)

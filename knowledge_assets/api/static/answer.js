@@ -148,12 +148,20 @@ export function openHistoryEntry(event) {
   $("answer").scrollIntoView({ block: "nearest" });
 }
 
+// Every offline answer opens with the same sentence (the notes are quoted, as no LLM is
+// configured): in a two-line preview it would leave no room for what the answer says.
+const OFFLINE_INTRO = /^ノートの該当箇所です（[^）]*）。\s*/;
+
+function preview(entry) {
+  return cleanText(entry.answer.replace(/^>\s?/gm, "")).replace(OFFLINE_INTRO, "");
+}
+
 export async function loadHistory() {
   try {
     const data = await api("/api/ai/qa/history?limit=8");
     $("history").innerHTML = data.data.length ? data.data.map((e) => `
       <li><a class="history-entry" href="/?answer=${encodeURIComponent(e.id)}" data-id="${escape(e.id)}">
-      <div class="q">${escape(e.question)}</div><div class="a">${escape(cleanText(e.answer.replace(/^>\s?/gm, "")))}</div>
+      <div class="q">${escape(e.question)}</div><div class="a">${escape(preview(e))}</div>
       <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></a></li>`).join("")
       : "<li class='meta'>まだ質問はありません。</li>";
     markShown();

@@ -41,6 +41,9 @@ function showNoteHead(id, data) {
   $("note-also").innerHTML = "同じパスのノートがほかのソースにもあります: " + (data.alsoIn || []).map((s) => `<a href="${noteUrl(id, s)}">${escape(s)}</a>`).join(", ");
   $("note-rejected").hidden = !data.fileRejected;
   $("note-rejected").textContent = `ファイルを読み込めませんでした（${data.fileRejected}）。表示しているのは最後に読み込めた版です。ファイルを直すと次の同期で更新されます。`;
+  // What the home page lists this note for (a frontmatter key written twice), said here too.
+  $("note-warnings").hidden = !data.warnings?.length;
+  $("note-warnings").textContent = "frontmatter の警告: " + (data.warnings || []).join(" / ");
   $("note-tags").innerHTML = tagChips(data.tags);
 }
 
@@ -82,7 +85,10 @@ export async function showNote(id) {
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
-    $("note-body").textContent = japanese(err);
+    $("note-body").textContent = err.status === 404
+      ? `「${id}」というノートはありません。名前や場所が変わったか、下書きか削除されたノートです。検索から開き直してください。`
+      : japanese(err);
+    document.querySelector("#note-view aside").hidden = true; // no note: nothing similar or linking
     return;
   }
   try {

@@ -81,6 +81,15 @@ async function listTagged(tag, offset = 0) {
   }
 }
 
+
+// Which search found a hit, in the words of the mode switch (the API says hybrid, keyword or
+// vector), and the longer phrase its tooltip gives.
+const FOUND_BY = {
+  hybrid: ["両方", "キーワードとセマンティックの両方で見つかった箇所"],
+  keyword: ["キーワード", "キーワード検索で見つかった箇所"],
+  vector: ["セマンティック", "セマンティック検索（意味の近さ）で見つかった箇所"],
+};
+
 function renderResults(data, query) {
   const groups = new Map();
   for (const hit of data.data) {
@@ -98,7 +107,7 @@ function renderResults(data, query) {
       <div class="tags">${tagChips(g.tags)}</div>
       ${g.hits.slice(0, 3).map((h) => `
         <div class="section">
-          <span class="score">${h.matchType} · ${h.score.toFixed(3)}</span>
+          <span class="score" title="${FOUND_BY[h.matchType]?.[1] ?? ""}">${FOUND_BY[h.matchType]?.[0] ?? escape(h.matchType)} · ${h.score.toFixed(3)}</span>
           <div class="heading">${escape([h.parentHeading, h.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › "))}</div>
           <p class="snippet">${snippet(h.content, terms)}</p>
         </div>`).join("")}

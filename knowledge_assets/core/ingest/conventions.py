@@ -53,6 +53,16 @@ class Conventions:
     def updated(self, frontmatter: Mapping[str, Any]) -> DateField:
         return _first_date(frontmatter, self.updated_keys)
 
+    def date_warnings(self, frontmatter: Mapping[str, Any]) -> list[str]:
+        """A line for each date the note's frontmatter names but that is not one."""
+        found = (self.created(frontmatter), self.updated(frontmatter))
+        return [bad_date(f.key, f.raw) for f in found if f.unparseable and f.key]
+
+
+def bad_date(key: str, value: Any) -> str:
+    """``created: 2024-13-01`` in backticks, then ``is not a date (YYYY-MM-DD); left empty``."""
+    return f"`{key}: {str(value)[:100]}` is not a date (YYYY-MM-DD); left empty"
+
 
 @dataclass(frozen=True)
 class DateField:

@@ -123,7 +123,8 @@ def get_doc(
     rejected because Y, could not be chunked), or is None for a searchable note.
     ``file_rejected`` is the reason the file now at the path was rejected (broken YAML, not
     UTF-8): what is returned is then its last good version, or None. ``warnings`` lists what
-    was odd in the stored version but cost it nothing (a frontmatter key written twice)."""
+    was odd in the stored version but cost it nothing (a frontmatter key written twice, a date
+    that is not one and was left empty)."""
     from knowledge_assets.core.ingest.store import note_warnings
     from knowledge_assets.core.search.explain import rejection, why_not_searchable
     from knowledge_assets.core.settings import SourceSettings
@@ -140,6 +141,7 @@ def get_doc(
         doc["not_searchable"] = why_not_searchable(conn, file_path, conventions, ref.table)
         doc["file_rejected"] = rejection(conn, file_path, ref.table)
         doc["warnings"] = next(iter(w for _, w in note_warnings(conn, ref.table, [file_path])), [])
+        doc["warnings"] += conventions.date_warnings(doc["frontmatter"] or {})
     return doc
 
 
@@ -195,6 +197,11 @@ def is_latest_note(conn: psycopg.Connection, file_path: str, source: str | None 
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     """(source, path) of every latest note: what links between notes can lead to."""
     return [(source_name(table), path) for table, path in notes_sql.latest_notes(conn)]
+
+
+def titled(conn: psycopg.Connection, title: str, limit: int = 3) -> list[tuple[str, str]]:
+    """(source, path) of the latest notes titled ``title`` (any case), by path."""
+    return [(source_name(table), path) for table, path in notes_sql.titled(conn, title, limit)]
 
 
 def linking_to(

@@ -54,11 +54,21 @@ def similar_notes(
 ) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
     """Notes owning the ``k`` nearest chunks to ``vector``, best chunk first, minus the paths
     ``exclude`` of the source of raw table ``table``; and how many neighbours the index returned
-    (fewer than ``k``: the index is exhausted)."""
+    (fewer than ``k``: the index is exhausted).
+
+    The excluded notes' own passages are left out inside the scan: the nearest ones to a note's
+    mean vector are its own, and a note of more sections than the deepest scan reaches had no
+    other note among them."""
     vt = vec_type(model.dims)
     query = sql.SQL(
-        "WITH nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
+        "WITH own AS (SELECT i.text_hash FROM rag.latest_docs d"
+        "  JOIN rag.chunks c ON c.document_id = d.id"
+        "  JOIN rag.embedding_inputs i ON i.model = {model} AND i.template = {template}"
+        "   AND i.chunk_hash = c.text_hash"
+        "  WHERE d.source_table = %(t)s AND d.file_path = ANY(%(ex)s::text[])),"
+        " nn AS (SELECT e.text_hash, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
         "  FROM rag.embeddings e WHERE e.model = {model}"
+        "  AND e.text_hash NOT IN (SELECT text_hash FROM own)"
         "  ORDER BY (e.embedding::{vt}) <=> %(q)s::{vt} LIMIT %(k)s)"
         " SELECT (SELECT count(*) FROM nn) AS nn_count, d.file_path, d.source_table, d.title, d.tags,"
         "  max(1 - nn.dist) AS score, (array_agg(c.heading ORDER BY nn.dist, c.id))[1] AS heading,"
@@ -69,7 +79,7 @@ def similar_notes(
         " WHERE NOT (d.source_table = %(t)s AND d.file_path = ANY(%(ex)s::text[]))"
         " GROUP BY d.id ORDER BY score DESC, d.file_path LIMIT %(limit)s"
     ).format(vt=vt, model=sql.Literal(model.model), template=sql.Literal(model.template))
-    set_hnsw_scan(conn, ef_search=k)
+    set_hnsw_scan(conn, ef_search=k, iterative=True)  # walks on past the note's own passages
     params = {"q": vector, "k": k, "t": table, "ex": list(exclude), "limit": limit}
     rows = fetch_dicts(conn, query, params)
     if rows:
@@ -177,6 +187,16 @@ def is_latest_note(conn: psycopg.Connection, file_path: str, table: str | None) 
 def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     """(source table, path) of every latest note."""
     rows = conn.execute("SELECT source_table, file_path FROM rag.latest_docs").fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def titled(conn: psycopg.Connection, title: str, limit: int) -> list[tuple[str, str]]:
+    """(source table, path) of up to ``limit`` latest notes titled ``title``, in any case."""
+    rows = conn.execute(
+        "SELECT source_table, file_path FROM rag.latest_docs WHERE lower(title) = lower(%s)"
+        " ORDER BY file_path LIMIT %s",
+        (title.strip(), limit),
+    ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
 

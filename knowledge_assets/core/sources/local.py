@@ -164,10 +164,21 @@ class LocalSource:
             return target.read_bytes()
         except UnreadableFile:
             raise
+        except FileNotFoundError as exc:
+            raise UnreadableFile(_missing(self.root / path, exc)) from exc
         except OSError as exc:
             raise UnreadableFile(f"cannot be read: {_why(exc)}") from exc
         except RuntimeError as exc:  # Path.resolve on a symlink loop (Python < 3.13)
             raise UnreadableFile(f"cannot be read: {_LOOP}") from exc
+
+
+def _missing(link: Path, exc: OSError) -> str:
+    """Why a listed file is not there: a symlink whose target is gone says where it points
+    (``ls`` shows the file, so "No such file or directory" alone reads as a contradiction)."""
+    try:
+        return f"dangling symlink: its target {os.readlink(link)} does not exist"
+    except OSError:  # not a symlink, or gone since it was listed
+        return f"cannot be read: {_why(exc)}"
 
 
 def _why(exc: OSError) -> str:

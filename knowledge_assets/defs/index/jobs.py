@@ -9,7 +9,7 @@ import dagster as dg
 embeddings_job = dg.define_asset_job(
     "embeddings_job",
     selection=dg.AssetSelection.assets("embeddings").upstream(),
-    description="Sync the source, refresh latest_docs and chunks, and embed what is missing "
+    description="Sync every source, refresh latest_docs and chunks, and embed what is missing "
     "with the partition's model.",
 )
 

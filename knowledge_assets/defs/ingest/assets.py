@@ -7,6 +7,7 @@ import dagster as dg
 from pydantic import Field
 
 from knowledge_assets.core.counts import counted, noun_for
+from knowledge_assets.core.ingest.conventions import bad_date
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
@@ -44,7 +45,8 @@ def raw_docs(
     (table `raw.docs_local` for a local folder, `raw.docs_github` for a GitHub repository).
 
     A sync reads only the files that changed since the last one. A file that cannot be read or
-    parsed is kept out with its reason (see *rejected_files*), and everything else still lands."""
+    parsed is kept out with its reason (the materialization's rejected_files, and
+    `knowledge-assets status`), and everything else still lands."""
     source = vault.source()
     with postgres.writer(context.log) as conn:
         report = sync_source(
@@ -130,7 +132,7 @@ def still_rejected_line(report: SyncReport) -> str:
     paths = [path for path, _ in report.still_rejected]
     return (
         f"{counted(len(paths), 'file')} still rejected, unchanged since the last run:"
-        f" {_first_few(paths)} (all with their reasons in raw.rejected_files)"
+        f" {_first_few(paths)} (`knowledge-assets status` lists them with their reasons)"
     )
 
 
@@ -197,7 +199,7 @@ def _latest_docs(
     for cycle in (c for report in reports for c in report.plan.cycles):
         context.log.warning("cycle in `previous`: %s", " -> ".join(cycle))
     for path, key, value in (d for report in reports for d in report.plan.bad_dates):
-        context.log.warning("%s: `%s: %s` is not a date (YYYY-MM-DD); left empty", path, key, value)
+        context.log.warning("%s: %s", path, bad_date(key, value))
     metadata = stored | _latest_metadata(merge_reports(reports))
     if removals:
         metadata["removed_sources"] = rows_table(

@@ -5,5 +5,6 @@ import dagster as dg
 raw_docs_job = dg.define_asset_job(
     "raw_docs_job",
     selection=dg.AssetSelection.assets("raw_docs", "latest_docs"),
-    description="Sync the source into raw_docs and refresh latest_docs.",
+    description="Sync the vault (or GitHub repository) into raw_docs and refresh latest_docs; "
+    "declared sources sync with embeddings_job and chunks_job.",
 )
