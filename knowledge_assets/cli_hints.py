@@ -1,5 +1,5 @@
-"""What the command line says when a path, a path prefix or a tag matches nothing, and the paths
-it reads the way they were meant.
+"""What the command line says when a path, a path prefix, a tag or a query's operator matches
+nothing, and the paths it reads the way they were meant.
 
 A note is named by its vault-relative path as search prints it. A path without ``.md``, when
 exactly one note has it with ``.md``, and an absolute path inside the vault folder name that
@@ -9,12 +9,14 @@ note; any other path that names no note gets the closest stored paths as a hint.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
 import psycopg
 
 from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags, titled
+from knowledge_assets.core.search.operators import split_query
 
 NOTE_SUFFIX = ".md"
 _SUGGESTED = 3
@@ -82,9 +84,31 @@ def prefix_hint(conn: psycopg.Connection, prefix: str) -> str | None:
     paths = _paths(conn, None)
     if any(p.startswith(prefix) for p in paths):
         return None
+    return f"no note path starts with {prefix!r}{_top_folders(paths)}"
+
+
+def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
+    """For a search that found nothing, a line for each ``path:`` operator whose text no note
+    path holds (naming the top folders) and each ``tag:`` no note carries (the closest tags)."""
+    parts = split_query(query)
+    hints = []
+    paths = (
+        [unicodedata.normalize("NFC", p).lower() for p in _paths(conn, None)] if parts.paths else []
+    )
+    for text in parts.paths:
+        if not any(unicodedata.normalize("NFC", text).lower() in p for p in paths):
+            hints.append(f"no note path holds {text!r}{_top_folders(paths)}")
+    carried = {name.casefold() for name, _ in list_tags(conn)} if parts.tags else set()
+    for tag in parts.tags:
+        name = tag.lstrip("#").casefold()
+        if not any(t == name or t.startswith(name + "/") for t in carried):
+            hints.append(f"no note carries the tag {tag!r}{tag_hint(conn, tag)}")
+    return hints
+
+
+def _top_folders(paths: Iterable[str]) -> str:
     folders = sorted({p.split("/", 1)[0] + "/" for p in paths if "/" in p})
-    where = f"; the top folders are {', '.join(folders)}" if folders else "; notes have no folders"
-    return f"no note path starts with {prefix!r}{where}"
+    return f"; the top folders are {', '.join(folders)}" if folders else "; notes have no folders"
 
 
 def tag_hint(conn: psycopg.Connection, tag: str) -> str:

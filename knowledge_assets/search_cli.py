@@ -19,6 +19,7 @@ import psycopg
 from knowledge_assets.cli_args import int_in, iso_date, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.cli_hints import (
+    operator_hints,
     prefix_hint,
 )
 from knowledge_assets.core.counts import counted
@@ -160,10 +161,10 @@ def _search(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         # Vector and hybrid search cannot find a passage the active model has no vector of.
         gap = missing_warning(missing_vectors(conn)) if args.mode != "keyword" else None
-        empty = (
-            prefix_hint(conn, args.path_prefix) if args.path_prefix and not response.hits else None
-        )
-    for warning in (*response.warnings, *(w for w in (gap, empty) if w)):
+        empty = [] if response.hits else operator_hints(conn, args.query)
+        if args.path_prefix and not response.hits:
+            empty += [h for h in [prefix_hint(conn, args.path_prefix)] if h]
+    for warning in (*response.warnings, *([gap] if gap else []), *empty):
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(asdict(response))

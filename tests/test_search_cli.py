@@ -93,6 +93,35 @@ def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture
     assert "日記" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("query", "warning"),
+    [
+        (
+            "path:nowhere/ 検索",
+            "no note path holds 'nowhere/'; the top folders are projects/, 日記/",
+        ),
+        ("tag:desgin 検索", "no note carries the tag 'desgin'; did you mean design?"),
+        (
+            "tag:#旅 検索",
+            "no note carries the tag '#旅'; see `knowledge-assets tags` for the tags in use",
+        ),
+    ],
+)
+def test_an_operator_that_matches_no_note_says_so(
+    store: str, capsys: pytest.CaptureFixture[str], query: str, warning: str
+) -> None:
+    assert main(["search", query, "--mode", "keyword"]) == 0
+    assert f"warning: {warning}" in capsys.readouterr().err.splitlines()
+
+
+def test_an_operator_that_matches_says_nothing_more(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", "path:日記/ tag:運動 ランニング", "--mode", "keyword"]) == 0
+    out = capsys.readouterr()
+    assert "2026年1月11日" in out.out and "warning" not in out.err
+
+
 def test_unknown_paths_are_clear_errors(store: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["get", "missing.md"]) == 2
     assert "no note at 'missing.md'" in capsys.readouterr().err

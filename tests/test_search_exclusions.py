@@ -49,6 +49,7 @@ def _notes(conn: psycopg.Connection, query: str, mode: str, **kw: object) -> set
         ("-path:GARDEN", {GARDEN}),  # anywhere in the path, in any case
         ("-path:01-10", {DIARY_10}),
         ("-雪", {DIARY_10}),
+        ("-日記", {DIARY_10, DIARY_11}),  # in their titles, not in their sections' text
         ("-走る", {DIARY_11}),  # as keyword search reads words: 走った, 走り終える
         ("-Tomatoes", {GARDEN}),
         ('-"味噌ラーメン"', {DIARY_10}),

@@ -39,7 +39,8 @@ class SearchFilters:
     Exclusions (a query's ``-tag:``, ``-path:`` and ``-word``): ``exclude_tags`` leaves out the
     notes carrying any of them (or a tag nested under one), ``exclude_paths`` those whose path
     holds any of them, ``exclude_words`` those with a section holding any of the words, judged
-    by the keyword index's tokens (:func:`word_lexemes`); ``exclude_notes``: the notes of these
+    by the keyword index's tokens (:func:`word_lexemes`), or a title holding one as text;
+    ``exclude_notes``: the notes of these
     ids (``rag.latest_docs.id`` as text), what a search turns its excluded words into
     (:func:`with_excluded_notes`).
     """
@@ -124,12 +125,21 @@ def with_excluded_notes(
     if filters is None or not filters.exclude_words:
         return filters
     row = conn.execute(
-        "SELECT array_agg(DISTINCT document_id)::text FROM rag.chunks WHERE tokens @@ %s::tsquery",
-        (_any_word(filters.exclude_words),),
+        "SELECT array_agg(DISTINCT id)::text FROM (SELECT document_id AS id FROM rag.chunks"
+        " WHERE tokens @@ %s::tsquery UNION SELECT d.id FROM rag.latest_docs d"
+        " WHERE lower(d.title) LIKE ANY(%s::text[])) x",  # the title too (_title_patterns)
+        (_any_word(filters.exclude_words), _title_patterns(filters.exclude_words)),
         prepare=False,  # planned for this query's words (fetch_dicts says why)
     ).fetchone()
     ids = tuple(row[0][1:-1].split(",")) if row and row[0] else ()
     return replace(filters, exclude_words=(), exclude_notes=(*filters.exclude_notes, *ids))
+
+
+def _title_patterns(words: tuple[str, ...]) -> list[str]:
+    """Patterns for a lower-cased title holding any of ``words``. A title is the note's name in
+    every list of results: a note titled 2026年1月11日の日記 holds 日記 even when none of its
+    sections says it (a frontmatter title is not among its sections' words)."""
+    return [form for word in words for form in _inside(word)]
 
 
 class _Clause:
@@ -157,6 +167,11 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
             " WHERE x.tokens @@ %(f_nowords)s::tsquery)",
             "f_nowords",
             _any_word(f.exclude_words),
+        )
+        clause.add(
+            "NOT (lower(d.title) LIKE ANY(%(f_notitles)s::text[]))",
+            "f_notitles",
+            _title_patterns(f.exclude_words),
         )
     if f.exclude_notes:
         ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)

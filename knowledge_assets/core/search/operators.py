@@ -10,7 +10,8 @@
   several, each must hold, and ``--path-prefix`` too.
 - ``-tag:日記``, ``-path:日記`` and ``-word`` (``-"two words"``) leave out the notes the operator
   or the word would match: a note is left out when any of its sections holds the word, judged by
-  the keyword index's tokens as keyword search reads them (``-走る`` leaves out 走った too).
+  the keyword index's tokens as keyword search reads them (``-走る`` leaves out 走った too), or
+  when its title holds it as text.
 
 The words left are what is searched, so ``path:日記/ 旅行 -雪`` searches 旅行 among the notes of a
 日記/ folder that never mention 雪. An operator is a word of its own: ``git tag:`` (no value),
