@@ -210,9 +210,7 @@ class KnowledgeTools:
         path = self._path(file_path)
         found = self._call(lambda conn: note_backlinks(conn, path, source))
         if found is None:
-            raise ToolError(
-                f"no note at {path!r}{in_source(source)}; search_docs returns valid paths"
-            )
+            raise ToolError(f"no note at {path!r}{in_source(source)}{self._close_to(path, source)}")
         return schemas.structured(fmt.linking_result(found))
 
     def all(self) -> tuple[Callable[..., Any], ...]:
