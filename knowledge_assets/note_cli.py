@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -89,9 +90,7 @@ def _backlinks(args: argparse.Namespace) -> int:
     path = vault_relative(args.path)
     with _connect() as conn:
         try:
-            found = note_backlinks(conn, path, args.source)
-            full = with_suffix(conn, path, args.source) if found is None else None
-            found = note_backlinks(conn, full, args.source) if full else found
+            found = _without_md(conn, path, args.source, note_backlinks)
         except (UnknownSource, AmbiguousNote) as exc:
             return _fail(_lookup_error(exc))
         hint = did_you_mean(closest_paths(conn, path, args.source)) if found is None else ""
@@ -114,6 +113,19 @@ def _say_backlinks(found: Backlinks) -> None:
         say(f"more notes name {found.path} than were read for their links: these are the first")
 
 
+T = TypeVar("T")
+
+
+def _without_md(
+    conn: psycopg.Connection, path: str, source: str | None,
+    find: Callable[[psycopg.Connection, str, str | None], T | None],
+) -> T | None:  # fmt: skip
+    """``find`` of the note at ``path``, or at ``path`` with ``.md`` when only that names one."""
+    found = find(conn, path, source)
+    full = with_suffix(conn, path, source) if found is None else None
+    return find(conn, full, source) if full else found
+
+
 def _lookup_error(exc: Exception) -> str:
     return exc.explain("--source NAME") if isinstance(exc, AmbiguousNote) else str(exc)
 
@@ -129,9 +141,7 @@ def _get(args: argparse.Namespace) -> int:
     path = vault_relative(args.path)
     with _connect() as conn:
         try:
-            doc = get_doc(conn, path, args.source)
-            full = with_suffix(conn, path, args.source) if doc is None else None
-            doc = get_doc(conn, full, args.source) if full else doc
+            doc = _without_md(conn, path, args.source, get_doc)
         except (UnknownSource, AmbiguousNote) as exc:
             return _fail(_lookup_error(exc))
         table = source_table(args.source) if args.source else None
