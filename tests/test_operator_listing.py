@@ -1,6 +1,6 @@
 """A query of Obsidian operators alone lists the notes they keep, as Obsidian's search box does:
 the listing itself on real Postgres over the sample vault (every filter, exclusions and excluded
-words, order, paging), and the CLI's ``search`` printing it."""
+words, order, paging), the CLI's ``search`` printing it and the API's ``/api/search/notes``."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
+from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.cli import main
 from knowledge_assets.core.database import db
+from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters
 from knowledge_assets.core.search.listing import ListedNote, notes_kept
 from knowledge_assets.core.search.notes import notes_tagged
 from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
+from tests.api_support import api_server
 
 DIARY_10 = "日記/2026-01-10.md"
 DIARY_11 = "日記/2026-01-11.md"
@@ -141,3 +145,40 @@ def test_the_cli_refuses_an_operator_that_names_nothing(
 ) -> None:
     assert main(["search", 'path:""']) != 0
     assert 'path:"" names nothing' in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def client(vault_url: str, usem3: Embedder) -> Iterator[httpx.Client]:
+    with (
+        api_server(vault_url, Asker(LLMSettings(), embedder=usem3)) as base,
+        httpx.Client(base_url=base, timeout=60) as c,
+    ):
+        yield c
+
+
+def test_the_api_lists_the_notes_of_operators_alone_a_page_at_a_time(
+    client: httpx.Client,
+) -> None:
+    body = {"query": "path:日記/ -雪", "limit": 1}
+    listing = client.post("/api/search/notes", json=body).json()
+    assert (listing["total"], listing["count"], listing["excludesOnly"]) == (1, 1, False)
+    assert listing["data"][0]["id"] == DIARY_11 and listing["data"][0]["tags"] == ["日記", "運動"]
+    first, second = (
+        client.post(
+            "/api/search/notes", json={"query": "path:日記/", "limit": 1, "offset": o}
+        ).json()["data"][0]["id"]
+        for o in (0, 1)
+    )
+    assert (first, second) == (DIARY_11, DIARY_10)
+    narrowed = {"query": "-tag:運動", "filters": {"tags": ["日記"]}}
+    listing = client.post("/api/search/notes", json=narrowed).json()
+    assert listing["excludesOnly"] and [n["id"] for n in listing["data"]] == [DIARY_10]
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [("旅行 path:日記/", "has words to search for"), ('tag:""', "names nothing")],
+)
+def test_the_api_refuses_what_is_no_listing(client: httpx.Client, query: str, reason: str) -> None:
+    response = client.post("/api/search/notes", json={"query": query})
+    assert response.status_code == 422 and reason in response.json()["error"]
