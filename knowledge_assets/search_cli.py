@@ -38,6 +38,7 @@ from knowledge_assets.core.search import (
 from knowledge_assets.core.search.note_sources import (
     vault_source,
 )
+from knowledge_assets.core.search.operators import split_query
 
 MAX_LIMIT = 1000  # hits or notes a command prints at most
 SNIPPET_CHARS = 120
@@ -147,9 +148,14 @@ def _search(args: argparse.Namespace) -> int:
         updated_from=args.updated_from,
         updated_to=args.updated_to,
     )
+    parts = split_query(args.query)
     with _connect() as conn:
         if _store_is_empty(conn):
             return _fail(EMPTY_STORE)
+        if parts.lists_notes:  # operators alone: the notes they keep, as Obsidian lists them
+            from knowledge_assets.listing_cli import list_notes  # it uses this module's helpers
+
+            return list_notes(args, filters, parts)
         try:
             response = search(
                 conn, args.query, mode=args.mode, filters=filters, limit=args.limit,
@@ -198,7 +204,8 @@ def add_commands(sub: Any) -> None:
     s.add_argument(
         "query",
         help="words to search for; as in Obsidian, tag:T and path:P narrow it and -tag:T, -path:P"
-        " and -word leave notes out (a query starting with '-': put -- before it)",
+        " and -word leave notes out, and operators alone list the notes they keep, newest first"
+        " (a query starting with '-': put -- before it)",
     )
     s.add_argument(
         "--mode", choices=MODES, default="hybrid",
@@ -226,7 +233,10 @@ def add_commands(sub: Any) -> None:
             f"--{name}", type=iso_date, metavar="YYYY-MM-DD",
             help=f"only notes {what} {'on or after' if end == 'from' else 'on or before'} the day",
         )  # fmt: skip
-    s.add_argument("--limit", type=int_in(1, MAX_LIMIT), default=10, help="hits (default 10)")
+    s.add_argument(
+        "--limit", type=int_in(1, MAX_LIMIT), default=10,
+        help="hits, or notes listed for operators alone (default 10)",
+    )  # fmt: skip
     s.add_argument(
         "--per-note", action="store_true",
         help="distinct notes, each with its best-matching sections (--limit counts notes)",

@@ -522,6 +522,22 @@ def test_data_tools_publish_an_output_schema_and_structured_content(client: McpC
     assert tags is not None and ("日記" in {row["tag"] for row in tags["tags"]})
 
 
+def test_search_docs_lists_the_notes_of_operators_alone(client: McpClient) -> None:
+    result = client.call("search_docs", {"query": "path:日記/ -tag:運動", "limit": 5})
+    assert not result.is_error, text_of(result)
+    listing = result.structured_content
+    assert listing is not None and listing == json.loads(text_of(result))
+    assert (listing["mode"], listing["hits"], listing["total"]) == ("list", [], 1)
+    assert [n["path"] for n in listing["notes"]] == ["日記/2026-01-10.md"]
+    assert listing["notes"][0]["tags"] == ["日記"] and not listing["excludes_only"]
+    others = client.call("search_docs", {"query": "-path:日記/", "limit": 50}).structured_content
+    assert others is not None and others["excludes_only"] and others["warnings"]
+    assert others["total"] == len(others["notes"]) > 0
+    assert not any(n["path"].startswith("日記/") for n in others["notes"])
+    refused = client.call("search_docs", {"query": 'tag:""'})
+    assert refused.is_error and "names nothing" in text_of(refused)
+
+
 # A JSON escape of a lone surrogate: valid JSON grammar, but no character.
 LONE_SURROGATE = (
     '{"jsonrpc":"2.0","id":5,"method":"tools/call",'

@@ -111,6 +111,13 @@ class KeywordSearch(RequestBody):
     filters: Filters | None = None
 
 
+class NoteListing(RequestBody):
+    query: Query = Field(description="Obsidian operators and no words, e.g. 'path:日記/' or 'tag:日記 -tag:運動': the notes they keep; exclusions alone keep every note but the ones they leave out")  # fmt: skip
+    limit: int = Field(default=50, ge=1, le=200)
+    offset: int = Field(default=0, ge=0, le=1_000_000, description="notes skipped, for the next page")  # fmt: skip
+    filters: Filters | None = None
+
+
 class QAOptions(RequestBody):
     topK: int = Field(default=5, ge=1, le=20, description="notes retrieved")
     stream: bool = Field(default=False, description="answer as server-sent events")

@@ -33,12 +33,24 @@ class SearchHit(_Open):
     snippet: str = ""
 
 
+class TaggedNote(_Open):
+    title: str | None = None
+    path: str
+    source: str | None = None
+    tags: list[str] = []
+    created: str | None = None
+    updated: str | None = None
+
+
 class SearchDocsOutput(_Open):
     query: str
-    mode: str
+    mode: str  # "list" for a query of operators alone: no hits, the notes it keeps in ``notes``
     model: str | None = None
     timings_ms: dict[str, float] = {}
     hits: list[SearchHit]
+    total: int | None = None  # with mode "list": the notes kept in all; ``notes`` is a page
+    notes: list[TaggedNote] = []
+    excludes_only: bool = False  # with mode "list": every note but those the query leaves out
 
 
 class SimilarNote(_Open):
@@ -78,15 +90,6 @@ class TagCount(_Open):
 class ListTagsOutput(_Open):
     tags: list[TagCount]
     total: int
-
-
-class TaggedNote(_Open):
-    title: str | None = None
-    path: str
-    source: str | None = None
-    tags: list[str] = []
-    created: str | None = None
-    updated: str | None = None
 
 
 class TaggedDocsOutput(_Open):

@@ -31,11 +31,13 @@ from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
 from knowledge_assets.core.search.note_sources import in_source, source_table
+from knowledge_assets.core.search.operators import split_query
 from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
 from knowledge_assets.mcp.arguments import strict_tool
 from knowledge_assets.mcp.failures import describe_failure
+from knowledge_assets.mcp.listing import operator_listing
 from knowledge_assets.mcp.reader import (
     PathRefused,
     ReaderStore,
@@ -65,7 +67,7 @@ class KnowledgeTools:
 
     def search_docs(
         self,
-        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English). As in Obsidian, tag:T in it keeps the notes tagged T (as tags does) and path:P those whose path contains P; -tag:T, -path:P and -word (or -\"two words\") leave out the notes they would match.", max_length=core_search.MAX_QUERY_CHARS, pattern=r"\S")],
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English). As in Obsidian, tag:T in it keeps the notes tagged T (as tags does) and path:P those whose path contains P; -tag:T, -path:P and -word (or -\"two words\") leave out the notes they would match. Operators alone (path:日記/, tag:T -tag:U) list the notes they keep (mode 'list').", max_length=core_search.MAX_QUERY_CHARS, pattern=r"\S")],
         tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
         limit: Annotated[int, Field(description="How many notes (or passages, with per_note false) to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
@@ -85,7 +87,9 @@ class KnowledgeTools:
         query's candidates, added with weights (only the order matters).
         Pass a hit's path and source to get_doc to read the whole note. Only the latest version of each
         note is searched; drafts and superseded versions are left out. Returns compact JSON with
-        the timings in milliseconds.
+        the timings in milliseconds. A query of operators alone (no words) returns mode 'list',
+        no hits, and ``notes`` (title, path, source, tags, dates; newest first; ``limit`` of
+        ``total``), as tagged_docs lists a tag's notes.
         """
         filters = SearchFilters(
             tags=tuple(tags or ()),
@@ -93,6 +97,8 @@ class KnowledgeTools:
             types=tuple(type or ()),
             top_headings=tuple(top_heading or ()),
         )
+        if (parts := split_query(query)).lists_notes:
+            return operator_listing(self._call, query, filters, parts, limit)
 
         def run(
             conn: psycopg.Connection, companion: psycopg.Connection | None

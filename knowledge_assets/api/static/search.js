@@ -12,6 +12,7 @@ export async function runSearch(event) {
   // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
   const typedTag = /^tag:#?([^\s"#][^\s"]*)$/i.exec(query)?.[1]; // "tag:#" names none
   if (typedTag && !tag) { listTagged(typedTag); return; }
+  if (operatorsAlone(query)) { listKept(query, mode, tag); return; }
   if (!query) {
     if (tag) { listTagged(tag); return; }
     // Nothing to search: a stale error or earlier results go.
@@ -54,18 +55,50 @@ export async function restoreSearch(tagsLoaded) {
   if (query) runSearch(); else listTagged(tag);
 }
 
+// Obsidian's operators as the server reads them (core/search/operators.py): tag:, path:, their
+// exclusions, and -word. A query of nothing else lists the notes they keep, as Obsidian does.
+const OPERATOR = /(?<!\S)-?(?:tag|path):(?:"[^"]*"|[^\s"]\S*)(?!\S)/giu;
+const EXCLUDED = /(?<!\S)-(?:"[^"]*"|[\p{L}\p{M}\p{N}_]\S*)(?!\S)/gu;
+
+function operatorsAlone(query) {
+  const rest = query.replace(OPERATOR, " ");
+  const words = rest.replace(EXCLUDED, " ");
+  return (rest !== query || words !== rest) && !words.trim();
+}
+
 // The notes carrying a tag (or one nested under it), most recently updated first, 50 at a time.
-async function listTagged(tag, offset = 0) {
-  if (!offset) {
-    setAddress({ q: "", mode: "", tag }, false); // the address a tag links to: no query, no mode
-    $("search-status").textContent = "読み込み中…";
-  }
+function listTagged(tag) {
+  setAddress({ q: "", mode: "", tag }, false); // the address a tag links to: no query, no mode
+  listNotes(
+    (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=50&offset=${offset}`),
+    (data) => data.total ? `#${tag} のノート ${data.total} 件` : `#${tag} のノートはありません。`,
+    "ノートを読み込めませんでした: ",
+  );
+}
+
+// The notes a query of operators alone keeps (path:日記/, tag:日記 -tag:運動), as a tag's are
+// listed. Exclusions alone keep every other note: the status says so, lest it read as a folder's.
+function listKept(query, mode, tag) {
+  rememberSearch(query, mode, tag);
+  const body = (offset) => ({ query, limit: 50, offset, filters: tag ? { tags: [tag] } : undefined });
+  listNotes(
+    (offset) => api("/api/search/notes", body(offset)),
+    (data) => {
+      const which = data.excludesOnly ? `「${query}」で除外したもの以外のすべてのノート` : `「${query}」のノート`;
+      return data.total ? `${which} ${data.total} 件` : `「${query}」に当てはまるノートはありません。`;
+    },
+    "検索できませんでした: ", // an operator that names nothing (tag:#) is refused as a search is
+  );
+}
+
+// A page of listed notes (load(offset) fetches it; title(data) heads it), newest first.
+async function listNotes(load, title, failed, offset = 0) {
+  if (!offset) $("search-status").textContent = "読み込み中…";
   try {
-    const data = await api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=50&offset=${offset}`);
+    const data = await load(offset);
     const shown = offset + data.count;
-    $("search-status").textContent = data.total
-      ? `#${tag} のノート ${data.total} 件` + (data.total > shown ? `（新しい順に ${shown} 件を表示）` : "（新しい順）")
-      : `#${tag} のノートはありません。`;
+    $("search-status").textContent = title(data)
+      + (!data.total ? "" : data.total > shown ? `（新しい順に ${shown} 件を表示）` : "（新しい順）");
     const items = data.data.map((n) => `
       <div class="result">
         ${noteHeading(n)}
@@ -74,10 +107,10 @@ async function listTagged(tag, offset = 0) {
     $("results").querySelector(".more")?.remove();
     $("results").innerHTML = (offset ? $("results").innerHTML : "") + items
       + (data.total > shown ? `<button type="button" class="more">もっと見る</button>` : "");
-    $("results").querySelector(".more")?.addEventListener("click", () => listTagged(tag, shown));
+    $("results").querySelector(".more")?.addEventListener("click", () => listNotes(load, title, failed, shown));
   } catch (err) {
     if (!offset) $("results").innerHTML = "";
-    $("search-status").textContent = "ノートを読み込めませんでした: " + japanese(err);
+    $("search-status").textContent = failed + japanese(err);
   }
 }
 

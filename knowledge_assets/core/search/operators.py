@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from knowledge_assets.core.search.filters import SearchFilters, word_lexemes
 
-__all__ = ["QueryParts", "UnsearchableQuery", "narrowed", "split_query"]
+__all__ = ["QueryParts", "UnsearchableQuery", "listed", "narrowed", "split_query"]
 
 _OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path):(?:"([^"]*)"|([^\s"]\S*))(?!\S)', re.IGNORECASE)
 # A word (starting with a letter or digit) or a quoted phrase after "-": "--x", "->" and "-)"
@@ -55,6 +55,16 @@ class QueryParts:
     @property
     def has_operators(self) -> bool:
         return self != QueryParts(self.words)
+
+    @property
+    def lists_notes(self) -> bool:
+        """Operators and no words: as in Obsidian, the query lists the notes they keep."""
+        return self.has_operators and not self.words
+
+    @property
+    def excludes_only(self) -> bool:
+        """Only exclusions: no tag: or path: names the notes to keep."""
+        return self.has_operators and not (self.words or self.tags or self.paths)
 
 
 def split_query(query: str) -> QueryParts:
@@ -88,8 +98,26 @@ def narrowed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters 
     if not parts.words:
         raise UnsearchableQuery(
             "the query has operators but no words to search for: add some words, e.g. "
-            "`旅行 tag:日記 -雪` (to list the notes carrying a tag: `knowledge-assets tags 日記`)"
+            "`旅行 tag:日記 -雪` (to list the notes the operators keep, search for them alone:"
+            " `knowledge-assets search 'tag:日記 -雪'`)"
         )
+    return _with_operators(filters, parts)
+
+
+def listed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters:
+    """``filters`` with the operators of a query of operators alone (:attr:`QueryParts.lists_notes`)
+    added: the filters whose notes the query lists, as Obsidian's search box does for
+    ``path:日記/`` or ``tag:日記 -tag:仕事``. An exclusion alone (``-tag:仕事``) keeps every note but
+    those it leaves out, as in Obsidian; whoever lists them says so
+    (:attr:`QueryParts.excludes_only`) rather than seeming to list one folder or tag.
+    :class:`UnsearchableQuery` for an operator without a value or an excluded word the index
+    keeps nothing of."""
+    tags, not_tags = ([t.lstrip("#").strip() for t in ts] for ts in (parts.tags, parts.not_tags))
+    _refuse_empty(tags, not_tags, parts)
+    return _with_operators(filters, parts)
+
+
+def _with_operators(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters:
     base = filters or SearchFilters()
     return replace(
         base,
