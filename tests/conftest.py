@@ -21,6 +21,11 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 JSQUAD = SHARED / "eval" / "jsquad"
 SURVIVAL = SHARED / "eval" / "survival-ts" / "docs"
 EXAMPLE_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
+# Notes of the sample vault that search tests name.
+DIARY_10 = "日記/2026-01-10.md"
+DIARY_11 = "日記/2026-01-11.md"
+GARDEN = "projects/garden.md"
+RAG = "20251230_rag-design.md"
 
 _session_cache: list[str] = []  # the model cache folder this session made, if it made one
 

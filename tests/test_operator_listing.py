@@ -22,11 +22,7 @@ from knowledge_assets.core.search.listing import ListedNote, notes_kept
 from knowledge_assets.core.search.notes import notes_tagged
 from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
 from tests.api_support import api_server
-
-DIARY_10 = "日記/2026-01-10.md"
-DIARY_11 = "日記/2026-01-11.md"
-GARDEN = "projects/garden.md"
-RAG = "20251230_rag-design.md"
+from tests.conftest import DIARY_10, DIARY_11, GARDEN, RAG
 
 
 @pytest.fixture

@@ -18,13 +18,10 @@ from knowledge_assets.core.search import SearchFilters, keyword_sql, search, sea
 from knowledge_assets.core.search.filters import with_excluded_notes
 from knowledge_assets.core.search.operators import UnsearchableQuery
 from tests.api_support import api_server
+from tests.conftest import DIARY_10, DIARY_11, GARDEN, RAG
 
 QUERY = "検索 設計 日記 走った 雪 tomatoes 料理 チャンキング"
 MODES = ["keyword", "vector", "hybrid"]
-DIARY_10 = "日記/2026-01-10.md"
-DIARY_11 = "日記/2026-01-11.md"
-GARDEN = "projects/garden.md"
-RAG = "20251230_rag-design.md"
 
 
 @pytest.fixture
