@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import uvicorn
 
 from knowledge_assets.answer import Asker
@@ -46,3 +47,10 @@ def api_server(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def api_client(store_url: str, asker: Asker) -> Iterator[httpx.Client]:
+    """A client of :func:`api_server` for ``store_url``, its base URL set."""
+    with api_server(store_url, asker) as base, httpx.Client(base_url=base, timeout=60) as client:
+        yield client

@@ -8,7 +8,6 @@ import json
 from collections.abc import Iterator
 from urllib.parse import quote
 
-import httpx
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
@@ -18,7 +17,7 @@ from knowledge_assets.core.chunks.links import link_names, link_targets
 from knowledge_assets.core.database import db
 from knowledge_assets.core.links.backlinks import backlinks, note_backlinks
 from tests.answer_support import sample_vault_database
-from tests.api_support import api_server
+from tests.api_support import api_client
 from tests.mcp_support import json_of, server_env, stdio_session, text_of
 from tests.migration_support import notes_to_rechunk, rerun_migration
 
@@ -100,10 +99,7 @@ def test_backlinks_are_the_notes_whose_links_lead_here(
 
 
 def test_the_api_lists_them_by_title(store: str) -> None:
-    with (
-        api_server(store, Asker(LLMSettings())) as base,
-        httpx.Client(base_url=base, timeout=60) as client,
-    ):
+    with api_client(store, Asker(LLMSettings())) as client:
         found = client.get("/api/backlinks/" + quote("ideas.md")).json()
         missing = client.get("/api/backlinks/nope.md")
     assert [(n["id"], n["title"]) for n in found["data"]] == [

