@@ -13,7 +13,7 @@ import pytest
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.cli import main
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
-from knowledge_assets.core.chunks.links import link_names, link_targets
+from knowledge_assets.core.chunks.links import link_names, link_targets, name_key
 from knowledge_assets.core.database import db
 from knowledge_assets.core.links.backlinks import backlinks, note_backlinks
 from tests.answer_support import sample_vault_database
@@ -69,6 +69,12 @@ def test_links_are_read_outside_code(body: str, targets: list[tuple[str, bool]])
 )
 def test_the_names_a_notes_links_lead_to(body: str, names: list[str]) -> None:
     assert link_names(body) == names
+
+
+@pytest.mark.parametrize("path", ["Foo.md", "notes/Foo.MD", "notes/foo.Md", "Foo"])
+def test_a_note_is_named_as_its_links_name_it(path: str) -> None:
+    """A note saved as Foo.MD is the note [[Foo]] leads to, as the note view resolves it."""
+    assert name_key(path) == link_names("[[Foo]]")[0] == "foo"
 
 
 @pytest.fixture(scope="module")

@@ -201,18 +201,18 @@ def _prepare(
     notes = []
     rows = chunk_inputs.chunk_inputs(conn, sig, batch)
     for doc_id, path, _title, frontmatter, content, content_hash, doc_type, opts, doc_sig in rows:
+        markdown = doc_type != BOOKMARK_TYPE  # a bookmark file is JSON
         try:
             chunks = chunk_for(
                 path, frontmatter or {}, content, doc_type=doc_type,
                 options=ChunkingOptions.from_json(opts), max_tokens=max_tokens, estimate=estimate,
             )  # fmt: skip
+            note = NoteChunks(doc_id, path, content_hash, chunks, [], doc_sig)
+            note.inline_tags = inline_tags(content) if markdown else []
+            note.link_names = link_names(content) if markdown else []
         except Exception as exc:  # one note the chunker cannot handle must not stop the rest
             _failed(conn, report, doc_id, path, content_hash, exc)
             continue
-        markdown = doc_type != BOOKMARK_TYPE  # a bookmark file is JSON
-        note = NoteChunks(doc_id, path, content_hash, chunks, [], doc_sig)
-        note.inline_tags = inline_tags(content) if markdown else []
-        note.link_names = link_names(content) if markdown else []
         note.title = chunks[0].title if markdown and chunks else None
         notes.append(note)
     # Tokens are reused only from chunks made under the note's own signature (a source with

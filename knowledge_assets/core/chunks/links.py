@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from collections.abc import Iterator
 from itertools import repeat
 from urllib.parse import unquote
 
 from knowledge_assets.core.chunks.comments import without_code_spans
 from knowledge_assets.core.chunks.markdown import fenced_flags
+from knowledge_assets.core.links.resolve import FOLDER_NOTES, note_stem, path_key
 
 __all__ = ["link_names", "link_targets", "name_key"]
 
@@ -50,14 +50,10 @@ def link_targets(body: str) -> Iterator[tuple[str, bool]]:
 
 
 def name_key(path: str) -> str:
-    """The name a link leads to a note by: its file name without ``.md``, in Unicode's composed
-    form and any case (``日記/Ideas.md`` and ``[[ideas]]`` share ``ideas``)."""
-    name = posixpath.basename(path.rstrip("/")).removesuffix(".md")
-    return unicodedata.normalize("NFC", name).casefold()
-
-
-# A Markdown link to a folder opens its README.md or index.md (as on a documentation site).
-_FOLDER_NOTES = ("readme", "index")
+    """The name a link leads to a note by: its file name without ``.md`` (in any case), in
+    Unicode's composed form and any case, as links resolve (``日記/Ideas.MD`` and ``[[ideas]]``
+    share ``ideas``)."""
+    return path_key(note_stem(posixpath.basename(path.rstrip("/"))))
 
 
 def link_names(body: str) -> list[str]:
@@ -68,5 +64,5 @@ def link_names(body: str) -> list[str]:
         if key := name_key(target):
             names[key] = None
         if relative and (target.endswith("/") or not posixpath.splitext(target)[1]):
-            names.update(dict.fromkeys(_FOLDER_NOTES))
+            names.update(dict.fromkeys(path_key(name) for name in FOLDER_NOTES))
     return list(names)

@@ -66,7 +66,8 @@ def path_key(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
 
 
-def _stem(path: str) -> str:
+def note_stem(path: str) -> str:
+    """``path`` without its ``.md``, in any case."""
     return path[:-3] if path.lower().endswith(".md") else path
 
 
@@ -78,7 +79,7 @@ class _Paths:
         self._named: defaultdict[str, list[str]] = defaultdict(list)
         self._tops: set[str] = set()  # the vault's top folders
         for path in sorted(paths):
-            key = path_key(_stem(path))
+            key = path_key(note_stem(path))
             self._exact.setdefault(key, path)
             self._named[key.rsplit("/", 1)[-1]].append(path)
             if "/" in path:
@@ -98,9 +99,9 @@ class _Paths:
                 return under.pop()
             if under:  # several top folders have it: none is the one it means
                 return None
-        tail = path_key(_stem(target.lstrip("/")))
+        tail = path_key(note_stem(target.lstrip("/")))
         named = self._named.get(tail.rsplit("/", 1)[-1], ())
-        matches = [p for p in named if path_key(_stem(p)) == tail or path_key(_stem(p)).endswith("/" + tail)]  # fmt: skip
+        matches = [p for p in named if path_key(note_stem(p)) == tail or path_key(note_stem(p)).endswith("/" + tail)]  # fmt: skip
         if not matches:
             return None
         return min(matches, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
@@ -108,7 +109,7 @@ class _Paths:
     def _at(self, path: str) -> str | None:
         """The note at vault path ``path``, or its folder note."""
         for candidate in (path, *(_join(path, name) for name in FOLDER_NOTES)):
-            if found := self._exact.get(path_key(_stem(candidate))):
+            if found := self._exact.get(path_key(note_stem(candidate))):
                 return found
         return None
 
