@@ -138,3 +138,27 @@ def test_a_github_vault_leaves_out_the_excluded_paths_in_full_and_diff_syncs() -
         gh.commit({"vault/Templates/t.md": b"# t edited\n", "vault/c.md": b"# c\n"})
         diff = source.changes(full.head, {"vault/a.md": full.versions["vault/a.md"]})
         assert diff.fetch == ["vault/c.md"]
+
+
+def test_a_github_note_excluded_since_it_was_stored_leaves_the_store_without_a_full_sync() -> None:
+    """A comparison lists only the files that changed: a stored note under a folder excluded
+    since stays unless it is listed as gone (and a removed file is gone, excluded or not)."""
+    with FakeGitHub(token="ghp_exclusions_test") as gh:
+        gh.commit({"vault/a.md": b"# a\n", "vault/Templates/t.md": b"# t\n", "vault/old/o.md": b"# o\n"})  # fmt: skip
+        before = GitHubSource(
+            gh.repo, prefix="vault", token="ghp_exclusions_test", base_url=gh.base_url,
+            sleep=lambda _s: None,
+        )  # fmt: skip
+        full = before.changes(None, {})
+        assert sorted(full.fetch) == ["vault/Templates/t.md", "vault/a.md", "vault/old/o.md"]
+        known = dict(full.versions)
+        after = GitHubSource(
+            gh.repo, prefix="vault", token="ghp_exclusions_test", base_url=gh.base_url,
+            sleep=lambda _s: None, exclude=["Templates/", "old/"],
+        )  # fmt: skip
+        same_head = after.changes(full.head, known)
+        assert sorted(same_head.deleted) == ["vault/Templates/t.md", "vault/old/o.md"]
+        gh.commit({"vault/a.md": b"# a edited\n", "vault/old/o.md": None})
+        diff = after.changes(full.head, known)
+    assert diff.fetch == ["vault/a.md"]
+    assert sorted(diff.deleted) == ["vault/Templates/t.md", "vault/old/o.md"]

@@ -88,17 +88,22 @@ class GitHubSource:
         """
         head = self._head = self.head()
         self._blobs = {}
-        if since == head and not self._unread(known):
-            return ChangeSet(head=head, base=since)
-        files = self._compare(since, head) if since and not self._unread(known) else None
+        unread = self._unread(known)
+        # A note excluded since it was stored leaves the store, as a full listing leaves it out:
+        # a comparison lists only the files that changed.
+        excluded = [path for path in known if self._excluded(path)]
+        if since == head and not unread:
+            return ChangeSet(head=head, base=since, deleted=excluded)
+        files = self._compare(since, head) if since and not unread else None
         if files is None:
             return self._full(head, since, known)
-        changes = ChangeSet(head=head, base=since)
+        changes = ChangeSet(head=head, base=since, deleted=excluded)
         for status, path, previous, sha in files:
             if status == "renamed" and previous:
                 self._renamed(changes, previous, path, sha, known)
-            elif status == "removed" and self._wanted(path):
-                changes.deleted.append(path)
+            elif status == "removed" and path in known:  # excluded or not, it is gone
+                if path not in changes.deleted:
+                    changes.deleted.append(path)
             elif status in _FETCH_STATUSES and self._wanted(path):
                 # A path whose kind changed is looked at even when its blob did not change.
                 have = None if status == _RETYPED else known.get(path)
@@ -131,11 +136,18 @@ class GitHubSource:
         return any(not version and self._wanted(path) for path, version in known.items())
 
     def _wanted(self, path: str) -> bool:
+        rel = self._note(path)
+        return rel is not None and not self.exclusions.excludes_anywhere(rel)
+
+    def _excluded(self, path: str) -> bool:
+        rel = self._note(path)
+        return rel is not None and self.exclusions.excludes_anywhere(rel)
+
+    def _note(self, path: str) -> str | None:
+        """``path`` relative to the prefix when it is a note under it, else None."""
         scope = f"{self.prefix}/" if self.prefix else ""
-        if not path.startswith(scope):
-            return False
-        rel = path[len(scope) :]
-        return is_markdown(rel) and not self.exclusions.excludes_anywhere(rel)
+        rel = path[len(scope) :] if path.startswith(scope) else None
+        return rel if rel is not None and is_markdown(rel) else None
 
     def _changed(self, changes: ChangeSet, path: str, sha: str, have: str | None) -> None:
         self._blobs[path] = sha
