@@ -161,17 +161,11 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
     _tag_conditions(clause, f)
     _path_conditions(clause, f)
     _field_conditions(clause, f)
-    if f.exclude_words:  # a search passes their notes instead (with_excluded_notes)
-        clause.add(
-            "d.id NOT IN (SELECT DISTINCT x.document_id FROM rag.chunks x"
-            " WHERE x.tokens @@ %(f_nowords)s::tsquery)",
-            "f_nowords",
-            _any_word(f.exclude_words),
-        )
-        clause.add(
-            "NOT (lower(d.title) LIKE ANY(%(f_notitles)s::text[]))",
-            "f_notitles",
-            _title_patterns(f.exclude_words),
+    if f.exclude_words:
+        # Left to a sub-query in every statement, the planner compared each vector neighbour
+        # with every note left (with_excluded_notes says why): the notes come looked up instead.
+        raise ValueError(
+            "excluded words reach a search as the notes holding them: call with_excluded_notes first"
         )
     if f.exclude_notes:
         ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)
