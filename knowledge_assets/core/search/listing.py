@@ -9,19 +9,32 @@ operators could return.
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+
 import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.search.filters import SearchFilters, filter_clause, with_excluded_notes
 from knowledge_assets.core.search.note_sources import source_name
-from knowledge_assets.core.search.notes import TaggedNote
 from knowledge_assets.core.search.search_sql import fetch_dicts
 
 __all__ = ["ListedNote", "notes_kept"]
 
-ListedNote = TaggedNote  # title, path, source, tags and dates: what a tag's listing shows too
 
-# As notes_tagged orders a tag's notes: latest update first, then latest creation, then path.
+@dataclass(frozen=True)
+class ListedNote:
+    """A current note as a listing shows it: a tag's notes, or a query of operators alone."""
+
+    file_path: str
+    source: str
+    title: str
+    tags: tuple[str, ...]
+    created: dt.date | None
+    updated: dt.date | None
+
+
+# Latest update first, then latest creation, then path.
 _ORDER = "d.updated DESC NULLS LAST, d.created DESC NULLS LAST, d.file_path, d.source_table"
 
 

@@ -8,17 +8,17 @@ named by its path and, where several sources hold that path, its source
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
 from knowledge_assets.core.search.engine import NO_ACTIVE_MODEL
+from knowledge_assets.core.search.filters import SearchFilters
+from knowledge_assets.core.search.listing import ListedNote, notes_kept
 from knowledge_assets.core.search.note_sources import (
     AmbiguousNote,
     NoteRef,
@@ -150,16 +150,7 @@ def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     return notes_sql.list_tags(conn)
 
 
-@dataclass(frozen=True)
-class TaggedNote:
-    """A latest note carrying a tag (or a tag nested under it)."""
-
-    file_path: str
-    source: str
-    title: str
-    tags: tuple[str, ...]
-    created: dt.date | None
-    updated: dt.date | None
+TaggedNote = ListedNote  # a tag's notes are listed as any filter's
 
 
 def notes_tagged(
@@ -168,15 +159,7 @@ def notes_tagged(
     """How many latest notes carry ``tag`` (read as a filter tag is: ``#`` and case do not
     matter, ``project`` takes ``project/alpha`` too), and a page of them, most recently
     updated first."""
-    key = next(iter(normalise_tags([tag])), tag)  # as a filter's tag; a blank one finds none
-    total, rows = notes_sql.notes_tagged(conn, key, limit, offset)
-    return total, [
-        TaggedNote(
-            r["file_path"], source_name(r["source_table"]), r["title"] or "",
-            tuple(r["tags"] or ()), r["created"], r["updated"],
-        )
-        for r in rows
-    ]  # fmt: skip
+    return notes_kept(conn, SearchFilters(tags=(tag,)), limit=limit, offset=offset)
 
 
 def latest_fields(

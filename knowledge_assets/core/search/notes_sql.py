@@ -133,30 +133,6 @@ def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     return [(r[0], int(r[1])) for r in rows]
 
 
-def notes_tagged(
-    conn: psycopg.Connection, tag: str, limit: int, offset: int
-) -> tuple[int, list[dict[str, Any]]]:
-    """How many latest notes carry ``tag`` or a tag under it (case-insensitive, from the tag
-    index), and a page of them: latest update first, then latest creation, then by path."""
-    rows = fetch_dicts(
-        conn,
-        sql.SQL(
-            "SELECT count(*) OVER () AS total, source_table, file_path, title, tags, created,"
-            " updated FROM rag.latest_docs WHERE tag_paths && rag.tag_keys(ARRAY[%(tag)s])"
-            " ORDER BY updated DESC NULLS LAST, created DESC NULLS LAST, file_path, source_table"
-            " LIMIT %(limit)s OFFSET %(offset)s"
-        ),
-        {"tag": tag, "limit": limit, "offset": offset},
-    )
-    totals = {int(r.pop("total")) for r in rows}
-    if rows or offset == 0:
-        return (totals.pop() if totals else 0), rows
-    row = conn.execute(  # a page past the last note: count on its own
-        "SELECT count(*) FROM rag.latest_docs WHERE tag_paths && rag.tag_keys(ARRAY[%s])", (tag,)
-    ).fetchone()
-    return (int(row[0]) if row else 0), []
-
-
 def latest_fields(
     conn: psycopg.Connection, notes: Sequence[tuple[str, str]]
 ) -> list[dict[str, Any]]:
