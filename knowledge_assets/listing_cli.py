@@ -8,34 +8,33 @@ import argparse
 import sys
 from dataclasses import asdict
 
+import psycopg
+
 from knowledge_assets.cli_hints import operator_hints
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.search import SearchFilters
-from knowledge_assets.core.search.listing import ListedNote, notes_kept
+from knowledge_assets.core.search.listing import EVERY_OTHER_NOTE, ListedNote, notes_kept
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.core.search.operators import QueryParts, UnsearchableQuery, listed
-from knowledge_assets.search_cli import _connect, _fail, _print_json, say
-
-# Exclusions alone (-tag:仕事) list every note but the excluded ones, as Obsidian does: that is
-# what was asked, and a refusal would leave no way to see "everything but". A line on stderr
-# says so, and so does the count line, so the whole vault is never listed as if one tag or folder
-# had been named.
-EVERY_NOTE_BUT = "the query only leaves notes out: listing every note but those it excludes"
+from knowledge_assets.search_cli import _fail, _print_json, say
 
 
-def list_notes(args: argparse.Namespace, filters: SearchFilters, parts: QueryParts) -> int:
-    """Print the notes the operators of ``parts`` (and ``filters``) keep, newest first."""
+def list_notes(
+    conn: psycopg.Connection, args: argparse.Namespace, filters: SearchFilters, parts: QueryParts
+) -> int:
+    """Print the notes the operators of ``parts`` (and ``filters``) keep, newest first.
+    Exclusions alone (-tag:仕事) list every note but the excluded ones, as Obsidian does (a
+    refusal would leave no way to see "everything but"): a line on stderr and the count line
+    say so."""
     try:
         kept = listed(filters, parts)
     except UnsearchableQuery as exc:
         return _fail(str(exc))
-    with _connect() as conn:
-        total, notes = notes_kept(conn, kept, limit=args.limit)
-        hints = [] if total else operator_hints(conn, args.query)
+    total, notes = notes_kept(conn, kept, limit=args.limit)
     if parts.excludes_only:
-        hints.insert(0, EVERY_NOTE_BUT)
-    for hint in hints:
-        print(f"{'note' if hint is EVERY_NOTE_BUT else 'warning'}: {hint}", file=sys.stderr)
+        print(f"note: {EVERY_OTHER_NOTE}", file=sys.stderr)
+    for hint in [] if total else operator_hints(conn, args.query):
+        print(f"warning: {hint}", file=sys.stderr)
     if args.json:
         data = [asdict(n) for n in notes]
         _print_json(

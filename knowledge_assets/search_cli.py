@@ -155,7 +155,7 @@ def _search(args: argparse.Namespace) -> int:
         if parts.lists_notes:  # operators alone: the notes they keep, as Obsidian lists them
             from knowledge_assets.listing_cli import list_notes  # it uses this module's helpers
 
-            return list_notes(args, filters, parts)
+            return list_notes(conn, args, filters, parts)
         try:
             response = search(
                 conn, args.query, mode=args.mode, filters=filters, limit=args.limit,

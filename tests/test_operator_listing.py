@@ -131,7 +131,10 @@ def test_the_cli_says_exclusions_alone_list_every_other_note(
 ) -> None:
     assert main(["search", "--", "-tag:日記"]) == 0
     captured = capsys.readouterr()
-    assert "listing every note but those it excludes" in captured.err
+    assert (
+        "note: the query only leaves notes out: these are every note but those it excludes"
+        in captured.err
+    )
     assert "every note but those -tag:日記 leaves out" in captured.out
     assert DIARY_10 not in captured.out and GARDEN in captured.out
 

@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 
 from knowledge_assets.core.search import SearchFilters
-from knowledge_assets.core.search.listing import ListedNote, notes_kept
+from knowledge_assets.core.search.listing import EVERY_OTHER_NOTE, ListedNote, notes_kept
 from knowledge_assets.core.search.operators import QueryParts, UnsearchableQuery, listed
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
@@ -34,5 +34,5 @@ def operator_listing(
     result: dict[str, Any] = {"query": query, "mode": "list", "hits": [], "total": total}
     result |= {"notes": page["notes"], "excludes_only": parts.excludes_only}
     if parts.excludes_only:  # as in Obsidian; said, lest it read as one folder's or tag's notes
-        result["warnings"] = ["the query only leaves notes out: these are every other note"]
+        result["warnings"] = [EVERY_OTHER_NOTE]
     return schemas.structured(result)

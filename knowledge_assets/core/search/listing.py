@@ -19,7 +19,11 @@ from knowledge_assets.core.search.filters import SearchFilters, filter_clause, w
 from knowledge_assets.core.search.note_sources import source_name
 from knowledge_assets.core.search.search_sql import fetch_dicts
 
-__all__ = ["ListedNote", "notes_kept"]
+__all__ = ["EVERY_OTHER_NOTE", "ListedNote", "notes_kept"]
+
+# What a listing of exclusions alone (-tag:仕事) says: it is every note but those, as in
+# Obsidian, and must not read as one folder's or tag's notes.
+EVERY_OTHER_NOTE = "the query only leaves notes out: these are every note but those it excludes"
 
 
 @dataclass(frozen=True)
