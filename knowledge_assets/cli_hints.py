@@ -9,12 +9,13 @@ note; any other path that names no note gets the closest stored paths as a hint.
 from __future__ import annotations
 
 import difflib
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
 import psycopg
 
+from knowledge_assets.core.search.filters import SearchFilters
+from knowledge_assets.core.search.listing import notes_kept
 from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags, titled
 from knowledge_assets.core.search.operators import split_query
 
@@ -81,33 +82,35 @@ def did_you_mean(options: Iterable[str]) -> str:
 
 def prefix_hint(conn: psycopg.Connection, prefix: str) -> str | None:
     """When no note path starts with ``prefix``, a line saying so and naming the top folders."""
-    paths = _paths(conn, None)
-    if any(p.startswith(prefix) for p in paths):
+    if _keeps_any(conn, SearchFilters(path_prefix=prefix)):
         return None
-    return f"no note path starts with {prefix!r}{_top_folders(paths)}"
+    return f"no note path starts with {prefix!r}{_top_folders(conn)}"
 
 
 def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
     """For a search that found nothing, a line for each ``path:`` operator whose text no note
-    path holds (naming the top folders) and each ``tag:`` no note carries (the closest tags)."""
+    path holds (naming the top folders) and each ``tag:`` no note carries (the closest tags),
+    each judged by the filter the search applied."""
     parts = split_query(query)
-    hints = []
-    paths = (
-        [unicodedata.normalize("NFC", p).lower() for p in _paths(conn, None)] if parts.paths else []
-    )
-    for text in parts.paths:
-        if not any(unicodedata.normalize("NFC", text).lower() in p for p in paths):
-            hints.append(f"no note path holds {text!r}{_top_folders(paths)}")
-    carried = {name.casefold() for name, _ in list_tags(conn)} if parts.tags else set()
-    for tag in parts.tags:
-        name = tag.lstrip("#").casefold()
-        if not any(t == name or t.startswith(name + "/") for t in carried):
-            hints.append(f"no note carries the tag {tag!r}{tag_hint(conn, tag)}")
+    hints = [
+        f"no note path holds {text!r}{_top_folders(conn)}"
+        for text in parts.paths
+        if not _keeps_any(conn, SearchFilters(path_contains=(text,)))
+    ]
+    hints += [
+        f"no note carries the tag {tag!r}{tag_hint(conn, tag)}"
+        for tag in parts.tags
+        if not _keeps_any(conn, SearchFilters(tags=(tag,)))
+    ]
     return hints
 
 
-def _top_folders(paths: Iterable[str]) -> str:
-    folders = sorted({p.split("/", 1)[0] + "/" for p in paths if "/" in p})
+def _keeps_any(conn: psycopg.Connection, filters: SearchFilters) -> bool:
+    return notes_kept(conn, filters, limit=1)[0] > 0
+
+
+def _top_folders(conn: psycopg.Connection) -> str:
+    folders = sorted({p.split("/", 1)[0] + "/" for p in _paths(conn, None) if "/" in p})
     return f"; the top folders are {', '.join(folders)}" if folders else "; notes have no folders"
 
 
