@@ -218,6 +218,21 @@ def test_obsidians_operators_and_exclusions_work_in_the_search_box(base: str) ->
         expect(status).to_have_text("検索できませんでした: 助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。")  # fmt: skip
 
 
+def test_a_refused_question_says_why_in_japanese(base: str) -> None:
+    """A question refused while its answer streams comes as an event with no HTTP status: the
+    panel says why in the page's words, not in the server's English."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#question", "tag:日記")
+        page.click("#ask-form button")
+        expect(page.locator("#answer-text")).to_have_text(
+            "答えられませんでした: tag: や path:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。"
+        )
+
+
 @pytest.fixture(scope="module")
 def notes_base(
     server_url: str, usem3: Embedder, tmp_path_factory: pytest.TempPathFactory

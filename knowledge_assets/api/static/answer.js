@@ -1,6 +1,6 @@
 // The ask panel: a question and its streamed answer with citations, follow-up questions in one
 // conversation, and past answers reopened from the history (the address names the one shown).
-import { api, failure, headers, japanese, readEvents } from "./api.js";
+import { api, headers, japanese, readEvents, refused } from "./api.js";
 import { cleanText, escape, noteUrl, sourceLabel } from "./markup.js";
 import { $, setAddress } from "./page.js";
 
@@ -46,7 +46,7 @@ export async function ask(event) {
   let text = "";
   try {
     const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
-    if (!res.ok) throw new Error(failure(await res.json().catch(() => ({})), res));
+    if (!res.ok) throw refused(await res.json().catch(() => ({})), res);
     await readEvents(res, (kind, data) => {
       if (ticket !== answerTicket) return; // a past answer was opened meanwhile
       if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }

@@ -22,11 +22,13 @@ export function failure(data, res) {
 
 // What the page says of a failed request, in Japanese: the usual refusals in words of their
 // own, anything else with the server's message.
+// The refusals are known by their words: a question refused while its answer streams comes as an
+// event, with no HTTP status.
 export function japanese(err) {
-  if (err.status === 422 && /at most 2000 characters/.test(err.message)) return "検索語が長すぎます。2,000 文字までにしてください。";
-  if (err.status === 422 && /no words to search for/.test(err.message)) return "tag: や path:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。";
-  if (err.status === 422 && /names nothing/.test(err.message)) return "tag: や path:、- の後に値を書いてください（例: tag:日記、-雪）。";
-  if (err.status === 422 && /excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
+  if (/at most 2000 characters/.test(err.message)) return "検索語が長すぎます。2,000 文字までにしてください。";
+  if (/no words to search for/.test(err.message)) return "tag: や path:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。";
+  if (/names nothing/.test(err.message)) return "tag: や path:、- の後に値を書いてください（例: tag:日記、-雪）。";
+  if (/excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
   if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
   if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
   if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";
@@ -36,8 +38,13 @@ export function japanese(err) {
 export async function api(path, body) {
   const res = await fetch(path, body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) });
   const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw Object.assign(new Error(failure(data, res)), { status: res.status });
+  if (!res.ok) throw refused(data, res);
   return data;
+}
+
+// A failed response as an error that keeps its status (japanese() reads it).
+export function refused(data, res) {
+  return Object.assign(new Error(failure(data, res)), { status: res.status });
 }
 
 // The events of a streamed answer: `event:` and `data:` lines, a blank line after each.
