@@ -92,16 +92,14 @@ def narrowed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters 
     see, no words)."""
     if not parts.has_operators:
         return filters
-    # A tag of "#" alone names none either: the filter would keep it as given and match no note.
-    tags, not_tags = ([t.lstrip("#").strip() for t in ts] for ts in (parts.tags, parts.not_tags))
-    _refuse_empty(tags, not_tags, parts)
+    kept = listed(filters, parts)  # an operator without a value is refused first
     if not parts.words:
         raise UnsearchableQuery(
             "the query has operators but no words to search for: add some words, e.g. "
             "`旅行 tag:日記 -雪` (to list the notes the operators keep, search for them alone:"
             " `knowledge-assets search 'tag:日記 -雪'`)"
         )
-    return _with_operators(filters, parts)
+    return kept
 
 
 def listed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters:
@@ -112,8 +110,7 @@ def listed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters:
     (:attr:`QueryParts.excludes_only`) rather than seeming to list one folder or tag.
     :class:`UnsearchableQuery` for an operator without a value or an excluded word the index
     keeps nothing of."""
-    tags, not_tags = ([t.lstrip("#").strip() for t in ts] for ts in (parts.tags, parts.not_tags))
-    _refuse_empty(tags, not_tags, parts)
+    _refuse_empty(parts)
     return _with_operators(filters, parts)
 
 
@@ -129,9 +126,11 @@ def _with_operators(filters: SearchFilters | None, parts: QueryParts) -> SearchF
     )
 
 
-def _refuse_empty(tags: list[str], not_tags: list[str], parts: QueryParts) -> None:
+def _refuse_empty(parts: QueryParts) -> None:
     """Refuse an operator without a value, and an excluded word the keyword index keeps nothing
     of (a particle, punctuation): leaving it out would silently exclude nothing."""
+    # A tag of "#" alone names none either: the filter would keep it as given and match no note.
+    tags, not_tags = ([t.lstrip("#").strip() for t in ts] for ts in (parts.tags, parts.not_tags))
     for kind, values in (
         ("tag:", tags), ("path:", parts.paths), ("-tag:", not_tags),
         ("-path:", parts.not_paths), ("-", parts.not_words),
