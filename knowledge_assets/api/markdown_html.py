@@ -253,13 +253,17 @@ def _run_end(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options:
     depth = env[_RUN_DEPTHS].pop()
     left = opened[depth:]
     del opened[depth:]
-    return "".join(f"</{_shifted(tag)}>" for tag in reversed(left))
+    return _closing(left)
 
 
 def render_closed(md: MarkdownIt, text: str, env: dict[str, Any]) -> str:
     """``md``'s HTML of ``text``, with the elements its raw HTML left open closed at its end."""
-    html = md.render(text, env)
-    return html + "".join(f"</{_shifted(tag)}>" for tag in reversed(env.get(_OPENED, [])))
+    return md.render(text, env) + _closing(env.get(_OPENED, []))
+
+
+def _closing(opened: Sequence[str]) -> str:
+    """The end tags of ``opened`` elements, the last opened first."""
+    return "".join(f"</{_shifted(tag)}>" for tag in reversed(opened))
 
 
 def raw_html(md: MarkdownIt, link: Callable[[MarkdownIt, NoteLinks, str], str | None]) -> None:

@@ -59,7 +59,12 @@ export function snippet(text, terms, size = 160) {
 
 // A note in a list of results: its title, linking to it, then its path (and source).
 export function noteHeading(note) {
-  return `<h3><a href="${noteUrl(note.id, note.source)}">${escape(note.title || note.id)}</a><span class="path">${escape(note.id)}${sourceLabel(note.source)}</span></h3>`;
+  return `<h3>${noteLink(note)}<span class="path">${escape(note.id)}${sourceLabel(note.source)}</span></h3>`;
+}
+
+// A link to a note by its title (its path when it has none).
+export function noteLink(note) {
+  return `<a href="${noteUrl(note.id, note.source)}">${escape(note.title || note.id)}</a>`;
 }
 
 // A tag links to the list of notes carrying it (the search page with ?tag= and no query).

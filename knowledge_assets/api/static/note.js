@@ -1,7 +1,7 @@
 // The note view (/notes/<path>): the note as the server rendered it, its similar notes, and a back
 // link to the search it was opened from.
 import { api, headers, japanese, token } from "./api.js";
-import { cleanText, escape, noteRef, noteUrl, sourceLabel, tagChips } from "./markup.js";
+import { cleanText, escape, noteLink, noteRef, noteUrl, sourceLabel, tagChips } from "./markup.js";
 import { $, params } from "./page.js";
 
 // The back link returns to the search the note was opened from: through the browser's history
@@ -93,7 +93,7 @@ export async function showNote(id) {
   }
   try {
     const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
-    $("similar").innerHTML = similar.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
   }
@@ -103,7 +103,7 @@ export async function showNote(id) {
 async function showBacklinks(id) {
   try {
     const found = await api("/api/backlinks/" + noteRef(id, params.get("source")));
-    $("backlinks").innerHTML = found.data.map((n) => `<li><a href="${noteUrl(n.id, n.source)}">${escape(n.title || n.id)}</a>${sourceLabel(n.source)}</li>`).join("")
+    $("backlinks").innerHTML = found.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}</li>`).join("")
       + (found.more ? "<li class='meta'>ほかにもこのノートの名前を含むノートがあります</li>" : "")
       || "<li class='meta'>ありません</li>";
   } catch (err) {
