@@ -41,10 +41,10 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_QUOTE_CHARS else text[: MAX_QUOTE_CHARS - 1] + "…"
 
 
-def best_quotes(retrieval: Retrieval) -> list[Quote]:
+def best_quotes(retrieval: Retrieval, scorer: Scorer | None = None) -> list[Quote]:
     """Up to ``MAX_QUOTES`` sentences of the relevant sections, best first; none when no
-    section covers ``RELEVANT`` of the question."""
-    scorer = Scorer(retrieval)
+    section covers ``RELEVANT`` of the question. ``scorer``: the retrieval's, if made already."""
+    scorer = scorer or Scorer(retrieval)
     candidates: list[Quote] = []
     for note in retrieval.notes:
         for index, passage in enumerate(note.passages):
@@ -65,11 +65,11 @@ def best_quotes(retrieval: Retrieval) -> list[Quote]:
     return chosen
 
 
-def confidence(retrieval: Retrieval, quotes: list[Quote]) -> str:
+def confidence(retrieval: Retrieval, quotes: list[Quote], scorer: Scorer | None = None) -> str:
     """high / medium / low, from what the quotes themselves show (see the module doc)."""
     if not quotes:
         return "low"
-    scorer = Scorer(retrieval)
+    scorer = scorer or Scorer(retrieval)
     lead = quotes[0]
     # A section named by the topic is about it in every sentence: its heading counts as said.
     said = lead.terms | lead.context if lead.named else lead.terms
@@ -93,7 +93,8 @@ def extractive_answer(
     """The answer text (Markdown), the quoted notes (the lead's first) each with the confidence
     its own quotes give, and the answer's confidence (the lead note's); NOT_FOUND, no notes and
     low when nothing answers."""
-    quotes = best_quotes(retrieval)
+    scorer = Scorer(retrieval)  # the question read once, for the quotes and each note's confidence
+    quotes = best_quotes(retrieval, scorer)
     if not quotes:
         return NOT_FOUND, [], "low"
     notes = list({(q.note.source, q.note.note_id): q.note for q in quotes}.values())
@@ -101,7 +102,7 @@ def extractive_answer(
     cited = []
     for note in notes:
         mine = [q for q in quotes if q.note is note]  # best first: the lead's section leads
-        cited.append((note, confidence(retrieval, mine)))
+        cited.append((note, confidence(retrieval, mine, scorer)))
         for heading in dict.fromkeys(q.heading for q in mine):
             lines = sorted((q for q in mine if q.heading == heading), key=lambda q: q.order)
             quoted = "\n".join(f"> {_clip(q.text)}" for q in lines)
