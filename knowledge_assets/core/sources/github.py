@@ -72,8 +72,9 @@ class GitHubSource:
         """What changed since commit ``since``: by the compare API, else by the full tree.
 
         The full tree is read when ``since`` is None, unknown to GitHub, not an ancestor of the
-        head (a force-push), when the comparison lists too many files to be complete, or when
-        a listing the comparison needs is truncated (:class:`Diff`).
+        head (a force-push), when the comparison lists too many files to be complete, when a
+        folder listing it needs is truncated, or when the files a previous sync could not read
+        sit in too many folders to look them up one folder at a time (:class:`Diff`).
         """
         head = self._head = self.head()
         self._blobs = {}

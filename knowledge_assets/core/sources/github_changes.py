@@ -29,7 +29,7 @@ UNREAD_FOLDER_LIMIT = 32
 _RETYPED = "changed"
 _FETCH_STATUSES = frozenset({"added", "modified", "copied", _RETYPED})
 SYMLINK_MODE = "120000"
-_NONE = ("", "")  # the kind and mode of a path missing from its folder's listing
+_NONE = ("", "", "")  # the kind, mode and SHA of a path missing from its folder's listing
 _Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
 Entries = dict[str, tuple[str, str, str]]  # path -> kind, mode, sha at the head
 
@@ -185,7 +185,7 @@ class Diff:
         any more, and are deleted as a full sync deletes them. A file GitHub lists but will not
         serve is in the listing, so it is only ever rejected again, never deleted."""
         for path in paths:
-            kind, mode, sha = entries.get(path, ("", "", ""))
+            kind, mode, sha = entries.get(path, _NONE)
             if is_file(kind, mode):
                 self._changed(changes, path, sha, None)
             else:
