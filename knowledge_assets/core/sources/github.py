@@ -1,10 +1,9 @@
 """A branch of a GitHub repository as a note source, read over REST through PyGithub.
 
 A first sync lists the tree at the head; later ones ask the compare API what changed since the
-last synced commit. A comparison gives no file's mode, so the folders holding the files it
-would read are listed (one folder at a time, from the root): a symlink or a submodule is then
-left out as a full sync leaves it out. Notes are read as git blobs, which unlike the contents API
-serve files over 1 MB. The requests themselves (bounded retries, rate limits, a token that never
+last synced commit (:mod:`knowledge_assets.core.sources.github_changes`, which also looks up
+the files a previous sync could not read, without listing the whole tree). Notes are read as
+git blobs, which unlike the contents API serve files over 1 MB. The requests themselves (bounded retries, rate limits, a token that never
 appears in a message) are :mod:`knowledge_assets.core.sources.github_api`'s.
 """
 
@@ -16,17 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from knowledge_assets.core.sources.base import ChangeSet, SourceError, UnreadableFile, is_markdown
 from knowledge_assets.core.sources.exclusions import Exclusions
 from knowledge_assets.core.sources.github_api import GitHubAPI, HTTPError, decode
-
-# GitHub lists at most 300 changed files in a comparison, without pagination: a comparison that
-# lists that many may be truncated, so the full tree is compared instead.
-COMPARE_FILE_LIMIT = 300
-# "changed" is a path whose kind changed (a note made a symlink or a submodule, or back): the
-# comparison does not say what it is now; its folder's listing does.
-_RETYPED = "changed"
-_FETCH_STATUSES = frozenset({"added", "modified", "copied", _RETYPED})
-_SYMLINK_MODE = "120000"
-_NONE = ("", "")  # the kind and mode of a path missing from its folder's listing
-_Change = tuple[str, str, str | None, str]  # status, path, previous path, blob sha
+from knowledge_assets.core.sources.github_changes import Diff, is_file
 
 
 class GitHubSource:
@@ -83,35 +72,26 @@ class GitHubSource:
         """What changed since commit ``since``: by the compare API, else by the full tree.
 
         The full tree is read when ``since`` is None, unknown to GitHub, not an ancestor of the
-        head (a force-push), when the comparison lists too many files to be complete, or when
-        a file a previous sync could not read waits to be read again.
+        head (a force-push), when the comparison lists too many files to be complete, when a
+        folder listing it needs is truncated, or when the files a previous sync could not read
+        sit in too many folders to look them up one folder at a time (:class:`Diff`).
         """
         head = self._head = self.head()
         self._blobs = {}
-        unread = self._unread(known)
         # A note excluded since it was stored leaves the store, as a full listing leaves it out:
         # a comparison lists only the files that changed.
         excluded = [path for path in known if self._excluded(path)]
-        if since == head and not unread:
+        # A file with no version waits to be read again (a previous sync could not read it).
+        waiting = any(not version and self._wanted(path) for path, version in known.items())
+        if since == head and not waiting:
             return ChangeSet(head=head, base=since, deleted=excluded)
-        files = self._compare(since, head) if since and not unread else None
-        if files is None:
-            return self._full(head, since, known)
-        changes = ChangeSet(head=head, base=since, deleted=excluded)
-        for status, path, previous, sha in files:
-            if status == "renamed" and previous:
-                self._renamed(changes, previous, path, sha, known)
-            elif status == "removed" and path in known:  # excluded or not, it is gone
-                if path not in changes.deleted:
-                    changes.deleted.append(path)
-            elif status in _FETCH_STATUSES and self._wanted(path):
-                # A path whose kind changed is looked at even when its blob did not change.
-                have = None if status == _RETYPED else known.get(path)
-                self._changed(changes, path, sha, have)
-        if not self._keep_notes(changes, head, known):
-            self._blobs = {}
-            return self._full(head, since, known)
-        return changes
+        if since is not None:
+            diff = Diff(self.api, self._wanted)
+            changes = diff.changes(since, head, known, excluded)
+            if changes is not None:
+                self._blobs = diff.blobs
+                return changes
+        return self._full(head, since, known)
 
     def read(self, path: str) -> bytes:
         """The bytes of one file at the head of the last ``changes`` call (or the current head).
@@ -128,13 +108,6 @@ class GitHubSource:
         except HTTPError as exc:
             raise UnreadableFile(f"GitHub did not serve the file (HTTP {exc.status})") from exc
 
-    def _unread(self, known: Mapping[str, str]) -> bool:
-        """True when a file under the prefix has no version: a previous sync could not read it
-        (GitHub did not serve it, a 403 or 404) and kept what was stored. A diff lists only what
-        changed since, and such a file need not have changed, so it would never be read again
-        (a new note stays missing, an edited one stale): the whole tree is compared instead."""
-        return any(not version and self._wanted(path) for path, version in known.items())
-
     def _wanted(self, path: str) -> bool:
         rel = self._note(path)
         return rel is not None and not self.exclusions.excludes_anywhere(rel)
@@ -148,89 +121,6 @@ class GitHubSource:
         scope = f"{self.prefix}/" if self.prefix else ""
         rel = path[len(scope) :] if path.startswith(scope) else None
         return rel if rel is not None and is_markdown(rel) else None
-
-    def _changed(self, changes: ChangeSet, path: str, sha: str, have: str | None) -> None:
-        self._blobs[path] = sha
-        if have != sha:
-            changes.fetch.append(path)
-            changes.versions[path] = sha
-
-    def _renamed(
-        self, changes: ChangeSet, old: str, new: str, sha: str, known: Mapping[str, str]
-    ) -> None:
-        """A rename inside the prefix moves the note; one across its edge deletes or adds it."""
-        old_in, new_in = self._wanted(old), self._wanted(new)
-        if old_in and new_in:
-            changes.renamed.append((old, new))
-            self._changed(changes, new, sha, known.get(old))
-        elif old_in:
-            changes.deleted.append(old)
-        elif new_in:
-            self._changed(changes, new, sha, known.get(new))
-
-    def _compare(self, since: str, head: str) -> list[_Change] | None:
-        """The files changed from ``since`` to ``head``, or None when the full tree is needed."""
-        repo = self.api.repository()
-
-        def fetch() -> tuple[str, list[_Change]]:
-            comparison = repo.compare(since, head)
-            files: list[_Change] = [
-                (f.status, f.filename, f.previous_filename, f.sha) for f in comparison.files
-            ]
-            return comparison.status, files
-
-        # 404: ``since`` is unknown; 422: a diff GitHub will not compute.
-        found = self.api.found(f"comparison {since[:12]}...{head[:12]}", fetch, (404, 422))
-        if found is None or found[0] not in ("ahead", "identical"):
-            return None  # unusable, or ``since`` is not an ancestor of the head (a force-push)
-        return found[1] if len(found[1]) < COMPARE_FILE_LIMIT else None
-
-    def _keep_notes(self, changes: ChangeSet, head: str, known: Mapping[str, str]) -> bool:
-        """Leave out of ``changes`` the files to read that are no notes at the head: symlinks
-        and submodules, which a comparison lists as files without their mode.
-
-        A symlink's blob is its target's path: read as a note, its text was "a.md" until a full
-        sync deleted it. What such a path held before goes, as in a full sync: a stored note
-        made a symlink is deleted, a rejection forgotten. False when a folder's listing is
-        truncated (the full tree is compared instead)."""
-        if not changes.fetch:
-            return True
-        entries = self._folders(head, changes.fetch)
-        if entries is None:
-            return False
-        for path in [p for p in changes.fetch if not self._is_note(p, *entries.get(p, _NONE))]:
-            changes.fetch.remove(path)
-            del changes.versions[path]
-            del self._blobs[path]
-            moved = [old for old, new in changes.renamed if new == path]
-            for old in moved:  # renamed onto a symlink: the note at ``old`` is gone
-                changes.renamed.remove((old, path))
-                changes.deleted.append(old)
-            if not moved and path in known:
-                changes.deleted.append(path)
-        return True
-
-    def _folders(self, head: str, paths: Iterable[str]) -> dict[str, tuple[str, str]] | None:
-        """The kind and mode of every entry of the folders holding ``paths`` at ``head``: each
-        folder on the way to them is listed once, without recursion. None when GitHub
-        truncated a listing."""
-        needed = {""}
-        for path in paths:
-            parts = path.split("/")[:-1]
-            needed.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
-        entries: dict[str, tuple[str, str]] = {}
-        pending = [("", head)]
-        while pending:  # bounded: each folder of ``needed`` is listed at most once
-            folder, sha = pending.pop()
-            truncated, listing = self.api.tree(f"tree {folder or '/'}", sha, recursive=False)
-            if truncated:
-                return None
-            for name, kind, mode, child in listing:
-                path = f"{folder}/{name}" if folder else name
-                entries[path] = (kind, mode)
-                if kind == "tree" and path in needed:
-                    pending.append((path, child))
-        return entries
 
     def _full(self, head: str, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         blobs = self._tree(head)
@@ -270,7 +160,7 @@ class GitHubSource:
         return found
 
     def _is_note(self, path: str, kind: str, mode: str) -> bool:
-        return kind == "blob" and mode != _SYMLINK_MODE and self._wanted(path)
+        return is_file(kind, mode) and self._wanted(path)
 
     def _read_contents(self, path: str) -> bytes:
         """Read a file the last ``changes`` did not list; files over 1 MB go through their blob."""
