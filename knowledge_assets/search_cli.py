@@ -35,6 +35,7 @@ from knowledge_assets.core.search import (
     SearchResponse,
     search,
 )
+from knowledge_assets.core.search.listing import MAX_OFFSET
 from knowledge_assets.core.search.note_sources import (
     vault_source,
 )
@@ -156,6 +157,8 @@ def _search(args: argparse.Namespace) -> int:
             from knowledge_assets.listing_cli import list_notes  # it uses this module's helpers
 
             return list_notes(conn, args, filters, parts)
+        if args.offset:  # a search returns its best hits only: ignored, it would repeat them
+            return _fail("--offset pages a listing of operators alone (path:日記/, tag:日記)")
         try:
             response = search(
                 conn, args.query, mode=args.mode, filters=filters, limit=args.limit,
@@ -236,6 +239,10 @@ def add_commands(sub: Any) -> None:
     s.add_argument(
         "--limit", type=int_in(1, MAX_LIMIT), default=10,
         help="hits, or notes listed for operators alone (default 10)",
+    )  # fmt: skip
+    s.add_argument(
+        "--offset", type=int_in(0, MAX_OFFSET), default=0, metavar="N",
+        help="with operators alone: skip the N most recently updated notes (the next page)",
     )  # fmt: skip
     s.add_argument(
         "--per-note", action="store_true",

@@ -21,7 +21,7 @@ from tests.mcp_support import TOOLS, McpClient, server_env, stdio_session, text_
 pytestmark = pytest.mark.timeout(120)
 
 PREFIX = "Error executing tool {}: "
-SEARCH_ARGS = "query, tags, limit, mode, content_type, type, top_heading, per_note"
+SEARCH_ARGS = "query, tags, limit, mode, content_type, type, top_heading, per_note, offset"
 # Argument checks come before any query, so the server needs no store: one that cannot be
 # reached shows that a refused call never got as far as the database.
 UNREACHABLE = "postgresql://postgres@/postgres?host=/nonexistent-socket-dir"

@@ -104,6 +104,7 @@ def test_lists_the_five_tools_with_their_input_schemas(client: McpClient) -> Non
     search = tools["search_docs"].input_schema
     assert set(search["properties"]) == {
         "query", "tags", "limit", "mode", "content_type", "type", "top_heading", "per_note",
+        "offset",
     }  # fmt: skip
     assert search["properties"]["per_note"]["default"] is True
     assert search["required"] == ["query"]

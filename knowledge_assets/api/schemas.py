@@ -17,6 +17,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from knowledge_assets.core.chunks.chunk_text import is_blank
+from knowledge_assets.core.search.listing import MAX_OFFSET
 
 # A lone surrogate (a JSON "\ud800" escape with no partner) is not Unicode: it cannot be encoded
 # as UTF-8, neither for Postgres nor for the reply.
@@ -114,7 +115,7 @@ class KeywordSearch(RequestBody):
 class NoteListing(RequestBody):
     query: Query = Field(description="Obsidian operators and no words, e.g. 'path:日記/' or 'tag:日記 -tag:運動': the notes they keep; exclusions alone keep every note but the ones they leave out")  # fmt: skip
     limit: int = Field(default=50, ge=1, le=200)
-    offset: int = Field(default=0, ge=0, le=1_000_000, description="notes skipped, for the next page")  # fmt: skip
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="notes skipped, for the next page")  # fmt: skip
     filters: Filters | None = None
 
 

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Path, Query, Request
 from knowledge_assets.api.routes import _filters, _read
 from knowledge_assets.api.schemas import NoteListing, TagName
 from knowledge_assets.core.search import notes as core_notes
-from knowledge_assets.core.search.listing import notes_kept
+from knowledge_assets.core.search.listing import MAX_OFFSET, notes_kept
 from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
 
 router = APIRouter(prefix="/api")
@@ -29,7 +29,7 @@ def tags(request: Request) -> dict[str, Any]:
 def tagged(
     tag: Annotated[TagName, Path(description="the tag, as written or in any case, '#' optional")],
     request: Request, limit: int = Query(default=50, ge=1, le=200),
-    offset: int = Query(default=0, ge=0, le=1_000_000),
+    offset: int = Query(default=0, ge=0, le=MAX_OFFSET),
 ) -> dict[str, Any]:  # fmt: skip
     """The current notes carrying ``tag`` or a tag nested under it (``project`` lists
     ``project/alpha`` too; case and a leading ``#`` do not matter), most recently updated

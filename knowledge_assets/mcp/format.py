@@ -10,6 +10,7 @@ from knowledge_assets.core.counts import counted
 from knowledge_assets.core.links.backlinks import Backlinks
 from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import SearchHit, SearchResponse
+from knowledge_assets.core.search.listing import next_offset
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
 from knowledge_assets.mcp.sections import Part, find_part, note_parts
 
@@ -136,17 +137,18 @@ def tags_result(tags: Iterable[tuple[str, int]]) -> dict[str, Any]:
     return {"tags": rows, "total": len(rows)}
 
 
-def tagged_result(tag: str, total: int, notes: Iterable[TaggedNote]) -> dict[str, Any]:
-    """A page of the notes carrying ``tag``, most recently updated first, and how many in all."""
-    return {
-        "tag": tag,
-        "total": total,
-        "notes": [
-            {"title": n.title, "path": n.file_path, "source": n.source, "tags": list(n.tags)}
-            | {k: v.isoformat() for k, v in (("created", n.created), ("updated", n.updated)) if v}
-            for n in notes
-        ],
-    }
+def tagged_result(
+    tag: str, total: int, notes: Iterable[TaggedNote], offset: int = 0
+) -> dict[str, Any]:
+    """A page of the notes carrying ``tag`` from ``offset``, most recently updated first, how
+    many in all and where the next page starts (``next_offset``, null after the last note)."""
+    page = [
+        {"title": n.title, "path": n.file_path, "source": n.source, "tags": list(n.tags)}
+        | {k: v.isoformat() for k, v in (("created", n.created), ("updated", n.updated)) if v}
+        for n in notes
+    ]
+    after = next_offset(offset, len(page), total)
+    return {"tag": tag, "total": total, "offset": offset, "next_offset": after, "notes": page}
 
 
 def _listed(values: Any) -> str:

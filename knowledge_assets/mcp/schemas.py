@@ -49,6 +49,8 @@ class SearchDocsOutput(_Open):
     timings_ms: dict[str, float] = {}
     hits: list[SearchHit]
     total: int | None = None  # with mode "list": the notes kept in all; ``notes`` is a page
+    offset: int | None = None  # with mode "list": the notes before this page
+    next_offset: int | None = None  # with mode "list": the next page's offset; null at the end
     notes: list[TaggedNote] = []
     excludes_only: bool = False  # with mode "list": every note but those the query leaves out
 
@@ -95,6 +97,8 @@ class ListTagsOutput(_Open):
 class TaggedDocsOutput(_Open):
     tag: str
     total: int  # notes carrying the tag in all; ``notes`` is one page of them
+    offset: int = 0  # the notes before this page
+    next_offset: int | None = None  # the offset of the next page; null after the last note
     notes: list[TaggedNote]
 
 

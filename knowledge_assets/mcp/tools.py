@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import psycopg
 from mcp.server.mcpserver import MCPServer
@@ -22,7 +22,6 @@ from pydantic import Field
 
 from knowledge_assets.cli_hints import closest_paths, did_you_mean
 from knowledge_assets.core import search as core_search
-from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import coverage
 from knowledge_assets.core.index.coverage import missing_warning
@@ -36,8 +35,7 @@ from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
 from knowledge_assets.mcp.arguments import strict_tool
-from knowledge_assets.mcp.failures import describe_failure
-from knowledge_assets.mcp.listing import operator_listing
+from knowledge_assets.mcp.listing import ListingTools, Offset
 from knowledge_assets.mcp.reader import (
     PathRefused,
     ReaderStore,
@@ -55,14 +53,13 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "vector", "keyword"]
 Source = Annotated[str | None, Field(description="The note's source, as search_docs returned it (e.g. 'local', 'books'), when several sources hold the path; default: the vault's note, else the only one there is.")]  # fmt: skip
-T = TypeVar("T")
 
 
-class KnowledgeTools:
-    """The tool implementations, bound to one ReaderStore."""
+class KnowledgeTools(ListingTools):
+    """The tool implementations, bound to one ReaderStore; the listings are ListingTools's."""
 
     def __init__(self, store: ReaderStore) -> None:
-        self.store = store
+        super().__init__(store)
         self._missing = coverage.RecentCount()  # a long-lived server counts once a minute
 
     def search_docs(
@@ -75,6 +72,7 @@ class KnowledgeTools:
         type: Annotated[list[str] | None, Field(description="Only these formats, any of: markdown_note, bookmark_json.")] = None,
         top_heading: Annotated[list[str] | None, Field(description="Only documents under one of these top headings (a note's frontmatter 'heading', a bookmark file's category).")] = None,
         per_note: Annotated[bool, Field(description="true (default): distinct notes, each with its best passage and up to 3 more matching sections; false: the best passages, several possibly from one note.")] = True,
+        offset: Annotated[Offset, Field(description="Only for a query of operators alone (mode 'list'): how many of the most recently updated notes to skip; pass the listing's next_offset for its next page.")] = 0,
     ) -> Annotated[CallToolResult, schemas.SearchDocsOutput]:  # fmt: skip
         """Search the personal notes and return the best-matching notes with their best passages.
 
@@ -89,7 +87,8 @@ class KnowledgeTools:
         note is searched; drafts and superseded versions are left out. Returns compact JSON with
         the timings in milliseconds. A query of operators alone (no words) returns mode 'list',
         no hits, and ``notes`` (title, path, source, tags, dates; newest first; ``limit`` of
-        ``total``), as tagged_docs lists a tag's notes.
+        ``total`` from ``offset``), as tagged_docs lists a tag's notes; ``next_offset`` is the
+        offset of the next page, null after the last note.
         """
         filters = SearchFilters(
             tags=tuple(tags or ()),
@@ -98,7 +97,9 @@ class KnowledgeTools:
             top_headings=tuple(top_heading or ()),
         )
         if (parts := split_query(query)).lists_notes:
-            return operator_listing(self._call, query, filters, parts, limit)
+            return self._operator_listing(query, filters, parts, limit, offset)
+        if offset:  # a search returns its best hits only: ignored, it would repeat them
+            raise ToolError("offset pages a listing of operators alone (path:日記/, tag:日記)")
 
         def run(
             conn: psycopg.Connection, companion: psycopg.Connection | None
@@ -151,26 +152,6 @@ class KnowledgeTools:
             return fmt.document_part(doc, section, page)
         except LookupError as exc:
             raise ToolError(str(exc)) from None
-
-    def list_tags(self) -> Annotated[CallToolResult, schemas.ListTagsOutput]:
-        """List every tag used by the current notes with how many notes carry it, most used
-        first. Use the tag names to filter search_docs."""
-        return schemas.structured(fmt.tags_result(self._call(core_notes.list_tags)))
-
-    def tagged_docs(
-        self,
-        tag: Annotated[str, Field(description="A tag as list_tags names it (any case, '#' optional); notes with a tag nested under it (tag/sub) are listed too.", min_length=1, max_length=200)],
-        limit: Annotated[int, Field(description="How many notes to return.", ge=1, le=100)] = 20,
-        offset: Annotated[int, Field(description="How many of the most recently updated notes to skip (for the next page).", ge=0, le=1_000_000)] = 0,
-    ) -> Annotated[CallToolResult, schemas.TaggedDocsOutput]:  # fmt: skip
-        """List the current notes carrying a tag, most recently updated first, with how many
-        there are in all. Each note has its title, path, source, tags and dates; read one with
-        get_doc. Tags come from the frontmatter and from the text (#tag), as in Obsidian."""
-
-        def run(conn: psycopg.Connection) -> tuple[int, list[core_notes.TaggedNote]]:
-            return core_notes.notes_tagged(conn, tag, limit=limit, offset=offset)
-
-        return schemas.structured(fmt.tagged_result(tag, *self._call(run)))
 
     def similar_docs(
         self,
@@ -249,18 +230,6 @@ class KnowledgeTools:
             return check_note_path(file_path)
         except PathRefused as exc:
             raise ToolError(str(exc)) from exc
-
-    def _call(self, fn: Callable[[psycopg.Connection], T]) -> T:
-        return self._call_pair(lambda conn, _companion: fn(conn), pair=False)
-
-    def _call_pair(
-        self, fn: Callable[[psycopg.Connection, psycopg.Connection | None], T], *,
-        pair: bool = True,
-    ) -> T:  # fmt: skip
-        try:
-            return self.store.run_pair(fn) if pair else self.store.run(lambda c: fn(c, None))
-        except Exception as exc:
-            raise ToolError(secrets.redact(describe_failure(exc))) from None
 
 
 def _served(doc: dict[str, Any]) -> bool:

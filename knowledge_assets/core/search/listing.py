@@ -19,11 +19,13 @@ from knowledge_assets.core.search.filters import SearchFilters, filter_clause, w
 from knowledge_assets.core.search.note_sources import source_name
 from knowledge_assets.core.search.search_sql import fetch_dicts
 
-__all__ = ["EVERY_OTHER_NOTE", "ListedNote", "notes_kept"]
+__all__ = ["EVERY_OTHER_NOTE", "MAX_OFFSET", "ListedNote", "next_offset", "notes_kept"]
 
 # What a listing of exclusions alone (-tag:仕事) says: it is every note but those, as in
 # Obsidian, and must not read as one folder's or tag's notes.
 EVERY_OTHER_NOTE = "the query only leaves notes out: these are every note but those it excludes"
+# The deepest page a caller may ask for: far past any vault, and a plain integer for Postgres.
+MAX_OFFSET = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,8 @@ class ListedNote:
     updated: dt.date | None
 
 
-# Latest update first, then latest creation, then path.
+# Latest update first, then latest creation, then path and source: notes updated on the same day
+# (a whole folder imported at once) still come in one order, so pages neither overlap nor skip.
 _ORDER = "d.updated DESC NULLS LAST, d.created DESC NULLS LAST, d.file_path, d.source_table"
 
 
@@ -47,6 +50,8 @@ def notes_kept(
 ) -> tuple[int, list[ListedNote]]:
     """How many current notes ``filters`` keep (every field, exclusions and excluded words
     included), and ``limit`` of them from ``offset``, most recently updated first."""
+    if limit < 1 or not 0 <= offset <= MAX_OFFSET:
+        raise ValueError(f"limit must be at least 1 and offset from 0 to {MAX_OFFSET:,}")
     # The notes holding an excluded word, found once through the keyword index (a list of ids
     # is cheaper for the planner than the sub-query in each row's condition).
     where, params = filter_clause(with_excluded_notes(conn, filters))
@@ -74,3 +79,10 @@ def notes_kept(
         )
         for r in rows
     ]  # fmt: skip
+
+
+def next_offset(offset: int, shown: int, total: int) -> int | None:
+    """Where the page after one of ``shown`` notes from ``offset`` starts, or None when it held
+    the last of the ``total`` (a page past the end has none after it either)."""
+    after = offset + shown
+    return after if shown and after < total else None
