@@ -3,8 +3,9 @@
 A first sync lists the tree at the head; later ones ask the compare API what changed since the
 last synced commit (:mod:`knowledge_assets.core.sources.github_changes`, which also looks up
 the files a previous sync could not read, without listing the whole tree). Notes are read as
-git blobs, which unlike the contents API serve files over 1 MB. The requests themselves (bounded retries, rate limits, a token that never
-appears in a message) are :mod:`knowledge_assets.core.sources.github_api`'s.
+git blobs, which unlike the contents API serve files over 1 MB. The requests themselves (bounded
+retries, rate limits, a token that never appears in a message) are
+:mod:`knowledge_assets.core.sources.github_api`'s.
 """
 
 from __future__ import annotations
