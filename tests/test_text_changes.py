@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from knowledge_assets.core.database import db
-from knowledge_assets.core.index import embed_checks, text_changes
+from knowledge_assets.core.index import coverage, embed_checks, text_changes
 from knowledge_assets.core.index.indexing import embed_missing
 from tests.test_embed_checks import MARK, _Embedder, _mark_record, _sync, _texts
 
@@ -95,16 +95,18 @@ def test_a_recount_finds_what_counting_every_chunk_finds(
         assert embed_missing(conn, embedder).complete
         change(vault, conn)
         _sync(conn, vault)
-        base = embed_checks._last_check(conn, embedder.model, "seed000")
+        base = embed_checks.last_check(conn, embedder.model, "seed000")
         logged = conn.execute("SELECT count(*) FROM rag.text_changes").fetchone()
         assert base is not None and logged is not None and logged[0] > 0
         found = text_changes.recount(conn, embedder.model, "seed000", base)
         conn.commit()
         expected = _full_count(conn, embedder.model, "seed000")
+        search_warns = coverage.count_missing(conn, embedder.model, "seed000")
         report = embed_missing(conn, embedder)
         texts = _texts(conn)
     assert found is not None, "the change was logged: no full count needed"
     assert (found[1], found[2]) == expected
+    assert search_warns == expected[0] - expected[1]
     assert report.complete and report.total == texts == expected[0]
     assert report.embedded == expected[0] - expected[1]
 

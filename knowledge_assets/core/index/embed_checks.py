@@ -55,7 +55,7 @@ def count(
     conn.commit()
     with conn.transaction():
         _lock(conn)
-        base = after or _last_check(conn, model, template)
+        base = after or last_check(conn, model, template)
         found = text_changes.recount(conn, model, template, base) if base else None
         snapshot, total, done, missing = found or _count_all(conn, model, template, list_up_to)
         registered = conn.execute(
@@ -88,7 +88,7 @@ def _count_all(
     return str(row[0]), int(row[1]), int(row[2]), None if row[3] is None else list(row[3])
 
 
-def _last_check(conn: psycopg.Connection, model: str, template: str) -> Count | None:
+def last_check(conn: psycopg.Connection, model: str, template: str) -> Count | None:
     """The model's last complete pass under ``template`` as a count with nothing missing."""
     row = conn.execute(
         "SELECT checked::text, texts FROM rag.embedding_checks WHERE model = %s AND template = %s",
