@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from knowledge_assets.core.database import db
-from knowledge_assets.core.index import coverage, embed_checks, text_changes
+from knowledge_assets.core.index import coverage, embed_checks, models, text_changes
 from knowledge_assets.core.index.indexing import embed_missing
 from tests.test_embed_checks import MARK, _Embedder, _mark_record, _sync, _texts
 
@@ -102,11 +102,13 @@ def test_a_recount_finds_what_counting_every_chunk_finds(
         conn.commit()
         expected = _full_count(conn, embedder.model, "seed000")
         search_warns = coverage.count_missing(conn, embedder.model, "seed000")
+        listed = next(m for m in models.list_models(conn) if m.model == embedder.model)
         report = embed_missing(conn, embedder)
         texts = _texts(conn)
     assert found is not None, "the change was logged: no full count needed"
     assert (found[1], found[2]) == expected
     assert search_warns == expected[0] - expected[1]
+    assert (listed.chunk_texts, listed.embedded) == expected  # as `models list` shows it
     assert report.complete and report.total == texts == expected[0]
     assert report.embedded == expected[0] - expected[1]
 

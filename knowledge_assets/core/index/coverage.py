@@ -18,8 +18,7 @@ import time
 import psycopg
 
 from knowledge_assets.core.counts import counted
-from knowledge_assets.core.index import text_changes
-from knowledge_assets.core.index.embed_checks import last_check, still_complete
+from knowledge_assets.core.index.embed_checks import known_counts, still_complete
 
 _MISSING = (
     "SELECT count(*) FROM (SELECT DISTINCT text_hash FROM rag.chunks) c WHERE NOT EXISTS ("
@@ -40,10 +39,9 @@ def unproven(conn: psycopg.Connection) -> tuple[str, str] | None:
 
 def count_missing(conn: psycopg.Connection, model: str, template: str) -> int:
     """Distinct chunk texts without a vector of ``model`` under ``template``."""
-    base = last_check(conn, model, template)
-    found = text_changes.recount(conn, model, template, base) if base else None
-    if found is not None:
-        return found[1] - found[2]
+    known = known_counts(conn, model, template)
+    if known is not None:
+        return known[0] - known[1]
     row = conn.execute(_MISSING, (model, template)).fetchone()
     return int(row[0]) if row else 0
 

@@ -115,6 +115,18 @@ def still_complete(conn: psycopg.Connection, model: str, template: str) -> int |
     return int(row[0]) if row else None
 
 
+def known_counts(conn: psycopg.Connection, model: str, template: str) -> tuple[int, int] | None:
+    """(distinct chunk texts, of which embedded with ``model`` under ``template``) from the
+    model's last complete pass and the logged changes since; None when only counting every
+    chunk text can tell (no complete pass, or a change since that was not logged)."""
+    texts = still_complete(conn, model, template)
+    if texts is not None:
+        return texts, texts
+    base = last_check(conn, model, template)
+    found = text_changes.recount(conn, model, template, base) if base else None
+    return (found[1], found[2]) if found else None
+
+
 def changed_since(conn: psycopg.Connection, snapshot: str) -> bool:
     """Whether a transaction the snapshot did not see changed the chunks or removed vectors."""
     row = conn.execute(

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.counts import counted
-from knowledge_assets.core.index import index_store
+from knowledge_assets.core.index import embed_checks, index_store
 
 
 class ModelNotReady(ValueError):
@@ -52,16 +52,23 @@ class ModelInfo:
 def list_models(conn: psycopg.Connection) -> list[ModelInfo]:
     """Every registered model, the active one first, then by name."""
     rows = conn.execute(
-        "SELECT model, provider, dims, max_tokens, is_active, completed_at FROM rag.models"
-        " ORDER BY is_active DESC, model"
+        "SELECT model, provider, dims, max_tokens, is_active, completed_at, template"
+        " FROM rag.models ORDER BY is_active DESC, model"
     ).fetchall()
     models = []
-    for model, provider, dims, max_tokens, is_active, completed_at in rows:
-        total, done = index_store.count_texts(conn, model)
+    for model, provider, dims, max_tokens, is_active, completed_at, template in rows:
+        total, done = _counts(conn, model, template)
         models.append(
             ModelInfo(model, provider, dims, max_tokens, is_active, completed_at, total, done)
         )
     return models
+
+
+def _counts(conn: psycopg.Connection, model: str, template: str) -> tuple[int, int]:
+    """(distinct chunk texts, of which embedded with ``model`` under the template search reads
+    it with): from its last complete pass when that still tells, else counted (0.1-0.25 s per
+    model at 194,000 chunks)."""
+    return embed_checks.known_counts(conn, model, template) or index_store.count_texts(conn, model)
 
 
 def active_model(conn: psycopg.Connection) -> str | None:
@@ -119,9 +126,9 @@ def activate_model(conn: psycopg.Connection, model: str) -> None:
     with conn.transaction():
         # Lock every model row: two activations at once serialise instead of both winning.
         rows = conn.execute(
-            "SELECT model, completed_at FROM rag.models ORDER BY model FOR UPDATE"
+            "SELECT model, completed_at, template FROM rag.models ORDER BY model FOR UPDATE"
         ).fetchall()
-        completed: dict[str, Any] = dict(rows)
+        completed: dict[str, Any] = {name: done for name, done, _ in rows}
         if model not in completed:
             known = ", ".join(completed) or "none yet"
             raise ModelNotReady(f"unknown model {model!r} (registered: {known}){_embed_first(key)}")
@@ -129,7 +136,8 @@ def activate_model(conn: psycopg.Connection, model: str) -> None:
             raise ModelNotReady(
                 f"model {model!r} is not complete: materialize its embeddings partition first"
             )
-        total, done = index_store.count_texts(conn, model)
+        template = next(t for name, _, t in rows if name == model)
+        total, done = _counts(conn, model, template)
         if done < total:
             raise ModelNotReady(
                 f"model {model!r} is missing vectors for {total - done:,} of"
