@@ -13,6 +13,7 @@ import pytest
 from knowledge_assets.core.database import db
 from knowledge_assets.core.index import coverage, embed_checks, models, text_changes
 from knowledge_assets.core.index.indexing import embed_missing
+from tests.migration_support import rerun_migration
 from tests.test_embed_checks import MARK, _Embedder, _mark_record, _sync, _texts
 
 SHARED = "zq 同じ段落がふたつのノートにある。\n"
@@ -196,3 +197,25 @@ def test_a_log_a_stopped_model_keeps_growing_is_dropped_and_counted_in_full(
     assert left is not None and left[0] <= 2
     assert report.complete and report.total == texts != MARK
     assert report.embedded == 3
+
+
+def test_changes_recorded_before_the_log_existed_send_the_next_pass_to_a_full_count(
+    db_url: str, vault: Path
+) -> None:
+    """A store upgraded with changes its last complete pass had not seen yet: their texts were
+    never logged, so the next pass counts every chunk text and finds them."""
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        assert embed_missing(conn, embedder).complete
+        _mark_record(conn)
+        _edit_section(vault, conn)
+        _sync(conn, vault)
+        conn.execute("DELETE FROM rag.text_changes")  # as the store was before the log
+        conn.commit()
+    rerun_migration(db_url, "052")
+    with db.connect(db_url) as conn:
+        report = embed_missing(conn, embedder)
+        texts = _texts(conn)
+    assert report.complete and report.total == texts != MARK
+    assert report.embedded >= 1
