@@ -4,8 +4,13 @@ import { api, japanese } from "./api.js";
 import { escape, noteHeading, snippet, tagChips } from "./markup.js";
 import { $, params, setAddress } from "./page.js";
 
+// Each search or listing started: a reply to an earlier one (a page of notes still loading when
+// a new query is typed) is dropped instead of landing in the new one's results.
+let current = 0;
+
 export async function runSearch(event) {
   event?.preventDefault();
+  const run = ++current;
   const query = $("q").value.trim();
   const mode = document.querySelector("input[name=mode]:checked").value;
   const tag = $("tag").value;
@@ -25,8 +30,9 @@ export async function runSearch(event) {
   try {
     const body = { query, limit: 20, filters: tag ? { tags: [tag] } : undefined };
     const data = await api("/api/search/" + mode, body);
-    renderResults(data, query);
+    if (run === current) renderResults(data, query);
   } catch (err) {
+    if (run !== current) return;
     $("results").innerHTML = "";
     $("search-status").textContent = "検索できませんでした: " + japanese(err);
   }
@@ -66,12 +72,12 @@ function operatorsAlone(query) {
   return (rest !== query || words !== rest) && !words.trim();
 }
 
-// The notes carrying a tag (or one nested under it), most recently updated first, 50 at a time.
+// The notes carrying a tag (or one nested under it), most recently updated first, a page at a time.
 function listTagged(tag) {
   setAddress({ q: "", mode: "", tag }, false); // the address a tag links to: no query, no mode
   listNotes(
-    (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=50&offset=${offset}`),
-    (data) => data.total ? `#${tag} のノート ${data.total} 件` : `#${tag} のノートはありません。`,
+    (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=${PAGE}&offset=${offset}`),
+    (data) => data.total ? `#${tag} のノート ${count(data.total)} 件` : `#${tag} のノートはありません。`,
     "ノートを読み込めませんでした: ",
   );
 }
@@ -80,38 +86,98 @@ function listTagged(tag) {
 // listed. Exclusions alone keep every other note: the status says so, lest it read as a folder's.
 function listKept(query, mode, tag) {
   rememberSearch(query, mode, tag);
-  const body = (offset) => ({ query, limit: 50, offset, filters: tag ? { tags: [tag] } : undefined });
+  const body = (offset) => ({ query, limit: PAGE, offset, filters: tag ? { tags: [tag] } : undefined });
   listNotes(
     (offset) => api("/api/search/notes", body(offset)),
     (data) => {
       const which = data.excludesOnly ? `「${query}」で除外したもの以外のすべてのノート` : `「${query}」のノート`;
-      return data.total ? `${which} ${data.total} 件` : `「${query}」に当てはまるノートはありません。`;
+      return data.total ? `${which} ${count(data.total)} 件` : `「${query}」に当てはまるノートはありません。`;
     },
     "検索できませんでした: ", // an operator that names nothing (tag:#) is refused as a search is
   );
 }
 
-// A page of listed notes (load(offset) fetches it; title(data) heads it), newest first.
-async function listNotes(load, title, failed, offset = 0) {
-  if (!offset) $("search-status").textContent = "読み込み中…";
-  try {
-    const data = await load(offset);
-    const shown = offset + data.count;
-    $("search-status").textContent = title(data)
-      + (!data.total ? "" : data.total > shown ? `（新しい順に ${shown} 件を表示）` : "（新しい順）");
-    const items = data.data.map((n) => `
+// Notes listed per request: a folder of 3,000 daily notes comes a page at a time, on demand.
+const PAGE = 50;
+const count = (n) => n.toLocaleString("ja-JP");
+
+// A listing of notes (load(offset) fetches a page; title(data) heads it), newest first: its first
+// page, then each next one appended on "さらに表示" below the notes, which says how many are shown
+// of how many and goes once all are.
+function listNotes(load, title, failed) {
+  const run = ++current;
+  let next = 0; // the offset of the next page: where the server's pages end, whatever was shown
+  let total = 0;
+  const seen = new Set(); // a note that moved down a page while reading (an edit) is listed once
+  const results = $("results");
+  let button = null; // "さらに表示", once a first page has left more to show
+
+  async function loadPage() {
+    if (button) {
+      // Disabled while its page loads, so that a second click appends nothing twice: by
+      // aria-disabled, since a disabled button would drop the keyboard's focus to the page's top.
+      if (button.getAttribute("aria-disabled") === "true") return;
+      button.setAttribute("aria-disabled", "true"); button.textContent = "読み込み中…";
+      results.setAttribute("aria-busy", "true");
+    } else {
+      $("search-status").textContent = "読み込み中…";
+    }
+    let data;
+    try {
+      data = await load(next);
+    } catch (err) {
+      if (run !== current) return;
+      results.removeAttribute("aria-busy");
+      // The first page failing leaves nothing to show; a later one keeps the notes already
+      // listed and its button, to try again.
+      if (button) { button.removeAttribute("aria-disabled"); button.textContent = moreLabel(); } else results.innerHTML = "";
+      $("search-status").textContent = failed + japanese(err);
+      return;
+    }
+    if (run !== current) return;
+    results.removeAttribute("aria-busy");
+    next += data.count;
+    total = data.total;
+    const fresh = data.data.filter((n) => {
+      const key = JSON.stringify([n.source, n.id]);
+      return !seen.has(key) && seen.add(key);
+    });
+    const items = fresh.map((n) => `
       <div class="result">
         ${noteHeading(n)}
         <div class="tags">${tagChips(n.tags)}${n.updated || n.created ? `<span class="date">${escape(n.updated || n.created)}</span>` : ""}</div>
       </div>`).join("");
-    $("results").querySelector(".more")?.remove();
-    $("results").innerHTML = (offset ? $("results").innerHTML : "") + items
-      + (data.total > shown ? `<button type="button" class="more">もっと見る</button>` : "");
-    $("results").querySelector(".more")?.addEventListener("click", () => listNotes(load, title, failed, shown));
-  } catch (err) {
-    if (!offset) $("results").innerHTML = "";
-    $("search-status").textContent = failed + japanese(err);
+    // An empty page ends the listing even if the total said more (notes removed meanwhile).
+    const more = data.count > 0 && data.total > next;
+    $("search-status").textContent = title(data)
+      + (!data.total ? "" : more ? `（新しい順に ${count(seen.size)} 件を表示）` : "（新しい順）");
+    if (!button) {
+      results.innerHTML = `<div class="listing">${items}</div>`;
+      if (!more) return; // a listing of one page needs no control
+      results.insertAdjacentHTML("beforeend", `
+        <div class="more-bar">
+          <button type="button" class="more"></button>
+          <span class="shown" aria-live="polite"></span>
+        </div>`);
+      button = results.querySelector(".more");
+      button.addEventListener("click", loadPage);
+    } else {
+      const first = results.querySelector(".listing").childElementCount;
+      results.querySelector(".listing").insertAdjacentHTML("beforeend", items);
+      if (!more) {
+        // The control goes: focus moves on to the first note it brought, not back to the top.
+        const focused = document.activeElement === button;
+        button.remove();
+        if (focused) results.querySelector(`.listing > .result:nth-child(${first + 1}) h3 a`)?.focus();
+      }
+    }
+    results.querySelector(".more-bar .shown").textContent = `${count(seen.size)} / ${count(Math.max(total, seen.size))} 件を表示`;
+    if (more) { button.removeAttribute("aria-disabled"); button.textContent = moreLabel(); }
   }
+
+  // What the next click brings: a full page, or the few that remain.
+  const moreLabel = () => `さらに ${count(Math.min(PAGE, Math.max(total - next, 1)))} 件を表示`;
+  loadPage();
 }
 
 

@@ -1,0 +1,167 @@
+"""The search page's listing of notes by operators alone (``path:日記/``) in headless Chromium
+against a real API server: the first page, then each next one on "さらに表示" below the notes,
+in the API's order and without a note twice, until all are shown; a failed page can be tried
+again, and a new query starts the listing over. A screenshot of the listing with its control
+lands in ``tests/artifacts/search-listing.png``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from knowledge_assets.answer import Asker, LLMSettings
+from tests.answer_support import sample_vault_database
+from tests.api_support import api_server
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING),
+]
+ARTIFACTS = Path(__file__).parent / "artifacts"
+DIARIES = 120  # more than two pages of 50: a full page, another, then the 20 left
+PROJECTS = 3
+
+
+@pytest.fixture(scope="module")
+def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The API over a vault of 120 daily notes under 日記/, a day apart, and 3 project notes."""
+    vault = tmp_path_factory.mktemp("diaries")
+    (vault / "日記").mkdir()
+    (vault / "projects").mkdir()
+    first = dt.date(2025, 1, 1)
+    for i in range(DIARIES):
+        day = (first + dt.timedelta(days=i)).isoformat()
+        _note(vault / "日記" / f"{day}.md", day, f"{day} の日記", ["日記"])
+    for i in range(PROJECTS):
+        _note(vault / "projects" / f"p{i}.md", f"2024-06-0{i + 1}", f"計画 {i}", ["仕事"])
+    # Listings read no vectors: the notes are ingested and left unembedded.
+    with sample_vault_database(server_url, None, vault) as url:
+        with api_server(url, Asker(LLMSettings())) as base:
+            yield base
+
+
+def _note(path: Path, day: str, title: str, tags: list[str]) -> None:
+    front = f"---\ncreated: {day}\nupdated: {day}\ntags: {tags}\n---\n"
+    path.write_text(f"{front}# {title}\n\n{title}の記録。\n", encoding="utf-8")
+
+
+def _api_order(base: str, query: str) -> list[str]:
+    """The paths the API lists for ``query``, in its order, in one page."""
+    reply = httpx.post(f"{base}/api/search/notes", json={"query": query, "limit": 200}, timeout=60)
+    reply.raise_for_status()
+    return [n["id"] for n in reply.json()["data"]]
+
+
+def _shown(page: Page) -> list[str]:
+    """The paths of the notes the page lists, top to bottom."""
+    hrefs = page.locator("#results .result h3 a").evaluate_all("a => a.map(e => e.getAttribute('href'))")  # fmt: skip
+    return [urllib.parse.unquote(h.removeprefix("/notes/")) for h in hrefs]
+
+
+def test_a_listing_loads_its_next_pages_until_every_note_is_shown(base: str) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    order = _api_order(base, "path:日記/")
+    assert len(order) == DIARIES
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        status, notes = page.locator("#search-status"), page.locator("#results .result")
+        more, shown = page.locator("#results .more"), page.locator("#results .more-bar .shown")
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(50)
+        expect(status).to_have_text("「path:日記/」のノート 120 件（新しい順に 50 件を表示）")
+        expect(shown).to_have_text("50 / 120 件を表示")
+        expect(more).to_have_text("さらに 50 件を表示")
+        assert _shown(page) == order[:50]
+        # The last notes and the control, as a user scrolled down to them sees them.
+        more.evaluate("b => b.scrollIntoView({ block: 'center' })")
+        screenshot(page, ARTIFACTS / "search-listing.png")
+
+        # Reachable from the keyboard: Tab from the last note's tag chip lands on it, Enter
+        # loads the next page, and the focus stays on the control for the page after.
+        page.locator("#results .result").last.locator("h3 a").focus()
+        for _ in range(5):
+            if page.evaluate("document.activeElement.classList.contains('more')"):
+                break
+            page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.classList.contains('more')")
+        page.keyboard.press("Enter")
+        expect(notes).to_have_count(100)
+        expect(shown).to_have_text("100 / 120 件を表示")
+        expect(more).to_have_text("さらに 20 件を表示")
+        assert page.evaluate("document.activeElement.classList.contains('more')")
+
+        # A failed page says so on the status line, keeps the notes shown and can be retried.
+        page.route("**/api/search/notes", lambda route: route.fulfill(status=503, json={"success": False, "error": "down"}))  # fmt: skip
+        more.click()
+        expect(status).to_have_text(
+            "検索できませんでした: ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。"
+        )
+        expect(more).to_be_enabled()
+        expect(more).to_have_text("さらに 20 件を表示")
+        expect(notes).to_have_count(100)
+        page.unroute("**/api/search/notes")
+
+        # Disabled while its page loads: a second click in the same instant appends nothing.
+        busy = more.evaluate("b => { b.click(); const busy = b.getAttribute('aria-disabled'); b.click(); return busy; }")  # fmt: skip
+        assert busy == "true"
+        expect(notes).to_have_count(DIARIES)
+        expect(more).to_have_count(0)  # everything is shown: the control goes
+        expect(shown).to_have_text("120 / 120 件を表示")
+        expect(status).to_have_text("「path:日記/」のノート 120 件（新しい順）")
+        listed = _shown(page)
+        assert len(set(listed)) == DIARIES and listed == order
+        assert page.evaluate("document.activeElement.textContent") == "2025-01-20 の日記"
+
+        # A new query starts over: its own notes only, no control for a listing of one page.
+        page.fill("#q", "path:projects/")
+        page.press("#q", "Enter")
+        expect(status).to_have_text("「path:projects/」のノート 3 件（新しい順）")
+        expect(notes).to_have_count(PROJECTS)
+        expect(page.locator("#results .more-bar")).to_have_count(0)
+        assert _shown(page) == _api_order(base, "path:projects/")
+
+        # And the long listing again starts from its first page.
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(shown).to_have_text("50 / 120 件を表示")
+        expect(notes).to_have_count(50)
+        assert _shown(page) == order[:50]
+
+        # A page still loading when a new query is typed never lands in the new listing.
+        page.evaluate("""() => {
+            document.querySelector('#results .more').click();
+            document.querySelector('#q').value = 'path:projects/';
+            document.querySelector('#search-form').requestSubmit();
+        }""")
+        expect(status).to_have_text("「path:projects/」のノート 3 件（新しい順）")
+        page.wait_for_load_state("networkidle")
+        expect(notes).to_have_count(PROJECTS)
+
+
+def test_a_search_with_words_shows_no_listing_control(base: str) -> None:
+    """A search of words returns its best hits only: nothing to page through."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(page.locator("#results .more")).to_be_visible()
+        page.fill("#q", "日記")
+        page.get_by_text("キーワード", exact=True).click()
+        expect(page.locator("#search-status")).to_contain_text("件のノート（")
+        expect(page.locator("#results .more-bar")).to_have_count(0)
