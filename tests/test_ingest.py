@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
+from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.local import LocalSource
@@ -212,3 +214,29 @@ def test_missing_vault_fails_before_writing(db_url: str, tmp_path: Path) -> None
 
     with db.connect(db_url) as conn, pytest.raises(SourceError, match="does not exist"):
         sync_source(conn, LocalSource(tmp_path / "nope"))
+
+
+@pytest.mark.parametrize("size", [DEFAULT_MAX_BYTES + 1, 256 * 1024 * 1024])
+def test_a_huge_file_is_rejected_by_its_size_without_being_read_whole(
+    db_url: str, vault: Path, size: int
+) -> None:
+    """A file of gigabytes named ``.md`` (a log, a disk image) must not be held in memory only to
+    be rejected: a sync that reads it whole can be killed for its memory, run after run."""
+    huge = vault / "huge.md"
+    with huge.open("wb") as file:
+        file.truncate(size)  # sparse: takes no disk space
+    tracemalloc.start()
+    try:
+        with db.connect(db_url) as conn:
+            report = sync_source(conn, LocalSource(vault))
+            again = sync_source(conn, LocalSource(vault))
+            rejected = dict(store.rejections(conn, "docs_local"))
+            paths = store.stored_paths(conn, "docs_local")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    limit = f"over the {DEFAULT_MAX_BYTES:,}-byte limit"
+    assert rejected == {"huge.md": f"file is {size:,} bytes, {limit}"}
+    assert [p for p, _ in report.rejected] == ["huge.md"] and "inbox.md" in paths
+    assert again.fetched == 0 and again.rejected == []  # unchanged: not read again
+    assert peak < 8 * DEFAULT_MAX_BYTES

@@ -23,9 +23,9 @@ class _CountingSource(LocalSource):
 
     reads = 0
 
-    def read(self, path: str) -> bytes:
+    def read(self, path: str, limit: int | None = None) -> bytes:
         self.reads += 1
-        return super().read(path)
+        return super().read(path, limit)
 
 
 def _batches(

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 
 from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.ingest.parse_pool import parse_pool_for
-from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection
+from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection, too_large
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.sources.base import ChangeSet, Source, UnreadableFile
+from knowledge_assets.core.sources.base import ChangeSet, FileTooLarge, Source, UnreadableFile
 from knowledge_assets.core.workers import batch_size
 
 # Files per parse task, at most: the tasks in flight bound what a sync holds in memory.
@@ -33,7 +33,7 @@ def fetch_and_parse(
         results: deque[Callable[[], list[ParsedDoc | Rejection]]] = deque()
         files: list[tuple[str, bytes]] = []
         for path in changes.fetch:
-            data = _read_one(source, path)
+            data = _read_one(source, path, max_bytes)
             if isinstance(data, Rejection):
                 results += [pool.submit(files), _ready([data])]
                 files = []
@@ -55,8 +55,9 @@ def _ready(items: list[ParsedDoc | Rejection]) -> Callable[[], list[ParsedDoc | 
     return lambda: items
 
 
-def _read_one(source: Source, path: str) -> bytes | Rejection:
-    """Read one file; a file that cannot be read becomes its rejection.
+def _read_one(source: Source, path: str, max_bytes: int) -> bytes | Rejection:
+    """Read one file; a file that cannot be read, or is over ``max_bytes``, becomes its
+    rejection (an oversized one as the parser words it, not read again until it changes).
 
     A ``SourceError`` other than :class:`UnreadableFile` (the source as a whole is unreachable)
     still ends the sync before anything is written.
@@ -65,7 +66,9 @@ def _read_one(source: Source, path: str) -> bytes | Rejection:
         reason = "file name is not valid UTF-8 (or holds a NUL): rename the file"
         return Rejection(clean_text(path), reason, retry=True)
     try:
-        return source.read(path)
+        return source.read(path, max_bytes)
+    except FileTooLarge as exc:
+        return too_large(path, exc.size, max_bytes)
     except UnreadableFile as exc:
         return Rejection(path, str(exc), retry=True)
     except OSError as exc:

@@ -66,9 +66,12 @@ def parse_document(
 
 def oversized(path: str, data: bytes, max_bytes: int) -> Rejection | None:
     """The rejection of a file over ``max_bytes``, else None (Markdown and bookmark files)."""
-    if len(data) > max_bytes:
-        return Rejection(path, f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit")
-    return None
+    return too_large(path, len(data), max_bytes) if len(data) > max_bytes else None
+
+
+def too_large(path: str, size: int, max_bytes: int) -> Rejection:
+    """The rejection of a file of ``size`` bytes, over ``max_bytes``."""
+    return Rejection(path, f"file is {size:,} bytes, over the {max_bytes:,}-byte limit")
 
 
 # Byte-order marks of encodings a note gets saved in by mistake (UTF-32's little-endian mark

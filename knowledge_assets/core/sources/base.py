@@ -20,6 +20,15 @@ class UnreadableFile(SourceError):
     """
 
 
+class FileTooLarge(UnreadableFile):
+    """A file over the size limit, found so before it is read whole: a file of gigabytes with a
+    note's name (a log, a disk image) would otherwise be held in memory only to be rejected."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"file is {size:,} bytes")
+        self.size = size
+
+
 @dataclass
 class ChangeSet:
     """What changed in a source relative to what the store already holds.
@@ -72,8 +81,10 @@ class Source(Protocol):
         """
         ...
 
-    def read(self, path: str) -> bytes:
-        """The raw bytes of one file, as of the head returned in the last ``changes`` call."""
+    def read(self, path: str, limit: int | None = None) -> bytes:
+        """The raw bytes of one file, as of the head returned in the last ``changes`` call.
+
+        A file over ``limit`` bytes may be refused with :class:`FileTooLarge` unread."""
         ...
 
 

@@ -94,8 +94,9 @@ class GitHubSource:
                 return changes
         return self._full(head, since, known)
 
-    def read(self, path: str) -> bytes:
+    def read(self, path: str, limit: int | None = None) -> bytes:
         """The bytes of one file at the head of the last ``changes`` call (or the current head).
+        ``limit`` is left to the parser: GitHub serves a blob of at most 100 MB.
 
         A file GitHub will not serve (404, 403, an unknown encoding) is :class:`UnreadableFile`:
         only that file is rejected. Failures retrying cannot fix for the whole source (401,

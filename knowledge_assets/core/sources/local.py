@@ -13,6 +13,7 @@ from knowledge_assets.core.ingest.store import source_name
 from knowledge_assets.core.sources.base import (
     MARKDOWN_SUFFIXES,
     ChangeSet,
+    FileTooLarge,
     SourceError,
     UnreadableFile,
     is_markdown,
@@ -153,15 +154,21 @@ class LocalSource:
             unreadable=dict(self.unreadable),
         )
 
-    def read(self, path: str) -> bytes:
-        """The bytes of one note; :class:`UnreadableFile` when it exists but cannot be read."""
+    def read(self, path: str, limit: int | None = None) -> bytes:
+        """The bytes of one note; :class:`UnreadableFile` when it exists but cannot be read,
+        :class:`FileTooLarge` when it holds more than ``limit`` bytes (never read past it)."""
         try:
             target = (self.root / path).resolve(strict=True)
             if not target.is_relative_to(self.root):
                 raise UnreadableFile(f"symlink to a file outside the vault ({target})")
             if not target.is_file():
                 raise UnreadableFile("not a regular file")
-            return target.read_bytes()
+            with target.open("rb") as file:
+                data = file.read() if limit is None else file.read(limit + 1)
+                if limit is not None and len(data) > limit:
+                    # The size when opened: a file still growing is named by what it held then.
+                    raise FileTooLarge(max(len(data), os.fstat(file.fileno()).st_size))
+                return data
         except UnreadableFile:
             raise
         except FileNotFoundError as exc:
