@@ -6,12 +6,16 @@
 -- then falls back as when it is missing). After R__views.sql, whose rag.flat_items it reads.
 
 -- Text without the whitespace around it, as Python's str.strip() leaves it (no-break and
--- ideographic spaces too: btrim alone takes only spaces); blank text is none.
+-- ideographic spaces too: btrim alone takes only spaces); blank text is none, and so is text of
+-- zero-width characters alone (U+200B-U+200D, U+2060, U+FEFF: chunk_text.is_blank, and the
+-- blank rule of note bodies, sql/028).
 CREATE OR REPLACE FUNCTION rag.title_trim(value text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT nullif(btrim(value, E'\t\n\u000b\f\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680'
+    SELECT CASE WHEN value ~ E'[^\t\n\u000b\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200d\u2028'
+        '\u2029\u202f\u205f\u2060\u3000\ufeff]'
+    THEN btrim(value, E'\t\n\u000b\f\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680'
         '\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f'
-        '\u205f\u3000'), '')
+        '\u205f\u3000') END
 $$;
 
 -- A title written as a list: its texts and numbers, nested lists flattened as for tags

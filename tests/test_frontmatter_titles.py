@@ -18,6 +18,7 @@ from knowledge_assets.core.chunks.chunk_text import title_text
 from knowledge_assets.core.chunks.strategies import BOOKMARK_TYPE, ChunkingOptions, chunk_for
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
+from tests.migration_support import notes_to_rechunk, rerun_migration
 from tests.test_search import ingest
 
 TITLES: dict[str, tuple[Any, str | None]] = {
@@ -25,6 +26,10 @@ TITLES: dict[str, tuple[Any, str | None]] = {
     "ideographic-space": ("\u3000題\u3000", "題"),
     "no-break-space": ("\u00a0題\t", "題"),
     "blank": (" \u3000 ", None),
+    "zero-width": ("\u200b", None),
+    "zero-width-and-spaces": (" \u200b\ufeff\u2060 ", None),
+    "zero-width-in-a-list": (["\u200b", "題"], "題"),
+    "zero-width-beside-text": ("\u200c題", "\u200c題"),
     "empty": ("", None),
     "int": (1984, "1984"),
     "negative": (-7, "-7"),
@@ -145,3 +150,26 @@ def test_a_note_shows_one_title_in_latest_docs_passages_and_results(
         assert title in chunk_titles[path], (path, chunk_titles[path])
         assert chunk_titles[path] <= {title, "本文の題"}
     assert {h.file_path: (h.title, h.top_heading) for h in hits} == SHOWN
+
+
+def test_a_note_stored_with_a_zero_width_title_is_titled_again(db_url: str, tmp_path: Path) -> None:
+    """A store made before zero-width titles were blank: the note is read again once and then
+    titled as a note without a title is, by its heading."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "zw.md").write_text('---\ntitle: "\u200b"\n---\n# 見出し\n\n本文。\n', "utf-8")
+    (vault / "plain.md").write_text("# 普通\n\n本文。\n", "utf-8")
+    ingest(db_url, None, vault)
+    with db.connect(db_url) as conn:  # as the rule before stored it
+        conn.execute("UPDATE rag.latest_docs SET title = %s WHERE file_path = 'zw.md'", ("\u200b",))
+        conn.commit()
+    rerun_migration(db_url, "053")
+    with db.connect(db_url) as conn:
+        marked = conn.execute("SELECT file_path FROM rag.latest_docs WHERE content_hash = ''")
+        marked_paths = [r[0] for r in marked]
+    ingest(db_url, None, vault)
+    with db.connect(db_url) as conn:
+        row = conn.execute("SELECT title FROM rag.latest_docs WHERE file_path = 'zw.md'").fetchone()
+        again = notes_to_rechunk(conn)
+    assert marked_paths == ["zw.md"]
+    assert row == ("見出し",) and again == []

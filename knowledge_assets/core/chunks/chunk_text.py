@@ -210,7 +210,8 @@ def title_text(value: Any) -> str | None:
     """A frontmatter value used as a note's title or heading (``title``, a bookmark file's
     ``heading``), or None: then the title falls back as when the value is missing.
 
-    - text is stripped of Unicode whitespace (the ideographic space too); blank is none;
+    - text is stripped of Unicode whitespace (the ideographic space too); blank is none, and so
+      is text of zero-width characters alone (:func:`is_blank`);
     - a number is its digits, as Postgres prints it (``title: 1984`` is "1984");
     - a list is its texts and numbers, nested lists flattened as for tags, joined by ", ":
       ``title: [[Note]]``, an Obsidian link YAML reads as a list in a list, is "Note", and
@@ -228,7 +229,8 @@ def title_text(value: Any) -> str | None:
 
 def _title_item(value: Any) -> str | None:
     if isinstance(value, str):
-        return value.strip() or None
+        text = value.strip()
+        return None if is_blank(text) else text  # zero-width characters alone show nothing
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, int):
