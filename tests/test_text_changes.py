@@ -68,6 +68,12 @@ def _text_rewritten_in_place(vault: Path, conn: psycopg.Connection) -> None:
     conn.commit()
 
 
+def _complete(conn: psycopg.Connection, vault: Path, embedder: _Embedder) -> None:
+    """The vault synced and embedded: the model has a complete pass to count from."""
+    _sync(conn, vault)
+    assert embed_missing(conn, embedder).complete
+
+
 Change = Callable[[Path, psycopg.Connection], None]
 CHANGES: list[Change] = [
     _edit_section,
@@ -92,8 +98,7 @@ def test_a_recount_finds_what_counting_every_chunk_finds(
 ) -> None:
     embedder = _Embedder()
     with db.connect(db_url) as conn:
-        _sync(conn, vault)
-        assert embed_missing(conn, embedder).complete
+        _complete(conn, vault, embedder)
         change(vault, conn)
         _sync(conn, vault)
         base = embed_checks.last_check(conn, embedder.model, "seed000")
@@ -119,8 +124,7 @@ def test_after_an_edit_only_the_texts_it_touched_are_counted(db_url: str, vault:
     texts were looked at, not every chunk."""
     embedder = _Embedder()
     with db.connect(db_url) as conn:
-        _sync(conn, vault)
-        assert embed_missing(conn, embedder).complete
+        _complete(conn, vault, embedder)
         before = _texts(conn)
         _mark_record(conn)
         _edit_section(vault, conn)
@@ -150,8 +154,7 @@ def test_a_truncation_sends_the_next_pass_to_a_full_count(
 ) -> None:
     embedder = _Embedder()
     with db.connect(db_url) as conn:
-        _sync(conn, vault)
-        assert embed_missing(conn, embedder).complete
+        _complete(conn, vault, embedder)
         _mark_record(conn)
         conn.execute(f"TRUNCATE {table} CASCADE")
         conn.commit()
@@ -164,8 +167,7 @@ def test_a_truncation_sends_the_next_pass_to_a_full_count(
 def test_the_log_is_emptied_once_every_pass_has_seen_it(db_url: str, vault: Path) -> None:
     embedder = _Embedder()
     with db.connect(db_url) as conn:
-        _sync(conn, vault)
-        assert embed_missing(conn, embedder).complete
+        _complete(conn, vault, embedder)
         _edit_section(vault, conn)
         _sync(conn, vault)
         logged = conn.execute("SELECT count(*) FROM rag.text_changes").fetchone()
@@ -206,8 +208,7 @@ def test_changes_recorded_before_the_log_existed_send_the_next_pass_to_a_full_co
     never logged, so the next pass counts every chunk text and finds them."""
     embedder = _Embedder()
     with db.connect(db_url) as conn:
-        _sync(conn, vault)
-        assert embed_missing(conn, embedder).complete
+        _complete(conn, vault, embedder)
         _mark_record(conn)
         _edit_section(vault, conn)
         _sync(conn, vault)
