@@ -10,13 +10,21 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from knowledge_assets.core.index import embed_checks
 from knowledge_assets.core.ingest import store
 from knowledge_assets.core.sources.base import Source
 
 
 def chunks_without_vectors(conn: psycopg.Connection, model: str | None) -> list[tuple[str, int]]:
     """(file path, chunks without a vector of ``model``) for every latest note that has some;
-    with no model (none active yet) every chunk counts as missing."""
+    with no model (none active yet) every chunk counts as missing.
+
+    The check runs after every embedding pass: when the model's last complete pass and the
+    changes since show every chunk text embedded, no chunk is read (the per-note query took
+    0.24-0.28 s at 194,000 chunks); only a gap, or changes that were not logged, are listed by
+    note."""
+    if model is not None and _known_complete(conn, model):
+        return []
     return conn.execute(
         "SELECT d.file_path, count(*)::int FROM rag.chunks c"
         " JOIN rag.latest_docs d ON d.id = c.document_id"
@@ -26,6 +34,12 @@ def chunks_without_vectors(conn: psycopg.Connection, model: str | None) -> list[
         " GROUP BY d.file_path ORDER BY d.file_path",
         (model,),
     ).fetchall()
+
+
+def _known_complete(conn: psycopg.Connection, model: str) -> bool:
+    row = conn.execute("SELECT template FROM rag.models WHERE model = %s", (model,)).fetchone()
+    known = embed_checks.known_counts(conn, model, str(row[0])) if row else None
+    return known is not None and known[0] == known[1]
 
 
 def orphan_embeddings(conn: psycopg.Connection) -> list[tuple[str, str]]:
