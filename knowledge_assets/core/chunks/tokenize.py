@@ -132,7 +132,7 @@ def _clean(word: str) -> str:
     return "".join(ch for ch in word if ch.isalnum())
 
 
-def _quote(token: str) -> str:
+def quote_lexeme(token: str) -> str:
     """A lexeme quoted for tsvector/tsquery input: quotes and backslashes doubled."""
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
@@ -277,7 +277,7 @@ def _capped_tsvector(head: list[str], text: list[str]) -> str:
             add(tok, f"{min(start + i, _MAX_POSITION)}{uni}")
         for i, pair in enumerate(bigrams(toks)):
             add(pair, f"{min(start + i, _MAX_POSITION)}{bi}")
-    return " ".join(f"{_quote(lex)}:{','.join(pos)}" for lex, pos in slots.items())
+    return " ".join(f"{quote_lexeme(lex)}:{','.join(pos)}" for lex, pos in slots.items())
 
 
 def query_lexemes(query: str) -> tuple[list[str], list[str]]:

@@ -18,7 +18,7 @@ import time
 import psycopg
 
 from knowledge_assets.core.counts import counted
-from knowledge_assets.core.index.embed_checks import known_counts, still_complete
+from knowledge_assets.core.index.embed_checks import counts_since_check, still_complete
 
 _MISSING = (
     "SELECT count(*) FROM (SELECT DISTINCT text_hash FROM rag.chunks) c WHERE NOT EXISTS ("
@@ -38,8 +38,9 @@ def unproven(conn: psycopg.Connection) -> tuple[str, str] | None:
 
 
 def count_missing(conn: psycopg.Connection, model: str, template: str) -> int:
-    """Distinct chunk texts without a vector of ``model`` under ``template``."""
-    known = known_counts(conn, model, template)
+    """Distinct chunk texts without a vector of ``model`` under ``template``, once
+    :func:`unproven` found that its last complete pass does not hold as it is."""
+    known = counts_since_check(conn, model, template)
     if known is not None:
         return known[0] - known[1]
     row = conn.execute(_MISSING, (model, template)).fetchone()

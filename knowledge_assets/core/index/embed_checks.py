@@ -120,8 +120,14 @@ def known_counts(conn: psycopg.Connection, model: str, template: str) -> tuple[i
     model's last complete pass and the logged changes since; None when only counting every
     chunk text can tell (no complete pass, or a change since that was not logged)."""
     texts = still_complete(conn, model, template)
-    if texts is not None:
-        return texts, texts
+    return (texts, texts) if texts is not None else counts_since_check(conn, model, template)
+
+
+def counts_since_check(
+    conn: psycopg.Connection, model: str, template: str
+) -> tuple[int, int] | None:
+    """:func:`known_counts` once the last complete pass is known not to hold as it is: from it
+    through the logged changes since; None without one, or with a change that was not logged."""
     base = last_check(conn, model, template)
     found = text_changes.recount(conn, model, template, base) if base else None
     return (found[1], found[2]) if found else None

@@ -17,7 +17,7 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.chunks.chunk_text import normalise_tags
-from knowledge_assets.core.chunks.tokenize import bigrams, tokens
+from knowledge_assets.core.chunks.tokenize import bigrams, quote_lexeme, tokens
 
 __all__ = ["SearchFilters", "filter_clause", "with_excluded_notes", "word_lexemes"]
 
@@ -85,12 +85,8 @@ def word_lexemes(word: str) -> list[str]:
 
 def _any_word(words: tuple[str, ...]) -> str:
     """A tsquery literal matching a section that holds any of ``words``."""
-    each = [" & ".join(_quote(lx) for lx in word_lexemes(w)) for w in words]
+    each = [" & ".join(quote_lexeme(lx) for lx in word_lexemes(w)) for w in words]
     return " | ".join(f"({q})" for q in each if q) or "''"
-
-
-def _quote(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _like(text: str) -> str:
@@ -149,8 +145,8 @@ class _Clause:
         self.parts: list[sql.Composable] = [sql.SQL("true")]
         self.params: dict[str, Any] = {}
 
-    def add(self, cond: str, name: str, value: Any) -> None:
-        self.parts.append(sql.SQL(cond))
+    def add(self, cond: str | sql.Composable, name: str, value: Any) -> None:
+        self.parts.append(sql.SQL(cond) if isinstance(cond, str) else cond)
         self.params[name] = value
 
 
@@ -196,9 +192,9 @@ def _path_conditions(clause: _Clause, f: SearchFilters) -> None:
     # against lower-cased patterns: three times cheaper than ILIKE). LIKE ... ANY takes
     # backslash as its escape character.
     for i, text in enumerate(f.path_contains):
-        clause.add(
-            f"lower(d.file_path) LIKE ANY(%(f_path{i})s::text[])", f"f_path{i}", _inside(text)
-        )
+        name = f"f_path{i}"
+        cond = sql.SQL("lower(d.file_path) LIKE ANY({}::text[])").format(sql.Placeholder(name))
+        clause.add(cond, name, _inside(text))
     if f.exclude_paths:
         clause.add(
             "NOT (lower(d.file_path) LIKE ANY(%(f_nopaths)s::text[]))",
@@ -220,7 +216,10 @@ def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
         ("top_heading", "f_theads", f.top_headings),
     ):
         if values:
-            clause.add(f"d.{column} = ANY(%({name})s::text[])", name, list(values))
+            cond = sql.SQL("{} = ANY({}::text[])").format(
+                sql.Identifier("d", column), sql.Placeholder(name)
+            )
+            clause.add(cond, name, list(values))
     for col, op, name, value in (
         ("created", ">=", "f_cfrom", f.created_from),
         ("created", "<=", "f_cto", f.created_to),
@@ -228,4 +227,7 @@ def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
         ("updated", "<=", "f_uto", f.updated_to),
     ):
         if value is not None:
-            clause.add(f"d.{col} {op} %({name})s::date", name, value)
+            cond = sql.SQL("{} {} {}::date").format(
+                sql.Identifier("d", col), sql.SQL(op), sql.Placeholder(name)
+            )
+            clause.add(cond, name, value)
