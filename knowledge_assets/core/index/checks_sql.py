@@ -78,15 +78,24 @@ def wrong_dimension_vectors(conn: psycopg.Connection) -> list[tuple[str, str, in
     return sorted(found)
 
 
+# One model's chunks over its limit, the limit a constant, so the planner walks the
+# token_estimate index to the few long chunks; compared with the models' column in one join, it
+# read every chunk (185 ms at 194,000 chunks).
+_OVERSIZED = (
+    "SELECT d.file_path, c.chunk_index, c.heading, c.token_estimate, %(model)s::text,"
+    " %(limit)s::int FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
+    " WHERE c.token_estimate > %(limit)s"
+)
+
+
 def oversized_chunks(conn: psycopg.Connection) -> list[tuple[str, int, str, int, str, int]]:
     """(file, chunk index, heading, estimated tokens, model, model limit) of every chunk longer
     than the input limit of a registered model (the model would truncate or refuse it)."""
-    return conn.execute(
-        "SELECT d.file_path, c.chunk_index, c.heading, c.token_estimate, m.model, m.max_tokens"
-        " FROM rag.chunks c JOIN rag.latest_docs d ON d.id = c.document_id"
-        " JOIN rag.models m ON c.token_estimate > m.max_tokens"
-        " ORDER BY d.file_path, c.chunk_index, m.model"
-    ).fetchall()
+    found: list[tuple[str, int, str, int, str, int]] = []
+    for model, limit in conn.execute("SELECT model, max_tokens FROM rag.models").fetchall():
+        params = {"model": model, "limit": limit}
+        found += conn.execute(_OVERSIZED, params, prepare=False).fetchall()
+    return sorted(found, key=lambda r: (r[0], r[1], r[4]))
 
 
 def supersede_cycles(conn: psycopg.Connection) -> list[tuple[str, str, str]]:
