@@ -94,12 +94,12 @@ def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
     parts = split_query(query)
     hints = [
         f"no note path holds {text!r}{_top_folders(conn)}"
-        for text in parts.paths
+        for text in parts.all_paths
         if not _keeps_any(conn, SearchFilters(path_contains=(text,)))
     ]
     hints += [
         f"no note carries the tag {tag!r}{tag_hint(conn, tag)}"
-        for tag in parts.tags
+        for tag in parts.all_tags
         if not _keeps_any(conn, SearchFilters(tags=(tag,)))
     ]
     return hints

@@ -51,6 +51,11 @@ def _kept(conn: psycopg.Connection, query: str, filters: SearchFilters | None = 
         ("path:日記/ -雪", {DIARY_11}),  # an excluded word, through the keyword index
         ("path:日記/ -path:01-10 tag:運動", {DIARY_11}),
         ("tag:日記 tag:運動", {DIARY_11}),  # each tag: must hold, as in Obsidian
+        ("tag:運動 OR tag:RAG", {DIARY_11, RAG}),  # either, as Obsidian's OR
+        ("tag:運動 OR tag:RAG OR tag:garden", {DIARY_11, RAG, GARDEN}),
+        ("tag:日記 OR tag:RAG -tag:運動", {DIARY_10, RAG}),
+        ("path:01-10 OR path:01-11", {DIARY_10, DIARY_11}),
+        ("path:日記/ tag:運動 OR tag:RAG", {DIARY_11}),  # the group and the path: both hold
         ("path:nowhere/", set()),
     ],
 )
@@ -99,7 +104,8 @@ def test_the_listing_pages_most_recently_updated_first_as_a_tags_listing_does(
 @pytest.mark.parametrize(
     ("query", "reason"),
     [('tag:""', "names nothing"), ('path:""', "names nothing"), ("-tag:#", "names nothing"),
-     ("path:日記/ -の", "excludes nothing")],
+     ("path:日記/ -の", "excludes nothing"), ("tag:日記 OR path:日記/", "OR joins two tag:"),
+     ("tag:日記 OR tag:#", "names nothing")],
 )  # fmt: skip
 def test_an_operator_that_names_nothing_is_refused(query: str, reason: str) -> None:
     with pytest.raises(UnsearchableQuery, match=reason):

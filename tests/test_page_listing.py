@@ -165,3 +165,25 @@ def test_a_search_with_words_shows_no_listing_control(base: str) -> None:
         page.get_by_text("キーワード", exact=True).click()
         expect(page.locator("#search-status")).to_contain_text("件のノート（")
         expect(page.locator("#results .more-bar")).to_have_count(0)
+
+
+def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
+    """``path:projects/ OR path:2025-01-01`` is operators alone: the page lists the notes of
+    both, as the API does; an OR joining two kinds comes back refused, with the reason."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    query = "path:projects/ OR path:2025-01-01"
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#q", query)
+        page.press("#q", "Enter")
+        status = page.locator("#search-status")
+        expect(status).to_have_text(f"「{query}」のノート {PROJECTS + 1} 件（新しい順）")
+        assert sorted(_shown(page)) == sorted(_api_order(base, query))
+        assert "日記/2025-01-01.md" in _shown(page)
+
+        page.fill("#q", "tag:仕事 OR path:日記/")
+        page.press("#q", "Enter")
+        expect(status).to_contain_text("検索できませんでした: ")
+        expect(status).to_contain_text("OR joins two tag: or two path: operators")

@@ -122,6 +122,61 @@ def test_a_query_operators_leave_nothing_to_search_is_refused_with_the_reason(
 
 
 @pytest.mark.parametrize(
+    ("query", "parts"),
+    [
+        ("tag:旅行 OR tag:出張 京都", QueryParts("京都", any_tags=(("旅行", "出張"),))),
+        ("tag:a OR TAG:b OR tag:#c", QueryParts("", any_tags=(("a", "b", "#c"),))),
+        ('path:日記 OR path:"my notes"', QueryParts("", any_paths=(("日記", "my notes"),))),
+        (
+            "tag:x OR tag:y tag:z path:p OR path:q",
+            QueryParts("", tags=("z",), any_tags=(("x", "y"),), any_paths=(("p", "q"),)),
+        ),
+        # between words OR goes: search already ranks a note holding any of them
+        ("雨 OR 雪", QueryParts("雨 雪")),
+        ("旅行 tag:日記 雨 OR 雪", QueryParts("旅行 雨 雪", tags=("日記",))),
+        # not between two terms, or not upper case: a word
+        ("OR", QueryParts("OR")),
+        ("雨 OR", QueryParts("雨 OR")),
+        ("雨 OR OR 雪", QueryParts("雨 OR OR 雪")),
+        ("雨 or 雪", QueryParts("雨 or 雪")),
+        ("tag:a or tag:b", QueryParts("or", tags=("a", "b"))),
+    ],
+)
+def test_or_joins_operators_of_one_kind_and_goes_between_words(
+    query: str, parts: QueryParts
+) -> None:
+    assert split_query(query) == parts
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "旅行 OR tag:日記",
+        "tag:a OR path:b 旅行",
+        "-tag:a OR -tag:b 旅行",
+        "-雪 OR 雨",
+        '-"味噌 ラーメン" OR 雨',
+        "tag:a OR tag: 旅行",
+    ],
+)
+def test_an_or_joining_two_kinds_is_refused_with_the_reason(query: str) -> None:
+    """No parentheses group such an OR, so any reading of it would be a guess."""
+    with pytest.raises(UnsearchableQuery, match="OR joins two tag: or two path: operators"):
+        narrowed(None, split_query(query))
+
+
+def test_an_or_group_is_one_condition_of_any_of_its_values() -> None:
+    given = SearchFilters(path_contains=("a",))
+    result = narrowed(given, split_query("tag:#Garden OR tag:旅 path:x OR path:Y 雨"))
+    assert result == SearchFilters(
+        path_contains=("a",), tag_groups=(("Garden", "旅"),), path_groups=(("x", "Y"),)
+    )
+    clause, params = filter_clause(result)
+    assert params == {"f_anytags0": ["Garden", "旅"], "f_path0": ["%a%"], "f_path1": ["%x%", "%y%"]}
+    assert "&&" in clause.as_string(None)
+
+
+@pytest.mark.parametrize(
     ("word", "lexemes"),
     [
         ("雪", ["雪"]),

@@ -66,8 +66,12 @@ export async function restoreSearch(tagsLoaded) {
 const OPERATOR = /(?<!\S)-?(?:tag|path):(?:"[^"]*"|[^\s"]\S*)(?!\S)/giu;
 const EXCLUDED = /(?<!\S)-(?:"[^"]*"|[\p{L}\p{M}\p{N}_]\S*)(?!\S)/gu;
 
+// Operators joined by OR (tag:旅行 OR tag:出張) keep the notes of any of them: the ORs between
+// them are not words either. The server refuses an OR joining two kinds, and says why.
+const OR_CHAINED = /\u0001(?:\s+OR\s+\u0001)+/gu;
+
 function operatorsAlone(query) {
-  const rest = query.replace(OPERATOR, " ");
+  const rest = query.replace(OPERATOR, "\u0001").replace(OR_CHAINED, " ").replaceAll("\u0001", " ");
   const words = rest.replace(EXCLUDED, " ");
   return (rest !== query || words !== rest) && !words.trim();
 }

@@ -33,6 +33,8 @@ class SearchFilters:
     (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``path_contains``: the path holds each of them anywhere, in any case (``path:`` operators).
+    ``tag_groups`` and ``path_groups``: for each group, any of its tags or path texts, read as
+    ``tags`` and ``path_contains`` are (a query's operators joined by ``OR``).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
 
@@ -61,6 +63,8 @@ class SearchFilters:
     exclude_paths: tuple[str, ...] = ()
     exclude_words: tuple[str, ...] = ()
     exclude_notes: tuple[str, ...] = ()
+    tag_groups: tuple[tuple[str, ...], ...] = ()
+    path_groups: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         # Tags as frontmatter's are stored (a leading '#' and blanks dropped). A filter of
@@ -68,6 +72,8 @@ class SearchFilters:
         for name in ("tags", "all_tags", "exclude_tags"):
             given = getattr(self, name)
             object.__setattr__(self, name, tuple(normalise_tags(list(given))) or given)
+        groups = tuple(tuple(normalise_tags(list(g))) or g for g in self.tag_groups)
+        object.__setattr__(self, "tag_groups", groups)
 
     def is_empty(self) -> bool:
         """True when nothing is restricted."""
@@ -177,6 +183,10 @@ def _tag_conditions(clause: _Clause, f: SearchFilters) -> None:
         clause.add("d.tag_paths && rag.tag_keys(%(f_tags)s::text[])", "f_tags", list(f.tags))
     if f.all_tags:  # every one: the note's keys (with its tags' parents) hold each tag's key
         clause.add("d.tag_paths @> rag.tag_keys(%(f_all)s::text[])", "f_all", list(f.all_tags))
+    for i, group in enumerate(f.tag_groups):  # any of the group's tags
+        name = f"f_anytags{i}"
+        cond = sql.SQL("d.tag_paths && rag.tag_keys({}::text[])").format(sql.Placeholder(name))
+        clause.add(cond, name, list(group))
     if f.exclude_tags:
         clause.add(
             "NOT (d.tag_paths && rag.tag_keys(%(f_notags)s::text[]))",
@@ -191,10 +201,11 @@ def _path_conditions(clause: _Clause, f: SearchFilters) -> None:
     # Obsidian's path: matches text anywhere in the path, in any case (lower() of the path
     # against lower-cased patterns: three times cheaper than ILIKE). LIKE ... ANY takes
     # backslash as its escape character.
-    for i, text in enumerate(f.path_contains):
+    holds = [(text,) for text in f.path_contains] + list(f.path_groups)
+    for i, texts in enumerate(holds):  # each text, or any text of a group
         name = f"f_path{i}"
         cond = sql.SQL("lower(d.file_path) LIKE ANY({}::text[])").format(sql.Placeholder(name))
-        clause.add(cond, name, _inside(text))
+        clause.add(cond, name, [form for text in texts for form in _inside(text)])
     if f.exclude_paths:
         clause.add(
             "NOT (lower(d.file_path) LIKE ANY(%(f_nopaths)s::text[]))",

@@ -8,6 +8,11 @@
   Obsidian's ``path:`` does (``path:2026-01`` finds ``日記/2026-01-10.md``; ``path:日記/`` the
   notes of a folder named so, at any depth); ``path:"my notes/"`` for text with spaces. With
   several, each must hold, and ``--path-prefix`` too.
+- ``tag:旅行 OR tag:出張`` keeps the notes carrying either tag, and ``path:日記 OR path:メモ`` those
+  whose path holds either text, as ``OR`` (upper case, between two terms) reads in Obsidian.
+  Between words it changes nothing (``雨 OR 雪``: search already finds a note holding any of
+  them, best first) and is not searched as a word; joining an operator with a word or with an
+  operator of another kind is refused with the reason, as there are no parentheses to group by.
 - ``-tag:日記``, ``-path:日記`` and ``-word`` (``-"two words"``) leave out the notes the operator
   or the word would match: a note is left out when any of its sections holds the word, judged by
   the keyword index's tokens as keyword search reads them (``-走る`` leaves out 走った too), or
@@ -21,6 +26,7 @@ The words left are what is searched, so ``path:日記/ 旅行 -雪`` searches �
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 
@@ -32,6 +38,9 @@ _OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path):(?:"([^"]*)"|([^\s"]\S*))(?!\S)',
 # A word (starting with a letter or digit) or a quoted phrase after "-": "--x", "->" and "-)"
 # stay words.
 _EXCLUDED = re.compile(r'(?<!\S)-(?:"([^"]*)"|(\w\S*))(?!\S)')
+# "OR" in upper case as a term of its own; it joins the terms beside it (:func:`_or_chains`).
+_OR = "OR"
+_TERM = re.compile(r'(?<!\S)-?(?:(?:tag|path):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE)
 # "-tag:" without a value: an exclusion left unfinished, not the word "tag".
 _BARE_OPERATOR = re.compile(r"(tag|path):", re.IGNORECASE)
 
@@ -51,6 +60,11 @@ class QueryParts:
     not_tags: tuple[str, ...] = ()
     not_paths: tuple[str, ...] = ()
     not_words: tuple[str, ...] = ()
+    # Operators joined by OR: each group keeps the notes any of its tags or paths would keep.
+    any_tags: tuple[tuple[str, ...], ...] = ()
+    any_paths: tuple[tuple[str, ...], ...] = ()
+    # Why the query's OR cannot be read (it joins a word with an operator, or two kinds).
+    or_problem: str = ""
 
     @property
     def has_operators(self) -> bool:
@@ -64,25 +78,92 @@ class QueryParts:
     @property
     def excludes_only(self) -> bool:
         """Only exclusions: no tag: or path: names the notes to keep."""
-        return self.has_operators and not (self.words or self.tags or self.paths)
+        kept = self.tags or self.paths or self.any_tags or self.any_paths
+        return self.has_operators and not (self.words or kept)
+
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        """Every tag the query names to keep, alone or in an OR group."""
+        return (*self.tags, *(t for group in self.any_tags for t in group))
+
+    @property
+    def all_paths(self) -> tuple[str, ...]:
+        """Every path text the query names to keep, alone or in an OR group."""
+        return (*self.paths, *(p for group in self.any_paths for p in group))
 
 
 def split_query(query: str) -> QueryParts:
-    """``query`` read for ``tag:``, ``path:`` and ``-`` operators."""
+    """``query`` read for ``tag:``, ``path:``, ``-`` and ``OR`` operators."""
+    query, groups, problem = _or_chains(query)
     found: dict[str, list[str]] = {k: [] for k in ("tag", "path", "-tag", "-path", "-")}
     for match in _OPERATOR.finditer(query):
-        value = match[3] if match[3] is not None else match[4]
-        found[match[1] + match[2].lower()].append(value.strip())
+        found[match[1] + match[2].lower()].append(_value(match))
     rest = _OPERATOR.sub(" ", query)
     for match in _EXCLUDED.finditer(rest):
         word = (match[1] if match[1] is not None else match[2]).strip()
         bare = _BARE_OPERATOR.fullmatch(word)
         found["-" + bare[1].lower() if bare else "-"].append("" if bare else word)
-    if not any(found.values()):
+    if not (any(found.values()) or any(groups.values()) or problem):
         return QueryParts(query)
     return QueryParts(
         " ".join(_EXCLUDED.sub(" ", rest).split()),
-        *(tuple(found[k]) for k in ("tag", "path", "-tag", "-path", "-")),
+        tags=tuple(found["tag"]),
+        paths=tuple(found["path"]),
+        not_tags=tuple(found["-tag"]),
+        not_paths=tuple(found["-path"]),
+        not_words=tuple(found["-"]),
+        any_tags=tuple(groups["tag"]),
+        any_paths=tuple(groups["path"]),
+        or_problem=problem,
+    )
+
+
+def _value(match: re.Match[str]) -> str:
+    return (match[3] if match[3] is not None else match[4]).strip()
+
+
+def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
+    """``query`` without its ``OR`` chains (``a OR b OR c``), the values of the chains of
+    ``tag:`` or ``path:`` operators by kind, and why a chain cannot be read ("" when all can).
+
+    A chain of words only loses its ``OR``: its words are searched as any other words are. An
+    ``OR`` that does not stand between two terms (first, last, doubled) is a word."""
+    terms = list(_TERM.finditer(query))
+    groups: dict[str, list[tuple[str, ...]]] = {"tag": [], "path": []}
+    problem, cut, i = "", [], 1
+    while i < len(terms) - 1:
+        if terms[i][0] != _OR or _OR in (terms[i - 1][0], terms[i + 1][0]):
+            i += 1
+            continue
+        chain = [terms[i - 1]]
+        while i < len(terms) - 1 and terms[i][0] == _OR and terms[i + 1][0] != _OR:
+            chain.append(terms[i + 1])
+            i += 2
+        operators = [_OPERATOR.fullmatch(t[0]) for t in chain]
+        kinds = {_kind(t[0], m) for t, m in zip(chain, operators, strict=True)}
+        start, end = chain[0].start(), chain[-1].end()
+        if kinds in ({"tag"}, {"path"}):
+            groups[kinds.pop()].append(tuple(_value(m) for m in operators if m))
+            cut.append((start, end))
+        else:  # only the ORs go: words are searched as any words are; two kinds are refused
+            cut += [(a.end(), b.start()) for a, b in itertools.pairwise(chain)]
+            if kinds != {"word"} and not problem:
+                problem = _or_refusal(query[start:end])
+    for start, end in reversed(cut):
+        query = query[:start] + " " + query[end:]
+    return query, groups, problem
+
+
+def _kind(term: str, operator: re.Match[str] | None) -> str:
+    if operator:
+        return operator[1] + operator[2].lower()
+    return "-" if _EXCLUDED.fullmatch(term) else "word"
+
+
+def _or_refusal(chain: str) -> str:
+    return (
+        f"{chain!r}: OR joins two tag: or two path: operators (tag:旅行 OR tag:出張), or two"
+        " words; write the query without this OR, or search each part on its own"
     )
 
 
@@ -120,6 +201,8 @@ def _with_operators(filters: SearchFilters | None, parts: QueryParts) -> SearchF
         base,
         all_tags=(*base.all_tags, *parts.tags),
         path_contains=(*base.path_contains, *parts.paths),
+        tag_groups=(*base.tag_groups, *parts.any_tags),
+        path_groups=(*base.path_groups, *parts.any_paths),
         exclude_tags=(*base.exclude_tags, *parts.not_tags),
         exclude_paths=(*base.exclude_paths, *parts.not_paths),
         exclude_words=(*base.exclude_words, *parts.not_words),
@@ -129,10 +212,14 @@ def _with_operators(filters: SearchFilters | None, parts: QueryParts) -> SearchF
 def _refuse_empty(parts: QueryParts) -> None:
     """Refuse an operator without a value, and an excluded word the keyword index keeps nothing
     of (a particle, punctuation): leaving it out would silently exclude nothing."""
+    if parts.or_problem:
+        raise UnsearchableQuery(parts.or_problem)
     # A tag of "#" alone names none either: the filter would keep it as given and match no note.
-    tags, not_tags = ([t.lstrip("#").strip() for t in ts] for ts in (parts.tags, parts.not_tags))
+    tags, not_tags = (
+        [t.lstrip("#").strip() for t in ts] for ts in (parts.all_tags, parts.not_tags)
+    )
     for kind, values in (
-        ("tag:", tags), ("path:", parts.paths), ("-tag:", not_tags),
+        ("tag:", tags), ("path:", parts.all_paths), ("-tag:", not_tags),
         ("-path:", parts.not_paths), ("-", parts.not_words),
     ):  # fmt: skip
         if "" in values:
