@@ -32,6 +32,9 @@ NOTES = {
     # one note carrying both forms counts once
     "both.md": f"---\ntags: [{GUIDE}]\n---\n# both\n\n京都の寺を歩いた。 #{nfd(GUIDE)}\n",
     "other.md": "---\ntags: [ガイドライン]\n---\n# other\n\n京都の寺を歩いた。\n",
+    # as many notes of each form: the list shows the typed one
+    "drama.md": "---\ntags: [ドラマ]\n---\n# drama\n\n京都の寺を歩いた。\n",
+    "drama-pasted.md": f"---\ntags: [{nfd('ドラマ')}]\n---\n# drama2\n\n京都の寺を歩いた。\n",
 }
 GUIDED = {"typed.md", "typed2.md", "pasted.md", "inline.md", "both.md"}
 
@@ -73,6 +76,7 @@ def test_the_tag_list_shows_one_entry_for_both_forms(store: str) -> None:
         listed = dict(list_tags(conn))
         total, notes = notes_tagged(conn, nfd(GUIDE))
     assert listed[GUIDE] == len(GUIDED) and nfd(GUIDE) not in listed
+    assert listed["ドラマ"] == 2 and nfd("ドラマ") not in listed
     assert total == len(GUIDED) and {n.file_path for n in notes} == GUIDED
 
 
