@@ -181,8 +181,10 @@ def report_failures(result: dg.ExecuteInProcessResult) -> None:
 
 def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
     """One redacted line per failed step or resource: where, and the message of the error
-    :func:`_telling_error` picks from its chain."""
+    :func:`_telling_error` picks from its chain; control characters escaped, as a path in
+    the message may hold them."""
     from knowledge_assets.core import secrets
+    from knowledge_assets.search_cli import shown
 
     lines = []
     for event in events:
@@ -195,7 +197,7 @@ def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
         head, sep, rest = first.partition(": ")
         message = rest if sep and "." in head and " " not in head else first
         where = event.step_key or "set-up"
-        lines.append(f"{where}: {secrets.redact(message)}")
+        lines.append(f"{where}: {shown(secrets.redact(message))}")
     return lines
 
 

@@ -157,11 +157,13 @@ def _run(
 
 def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:
     """The warnings the run's steps logged (a rejected file, a date left empty), one line each
-    as ``step: message``, redacted."""
+    as ``step: message``, redacted, with control characters escaped: a file's name may hold an
+    escape sequence that would retitle or clear the terminal."""
     from knowledge_assets.core import secrets
+    from knowledge_assets.search_cli import shown
 
     return [
-        f"{entry.step_key or 'run'}: {secrets.redact(entry.user_message)}"
+        f"{entry.step_key or 'run'}: {shown(secrets.redact(entry.user_message))}"
         for entry in instance.all_logs(run_id)
         if entry.level == logging.WARNING and not entry.is_dagster_event
     ]

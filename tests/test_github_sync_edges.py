@@ -92,7 +92,8 @@ def test_a_note_renamed_onto_a_twin_path_is_rejected_as_its_duplicate(
     _sync(db_url, gh)
     gh.commit({}, {"vault/x.md": twin})
     report = _sync(db_url, gh)
-    how = "case" if twin == "vault/note.md" else "Unicode normalization"
+    nfd = "Unicode normalization: this name is decomposed (NFD), that one composed (NFC)"
+    how = "case" if twin == "vault/note.md" else nfd
     assert report.rejected == [(twin, f"duplicate of {kept} (paths differ only in {how})")]
     assert (report.deleted, report.renamed) == (["vault/x.md"], [])
     assert _notes(db_url) == {kept: "# kept\n"} and _rejected(db_url) == [twin]

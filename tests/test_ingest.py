@@ -106,13 +106,23 @@ def test_bad_files_are_rejected_with_reasons_and_the_rest_lands(db_url: str, vau
     assert len(report.rejected) == len(rejected)
 
 
+# The two names of a Unicode pair print alike: the reason says which form each is.
+REJECTED_NFD = "Unicode normalization: this name is decomposed (NFD), that one composed (NFC)"
+REJECTED_NFC = "Unicode normalization: this name is composed (NFC), that one decomposed (NFD)"
+
+
 @pytest.mark.parametrize(
     ("first", "second", "how"),
-    [("Case.md", "case.md", "case"), ("\u304c.md", "\u304b\u3099.md", "Unicode normalization")],
-    ids=["case", "nfc-nfd"],
+    [
+        ("Case.md", "case.md", "case"),
+        ("\u304c.md", "\u304b\u3099.md", REJECTED_NFC),
+        ("\u304b\u3099/\u304c.md", "\u304b\u3099/\u304b\u3099.md", REJECTED_NFC),
+        ("\u304b\u3099.md", "\u304c\u304b\u3099.md", None),
+    ],
+    ids=["case", "nfc-nfd", "in-a-decomposed-folder", "not-twins"],
 )
 def test_paths_one_file_system_would_merge_keep_one_note(
-    db_url: str, vault: Path, first: str, second: str, how: str
+    db_url: str, vault: Path, first: str, second: str, how: str | None
 ) -> None:
     _write(vault, first, "# 一つ目\n")
     _write(vault, second, "# 二つ目\n")
@@ -120,9 +130,26 @@ def test_paths_one_file_system_would_merge_keep_one_note(
         sync_source(conn, LocalSource(vault))
         rejected = dict(store.rejections(conn, "docs_local"))
         paths = set(store.stored_paths(conn, "docs_local"))
+    if how is None:
+        assert rejected == {} and {first, second} <= paths
+        return
     loser, kept = max(first, second), min(first, second)
     assert rejected == {loser: f"duplicate of {kept} (paths differ only in {how})"}
     assert kept in paths and loser not in paths
+
+
+def test_a_decomposed_name_that_came_after_a_stored_composed_one_says_so(
+    db_url: str, vault: Path
+) -> None:
+    _write(vault, "\u304c.md", "# 先に保存\n")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        _write(vault, "\u304b\u3099.md", "# 後から\n")
+        sync_source(conn, LocalSource(vault))
+        rejected = dict(store.rejections(conn, "docs_local"))
+    assert rejected == {
+        "\u304b\u3099.md": f"duplicate of \u304c.md (paths differ only in {REJECTED_NFD})"
+    }
 
 
 @pytest.mark.parametrize("gone", ["delete", "rename"])

@@ -117,3 +117,71 @@ def test_odd_yaml_values_become_json_safe() -> None:
     doc = parse_document("a.md", b"---\n1: one\nwhen: 2025-01-02 03:04:05\nnan: .nan\n---\nx")
     assert isinstance(doc, ParsedDoc)
     assert doc.frontmatter == {"1": "one", "when": "2025-01-02T03:04:05", "nan": None}
+
+
+# What a Japanese input method types into frontmatter: a full-width colon (：) or space (U+3000)
+# where YAML needs half-width ones. YAML's own message names another line, or none.
+@pytest.mark.parametrize(
+    ("yaml_text", "reason"),
+    [
+        ("title：日記", "line 2 separates `title` from its value with a full-width colon (：):"
+         " write `title: 日記`"),
+        ("title： 日記", "line 2 separates `title` from its value with a full-width colon (：):"
+         " write `title: 日記`"),
+        ("tags：日記\ntitle: 題", "line 2 separates `tags` from its value with a full-width"
+         " colon (：): write `tags: 日記`"),
+        ("title: 題\ntags：日記", "line 3 separates `tags` from its value with a full-width"
+         " colon (：): write `tags: 日記`"),
+        ("title:\u3000題", "line 2 has a full-width space after `title:`: write `title: 題`"),
+        ("title:\u3000題\ntags: [a]", "line 2 has a full-width space after `title:`:"
+         " write `title: 題`"),
+        ("tags: [a]\ntitle:\u3000題", "line 3 has a full-width space after `title:`:"
+         " write `title: 題`"),
+        ("title:\u3000\ntags: [a]", "line 2 has a full-width space after `title:`:"
+         " write `title:` without it"),
+        ("tags:\n\u3000- a", "line 3 is indented with a full-width space: indent with"
+         " half-width spaces"),
+        ("tags:\n  - a\n\u3000\u3000- b", "line 4 is indented with a full-width space: indent"
+         " with half-width spaces"),
+    ],
+    ids=["colon", "colon-space", "colon-first", "colon-second", "space", "space-first",
+         "space-last", "space-no-value", "indent", "indent-after-good"],
+)  # fmt: skip
+def test_full_width_colon_or_space_is_named_with_its_line_and_the_fix(
+    yaml_text: str, reason: str
+) -> None:
+    result = parse_document("bad.md", f"---\n{yaml_text}\n---\n本文\n".encode())
+    assert isinstance(result, Rejection)
+    assert result.reason == f"malformed YAML frontmatter: {reason}"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "reason"),
+    [
+        ("title: 第1章：始まり\ntags: [a", "expected ',' or ']'"),
+        ("- 第1章：始まり\n- x", "frontmatter is not a mapping (got list)"),
+        ("tags: [a\nnote：later", "expected ',' or ']'"),
+        ("summary: |\n  \u3000字下げした段落\ntags: [a", "expected ',' or ']'"),
+    ],
+    ids=["in-a-value", "in-a-list", "after-the-error", "in-a-block-text"],
+)
+def test_full_width_characters_the_yaml_allows_are_not_blamed(yaml_text: str, reason: str) -> None:
+    result = parse_document("bad.md", f"---\n{yaml_text}\n---\n本文\n".encode())
+    assert isinstance(result, Rejection)
+    assert reason in result.reason and "full-width" not in result.reason
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "meta"),
+    [
+        ("title: 第1章：始まり", {"title": "第1章：始まり"}),
+        ("title: 題\u3000名", {"title": "題\u3000名"}),
+        ("summary: |\n  \u3000字下げ", {"summary": "\u3000字下げ\n"}),
+    ],
+    ids=["colon-in-value", "space-in-value", "space-in-block-text"],
+)
+def test_full_width_characters_inside_values_still_parse(
+    yaml_text: str, meta: dict[str, str]
+) -> None:
+    doc = parse_document("ok.md", f"---\n{yaml_text}\n---\n本文\n".encode())
+    assert isinstance(doc, ParsedDoc) and doc.frontmatter == meta

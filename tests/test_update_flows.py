@@ -146,6 +146,21 @@ def test_update_prints_a_line_per_rejected_file_and_per_failed_step(
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+def test_update_prints_control_characters_of_file_names_escaped(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """A file name may hold an escape sequence (``ESC ] 0;… BEL`` retitles the terminal,
+    ``ESC [2J`` clears it): the lines naming it are printed as ``status`` prints them."""
+    (repo / "cinderella.md").write_text(NOTE)
+    (repo / "evil\x1b]0;pwned\x07.md").write_text("---\ntitle: [unclosed\n---\n本文\n")
+    done = _cli(env, "update", "--no-embeddings")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stderr + done.stdout and "\x07" not in done.stderr + done.stdout
+    assert "  raw_docs: rejected evil\\x1b]0;pwned\\x07.md: malformed YAML" in done.stderr
+    status = _cli(env, "status")
+    assert "evil\\x1b]0;pwned\\x07.md" in status.stdout
+
+
 def test_update_embeds_for_the_model_search_uses_and_backfills_the_configured_one(
     db_url: str, repo: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

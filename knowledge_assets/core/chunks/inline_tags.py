@@ -17,6 +17,7 @@ results all read that column.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 from knowledge_assets.core.chunks.comments import without_code_spans
@@ -28,7 +29,10 @@ MAX_INLINE_TAGS = 100  # a note of thousands of distinct "#x1 #x2 …" is no set
 MAX_TAG_CHARS = 200  # a longer "tag" is a run of text (and too long for the tag index)
 # Whether a note may hold an inline tag at all: most notes do not, and skip the line scan.
 _CANDIDATE = re.compile(r"(?:^|\s)#[^\s#]", re.MULTILINE)
-_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
+# Combining marks belong to the tag: text written decomposed (NFD, as macOS names files) spells
+# ガ as カ plus U+3099 and é as e plus U+0301, which \w alone cut the tag at.
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\u3099\u309a\ufe20-\ufe2f"
+_TAG = re.compile(rf"(?<!\S)#([\w{_MARKS}/-]+)")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _LINK_DEFINITION = re.compile(r" {0,3}\[[^\]]+\]:[ \t]")  # [ref]: #anchor or an address
 
@@ -69,7 +73,8 @@ def _prose_lines(content: str) -> Iterator[str]:
 
 def inline_tags(content: str) -> list[str]:
     """The inline tags of a note's body, each once (the first spelling of a tag that differs
-    only in case), in order; at most ``MAX_INLINE_TAGS``."""
+    only in case or Unicode form, as ``rag.tag_key`` folds them), in order; at most
+    ``MAX_INLINE_TAGS``."""
     if "#" not in content or not _CANDIDATE.search(content):
         return []
     found: dict[str, str] = {}
@@ -78,7 +83,7 @@ def inline_tags(content: str) -> list[str]:
             tag = match[1].strip("/")
             if len(tag) > MAX_TAG_CHARS or tag[:1].isdigit() or not any(c.isalpha() for c in tag):
                 continue
-            found.setdefault(tag.lower(), tag)
+            found.setdefault(unicodedata.normalize("NFC", tag).lower(), tag)
             if len(found) == MAX_INLINE_TAGS:
                 return list(found.values())
     return list(found.values())

@@ -11,6 +11,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from knowledge_assets.core.ingest import frontmatter
+from knowledge_assets.core.ingest.fullwidth import full_width_problem
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 _BINARY_SNIFF = 8192
@@ -175,12 +176,14 @@ def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
         if meta is None:
             meta = {}
         if not isinstance(meta, dict):
+            if problem := full_width_problem(fm_text):
+                return Rejection(path, f"malformed YAML frontmatter: {problem}")
             return Rejection(path, f"frontmatter is not a mapping (got {type(meta).__name__})")
         safe = frontmatter.json_safe(meta)
     except frontmatter.FrontmatterError as exc:
         return Rejection(path, f"frontmatter rejected: {exc}")
     except yaml.YAMLError as exc:
-        return Rejection(path, f"malformed YAML frontmatter: {_yaml_message(exc)}")
+        return Rejection(path, f"malformed YAML frontmatter: {_yaml_message(exc, fm_text)}")
     return ParsedDoc(path, safe, body, content_hash(fm_text, body), tuple(warnings))
 
 
@@ -195,13 +198,18 @@ def _split(text: str) -> tuple[str | None, str]:
     return fm_text, body
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+def _yaml_message(exc: yaml.YAMLError, fm_text: str) -> str:
     """YAML's problem and where it is, and what it was reading when that began: an unclosed
-    quote is found only at the end of the frontmatter, but began where the quote opens."""
+    quote is found only at the end of the frontmatter, but began where the quote opens. A
+    full-width colon or space before the construct YAML was reading is named instead: YAML
+    blames another line (inside an unclosed ``[`` or quote, a full-width colon is just text)."""
     mark = getattr(exc, "problem_mark", None)
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    stop = start or mark
+    if problem := full_width_problem(fm_text, stop.line if stop else None):
+        return problem
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     message = f"{problem}{frontmatter.where(mark)}"
-    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     if context and start is not None and (mark is None or start.line != mark.line):
         message += f", {context}{frontmatter.where(start)}"
     return message

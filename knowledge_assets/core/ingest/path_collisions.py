@@ -67,7 +67,11 @@ def split_duplicates(
     for item in parsed:
         if item.path in losers:
             kept = losers[item.path]
-            how = "case" if item.path.casefold() == kept.casefold() else "Unicode normalization"
+            how = (
+                "case"
+                if item.path.casefold() == kept.casefold()
+                else f"Unicode normalization: {_forms(item.path, kept)}"
+            )
             reason = f"duplicate of {kept} (paths differ only in {how})"
             rejected.append(Rejection(item.path, reason))
         elif isinstance(item, Rejection):
@@ -75,6 +79,22 @@ def split_duplicates(
         else:
             accepted.append(item)
     return accepted, rejected
+
+
+def _forms(path: str, kept: str) -> str:
+    """Which form each of two paths that print alike is written in, by the first folder or
+    file name that differs: without it, the reason names the kept file by what looks like the
+    rejected file's own name."""
+    for mine, theirs in zip(path.split("/"), kept.split("/"), strict=False):
+        if mine != theirs:
+            return f"this name is {_form(mine)}, that one {_form(theirs)}"
+    return "written in another form"
+
+
+def _form(name: str) -> str:
+    if unicodedata.is_normalized("NFC", name):
+        return "composed (NFC)"
+    return "decomposed (NFD)" if unicodedata.is_normalized("NFD", name) else "partly decomposed"
 
 
 def _present(stored: set[str], changes: ChangeSet) -> set[str]:
