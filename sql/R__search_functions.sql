@@ -66,7 +66,7 @@ END
 $$;
 
 -- Tags of the latest notes with the number of notes carrying each, most used first. Tags fold
--- case (rag.tag_key, sql/029) and Unicode form (sql/054): Project and project are one entry,
+-- case (rag.tag_key, sql/029) and Unicode form (sql/055): Project and project are one entry,
 -- shown in its most common spelling (on a tie, a composed one, as typed, before a decomposed one
 -- that prints alike; then the first in code point order). A note carrying two spellings counts
 -- once: only its first spelling of the tag counts it. One pass over the tags (a join of the spellings

@@ -111,11 +111,11 @@ def test_an_upgraded_store_reads_its_tags_in_either_form(blank_db_url: str, tmp_
     db.migrate(blank_db_url)
     ingest(blank_db_url, None, tmp_path)
     with db.connect(blank_db_url) as conn:
-        conn.execute(BEFORE_054.encode())
+        conn.execute(BEFORE_055.encode())
         conn.commit()
         assert _found(blank_db_url, tags=(GUIDE,)) == {"typed.md", "typed2.md", "both.md"}
         before = _chunk_versions(conn)
-    assert db.migrate(blank_db_url) == ["054_tags_fold_unicode_form.sql"]
+    assert db.migrate(blank_db_url) == ["055_tags_fold_unicode_form.sql"]
     assert _found(blank_db_url, tags=(GUIDE,)) == GUIDED - {"inline.md"}
     ingest(blank_db_url, None, tmp_path)  # the next update chunks the marked notes again
     assert _found(blank_db_url, tags=(GUIDE,)) == GUIDED
@@ -138,7 +138,7 @@ def _chunk_versions(conn: Any) -> dict[str, list[str]]:
 
 # The store as it was: tags keyed by case alone, and a decomposed inline tag cut at its first
 # combining mark.
-BEFORE_054 = """
+BEFORE_055 = """
 CREATE OR REPLACE FUNCTION rag.tag_key(tag text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT lower(tag) $$;
 UPDATE rag.latest_docs SET inline_tags = ARRAY['\u30ab'],
@@ -148,5 +148,5 @@ ALTER TABLE rag.latest_docs DROP COLUMN tag_paths;
 ALTER TABLE rag.latest_docs
     ADD COLUMN tag_paths text[] GENERATED ALWAYS AS (rag.tag_paths(rag.tag_keys(tags))) STORED;
 CREATE INDEX latest_docs_tag_paths_idx ON rag.latest_docs USING GIN (tag_paths);
-DELETE FROM meta.migrations WHERE name = '054_tags_fold_unicode_form.sql';
+DELETE FROM meta.migrations WHERE name = '055_tags_fold_unicode_form.sql';
 """
