@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from datetime import date
@@ -34,7 +35,7 @@ from knowledge_assets.core.search import (
 from knowledge_assets.core.search.fusion import DEFAULT_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHTS
 from knowledge_assets.core.search.notes import UnknownNote, get_doc, list_tags, similar
 from knowledge_assets.core.sources.local import LocalSource
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, new_database
 from tests.fakes.voyage_server import FakeEmbeddingServer
 
 LATEST = "20251230_rag-design.md"
@@ -51,6 +52,18 @@ def ingest(url: str, embedder: Embedder | None, vault: Path = EXAMPLE_VAULT) -> 
         refresh_chunks(conn, max_tokens=8000)
         if embedder is not None:
             embed_missing(conn, embedder)
+
+
+@contextlib.contextmanager
+def notes_store(server_url: str, folder: Path, notes: dict[str, str]) -> Iterator[str]:
+    """A new database holding ``notes`` (file name -> text) written into ``folder`` and ingested
+    without vectors, dropped afterwards."""
+    for name, text in notes.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    with new_database(server_url) as url:
+        db.migrate(url)
+        ingest(url, None, folder)
+        yield url
 
 
 @pytest.fixture(scope="module")

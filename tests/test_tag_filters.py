@@ -5,14 +5,13 @@ the tag index."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.search.search_sql import filter_clause
-from tests.test_search import ingest
+from tests.test_search import notes_store
 
 NOTES = {
     "京都.md": "---\ntags: ['#旅']\n---\n# 京都\n\n京都の寺を歩いた。\n",
@@ -41,14 +40,7 @@ def test_filter_tags_are_normalised_as_frontmatter_tags(
 
 @pytest.fixture(scope="module")
 def store(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from tests.conftest import new_database
-
-    vault: Path = tmp_path_factory.mktemp("vault")
-    for name, text in NOTES.items():
-        (vault / name).write_text(text, encoding="utf-8")
-    with new_database(server_url) as url:
-        db.migrate(url)
-        ingest(url, None, vault)
+    with notes_store(server_url, tmp_path_factory.mktemp("vault"), NOTES) as url:
         yield url
 
 

@@ -15,7 +15,7 @@ from knowledge_assets.core.chunks.inline_tags import inline_tags
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.search.notes import list_tags, notes_tagged
-from tests.test_search import ingest
+from tests.test_search import ingest, notes_store
 
 
 def nfd(text: str) -> str:
@@ -41,14 +41,7 @@ GUIDED = {"typed.md", "typed2.md", "pasted.md", "inline.md", "both.md"}
 
 @pytest.fixture(scope="module")
 def store(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from tests.conftest import new_database
-
-    folder = tmp_path_factory.mktemp("vault")
-    for name, text in NOTES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    with new_database(server_url) as url:
-        db.migrate(url)
-        ingest(url, None, folder)
+    with notes_store(server_url, tmp_path_factory.mktemp("vault"), NOTES) as url:
         yield url
 
 
