@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import replace
+from functools import lru_cache
 
 from knowledge_assets.core.search.search_hits import SearchHit
 
@@ -34,6 +35,7 @@ _GLOSS = re.compile(r"^(.*?)\s*\(([^()]*)\)$")
 _LATIN = re.compile(r"^[A-Za-z0-9 .,'&+/-]*[A-Za-z][A-Za-z0-9 .,'&+/-]*$")
 
 
+@lru_cache(maxsize=8192)  # a search compares up to 50 hits, mostly of the same few notes
 def title_key(text: str) -> str:
     """What a title and a query are compared by (``列挙型 （ＥＮＵＭ）`` → ``列挙型enum``)."""
     folded = unicodedata.normalize("NFKC", text).lower()
@@ -54,9 +56,11 @@ def other_names(title: str) -> set[str]:
 
 def naming(title: str, key: str) -> int | None:
     """0 when ``key`` is the whole title, 1 when it is one of :func:`other_names`, else None."""
-    if key == title_key(title):
+    whole = title_key(title)
+    if key == whole:
         return 0
-    return 1 if key in other_names(title) else None
+    # Both parts of "X (Y)" are pieces of the whole title's key: most titles are ruled out here.
+    return 1 if key in whole and key in other_names(title) else None
 
 
 def titles_first(hits: list[SearchHit], query: str) -> list[SearchHit]:
