@@ -35,6 +35,7 @@ from knowledge_assets.core.search.operators import narrowed, split_query
 from knowledge_assets.core.search.query_cache import QueryCache
 from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
+from knowledge_assets.core.search.title_match import titles_first
 from knowledge_assets.core.settings import api_key_for
 
 MODES = ("vector", "keyword", "hybrid")
@@ -186,6 +187,8 @@ def search(
         embed_ms = round(_ms(started) - excluding_ms, 3)
         t_search = time.perf_counter()
         hits = run(replace(legs, vector=vector), mode, depth, weights, ahead)
+    if mode != "vector":  # vector search ranks by meaning alone
+        hits = titles_first(hits, query)
     if per_note:
         hits = group_by_note(hits, limit, sections)
     search_ms = round(_ms(t_search) + excluding_ms, 3)

@@ -1,0 +1,91 @@
+"""A query that is a note's title finds that note first; one that is a heading, that section.
+
+People look notes up by their titles. BM25 over a chunk's headings and body cannot see that a
+query *is* a title: a note titled ``パッケージ`` ranked fifth for the query ``パッケージ``, behind
+``パッケージの使い方`` and other notes saying the word more often (bench/known_item.py). So keyword
+and hybrid search move the best hit of each note the query names to the front, in the order the
+ranking gave them; every other hit keeps its order after them.
+
+Titles and queries are compared as typed words, not as tokens: NFKC-folded (``ＡＢＣ``, ``ｶﾅ``),
+lowercased, hiragana read as katakana (a title typed unconverted, ``ぱっけーじ``), and only letters
+and digits kept (spaces, ``・``, brackets and emoji do not count). A title ``X (Y)`` is also named
+by ``X`` (``マーキュリー (惑星)``: the name and what tells it apart) and, when ``Y`` is Latin
+script, by ``Y``: Japanese technical writing gives a term with its English name that way
+(``ジェネリクス (generics)``). Such a note comes after the notes whose whole title the query is
+(``RAG設計メモ`` before ``RAG設計メモ（初版）``). A parenthesised part inside a title
+(``列挙型(enum)の問題点``) names nothing on its own.
+
+A `##` heading is remembered the same way: after the notes it titles, a query that is a
+section's heading moves that section (the first of each note) up, so ``Mapの操作`` opens the
+section of that name rather than one that says Map and 操作 more often.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import replace
+from functools import lru_cache
+
+from knowledge_assets.core.search.search_hits import SearchHit
+
+_HIRAGANA = re.compile(r"[\u3041-\u3096]")
+# A title ending in one parenthesised part, half- or full-width (NFKC makes both half-width).
+_GLOSS = re.compile(r"^(.*?)\s*\(([^()]*)\)$")
+_LATIN = re.compile(r"^[A-Za-z0-9 .,'&+/-]*[A-Za-z][A-Za-z0-9 .,'&+/-]*$")
+
+
+@lru_cache(maxsize=8192)  # a search compares up to 50 hits, mostly of the same few notes
+def title_key(text: str) -> str:
+    """What a title and a query are compared by (``列挙型 （ＥＮＵＭ）`` → ``列挙型enum``)."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    # Hiragana and katakana differ by 0x60 code points, letter for letter.
+    folded = _HIRAGANA.sub(lambda m: chr(ord(m.group()) + 0x60), folded)
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+def other_names(title: str) -> set[str]:
+    """The keys that name a note titled ``X (Y)`` besides its whole title: X, and Y if Latin."""
+    gloss = _GLOSS.match(unicodedata.normalize("NFKC", title).strip())
+    if gloss is None:
+        return set()
+    name, english = gloss.groups()
+    names = {name, english} if _LATIN.match(english.strip()) else {name}
+    return {k for k in map(title_key, names) if k}
+
+
+def naming(title: str, key: str) -> int | None:
+    """0 when ``key`` is the whole title, 1 when it is one of :func:`other_names`, else None."""
+    whole = title_key(title)
+    if key == whole:
+        return 0
+    # Both parts of "X (Y)" are pieces of the whole title's key: most titles are ruled out here.
+    return 1 if key in whole and key in other_names(title) else None
+
+
+def titles_first(hits: list[SearchHit], query: str) -> list[SearchHit]:
+    """``hits`` with the best hit of each note ``query`` names moved to the front: notes with
+    that whole title first, then those it names otherwise, then the sections with that heading
+    (one per note), each group in the ranking's order.
+
+    A moved hit's score becomes at least the first hit's, so scores never rise down the list.
+    """
+    key = title_key(query)
+    if not key or not hits:
+        return hits
+    named: dict[tuple[str, str], tuple[int, SearchHit]] = {}
+    for hit in hits:
+        note = (hit.source, hit.file_path)
+        if note in named:
+            continue
+        tier = naming(hit.title, key)
+        if tier is None and title_key(hit.heading) == key:
+            tier = 2  # the section this heading opens, not the note's best hit
+        if tier is not None:
+            named[note] = (tier, hit)
+    if not named:
+        return hits
+    moved = [h for _, h in sorted(named.values(), key=lambda pair: pair[0])]  # stable
+    top = max(h.score for h in [hits[0], *moved])
+    ids = {h.chunk_id for h in moved}
+    return [replace(h, score=top) for h in moved] + [h for h in hits if h.chunk_id not in ids]
