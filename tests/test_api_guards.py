@@ -87,6 +87,28 @@ def test_a_validation_error_echoes_only_the_start_of_the_input(client: httpx.Cli
         assert error["input"].endswith(f"… ({len(body[field]):,} characters)")
 
 
+@pytest.mark.parametrize("kind", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"])  # fmt: skip
+@pytest.mark.parametrize("path", [*SEARCHES, "/api/ai/qa"])
+def test_a_body_sent_as_anything_but_json_is_415_saying_how_to_send_it(
+    client: httpx.Client, path: str, kind: str
+) -> None:
+    """curl's -d sends a form: the JSON in it was refused as 'not a valid dictionary'. A form or
+    plain text is also what a page of another site can post here without asking first."""
+    before = client.get("/api/ai/qa/history").json()["total"]
+    body = json.dumps({"question" if path == "/api/ai/qa" else "query": "ラーメン"})
+    response = client.post(path, content=body, headers={"content-type": kind})
+    assert response.status_code == 415, response.text
+    error = response.json()["error"]
+    assert error.startswith(f"the request body was sent as {kind.split(';')[0]!r}, not as JSON")
+    assert "Content-Type: application/json" in error and "\n" not in error
+    unlabelled = client.post(path, content=body)  # FastAPI reads no body without a type as JSON
+    assert unlabelled.status_code == 415
+    assert unlabelled.json()["error"].startswith("the request body was sent without a Content-Type")
+    assert client.get("/api/ai/qa/history").json()["total"] == before  # nothing was answered
+    for fine in ("application/json; charset=utf-8", "Application/JSON"):
+        assert client.post(path, content=body, headers={"content-type": fine}).status_code == 200
+
+
 @pytest.mark.parametrize("path", [*SEARCHES, "/api/ai/qa"])
 def test_filter_tags_are_at_most_a_hundred(client: httpx.Client, path: str) -> None:
     def ask(tags: list[str]) -> httpx.Response:

@@ -35,7 +35,8 @@ DESCRIPTION = """Search your notes and ask them questions (answers cite the note
 Every error is JSON of one shape: `{"success": false, "error": "<what went wrong and what to do>",
 "detail": ...}`. `error` is one line to show a person; `detail` is the same line, or, when the
 request fails validation (422), FastAPI's list of problems (`loc`, `msg`, `type`, and `input`
-cut to its first 100 characters). Request bodies over 1 MiB are refused (413). Durations
+cut to its first 100 characters). Request bodies over 1 MiB are refused (413), and bodies sent
+without `Content-Type: application/json` (415). Durations
 (`timing`, `metadata.responseTime`, `metadata.searchTime`) are in milliseconds."""
 
 STATIC = Path(__file__).parent / "static"
