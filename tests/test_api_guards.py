@@ -87,6 +87,19 @@ def test_a_validation_error_echoes_only_the_start_of_the_input(client: httpx.Cli
         assert error["input"].endswith(f"… ({len(body[field]):,} characters)")
 
 
+LONG = "a" * 20_000
+
+
+@pytest.mark.parametrize("path", [f"/api/notes/{LONG}", f"/api/ai/similar/{LONG}", f"/api/backlinks/{LONG}", f"/api/attachments/{LONG}.png", f"/api/ai/qa/history/{LONG}", f"/api/notes/x.md?source={LONG}"])  # fmt: skip
+def test_a_long_name_in_an_address_is_not_echoed_whole(client: httpx.Client, path: str) -> None:
+    """A 404 quoted the path it found nothing at, whole, twice: 20,000 characters sent came back
+    as 40,000."""
+    response = client.get(path)
+    assert response.status_code in (404, 422) and len(response.content) < 2000, len(response.content)  # fmt: skip
+    error = response.json()["error"]
+    assert "\n" not in error and (" characters)" in error or "at most 200" in error), error
+
+
 @pytest.mark.parametrize("kind", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"])  # fmt: skip
 @pytest.mark.parametrize("path", [*SEARCHES, "/api/ai/qa"])
 def test_a_body_sent_as_anything_but_json_is_415_saying_how_to_send_it(
