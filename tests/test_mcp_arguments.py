@@ -125,6 +125,9 @@ def test_an_unknown_argument_is_refused_with_the_accepted_ones(
          "bad argument 'page' for get_doc: 0 is not a whole number of at least 1"),
         ("similar_docs", {"file_path": ["a.md"]},
          "bad argument 'file_path' for similar_docs: [\"a.md\"] is not text"),
+        # A section no heading is: its 'no section' reply quoted all 100,000 characters.
+        ("get_doc", {"file_path": "a.md", "section": "x" * 100_000},
+         f"bad argument 'section' for get_doc: \"{'x' * 58}… is not text of at most 1000 characters"),
     ],
 )  # fmt: skip
 def test_a_bad_value_is_one_line_naming_the_argument_and_what_it_accepts(
