@@ -28,7 +28,7 @@ from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel, QueryEmbeddingFailed
 from knowledge_assets.core.search.note_sources import AmbiguousNote, UnknownSource
 from knowledge_assets.core.search.operators import UnsearchableQuery
-from knowledge_assets.mcp.reader import ServerBusy
+from knowledge_assets.mcp.reader import ReaderStore, ServerBusy
 
 DESCRIPTION = """Search your notes and ask them questions (answers cite the notes).
 
@@ -63,9 +63,10 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
 )
 
 
-def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
-    """The application; opens no connection until a request arrives."""
-    readers = pooled(settings.reader_url)
+def create_app(settings: ApiSettings, asker: Asker | None = None, readers: ReaderStore | None = None) -> FastAPI:  # fmt: skip
+    """The application; opens no connection until a request arrives. It reads on ``readers``
+    (default: the server's pool of read-only connections)."""
+    readers = readers or pooled(settings.reader_url)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
