@@ -6,6 +6,7 @@ in the history."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -91,3 +92,21 @@ def test_the_cli_puts_the_error_of_a_cut_off_answer_on_a_line_of_its_own(
     out, err = capsys.readouterr()
     assert out.endswith("\n") and err.startswith("error: anthropic model"), (out, err)
     assert "broke off before the model finished" in err and "unexpected failure" not in err
+
+
+def test_a_streamed_answer_with_escaped_astral_characters_is_shown_and_kept_whole(
+    vault_url: str, usem3: Embedder, server: FakeLLMServer
+) -> None:
+    """A model that escapes 𠮷 or 😀 as a surrogate pair, its halves in two chunks: the stream
+    sent the first half alone, which could not be encoded, and the answer stopped there."""
+    server.reply(json.dumps({"answer": "𠮷野家で味噌ラーメンを食べた😀", "sources": [], "confidence": "high"}))  # fmt: skip
+    with (
+        api_server(vault_url, Asker(_settings(server, "openai"), embedder=usem3)) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        events = _streamed(client, "夜に何のラーメンを作った？")
+        assert [kind for kind, _ in events][-1] == "done", events[-1]
+        done = events[-1][1]
+        kept = client.get(f"/api/ai/qa/history/{done['id']}").json()["data"]
+    assert "".join(d["text"] for k, d in events if k == "delta") == done["answer"]
+    assert done["answer"] == "𠮷野家で味噌ラーメンを食べた😀" == kept["answer"]
