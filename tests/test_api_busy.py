@@ -1,8 +1,10 @@
 """The API's few store connections under notes that take long to render: rendering a note's
-Markdown holds none of them, so searches go on meanwhile."""
+Markdown holds none of them, so searches go on meanwhile; and when all of them are busy, the
+search page says so rather than that the store cannot be reached."""
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,6 +16,7 @@ from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
 
 pytestmark = pytest.mark.slow
 COLUMNS, ROWS = 30, 1000  # a table of 30,000 cells: seconds of rendering
@@ -48,3 +51,32 @@ def test_a_search_is_answered_while_long_notes_render(server_url: str, tmp_path:
     assert search.json()["data"][0]["id"] == "rain.md"
     for note in opened:
         assert note.status_code == 200 and note.json()["data"]["html"].count("<tr>") == ROWS + 1
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING)
+def test_the_page_says_the_server_is_busy_when_every_connection_is(
+    server_url: str, tmp_path: Path
+) -> None:
+    """A 503 for connections that all stayed busy read 「ノートの保存先に接続できません。サーバーを
+    確認して…」: the store was fine, and checking the server found nothing to fix."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "rain.md").write_text("# 雨\n\n梅雨の晴れ間に洗濯をした。\n", encoding="utf-8")
+    release = threading.Event()
+    with sample_vault_database(server_url, None, vault) as url:
+        readers = ReaderStore(reader_url(url), max_connections=1, wait_s=0.2)
+        holder = threading.Thread(target=readers.run, args=(lambda conn: release.wait(60),))
+        holder.start()  # a long call holds the one connection
+        try:
+            with (
+                api_server(url, Asker(LLMSettings()), readers=readers) as base,
+                chromium_page(timeout_ms=60_000) as page,
+            ):
+                page.goto(f"{base}/?q=洗濯&mode=keyword")
+                expect(page.locator("#search-status")).to_contain_text("サーバーが混み合っています")
+        finally:
+            release.set()
+            holder.join()
