@@ -62,11 +62,18 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
         )
     filters = SearchFilters(tags=tuple(args.tag)) if args.tag else None
     result: Answer | None = None
-    for event in asker.events(conn, args.question, history=earlier, filters=filters):
-        if event.kind == "delta" and not args.json:
-            say(event.data, end="", flush=True)
-        elif event.kind == "done":
-            result = event.data
+    shown = False
+    try:
+        for event in asker.events(conn, args.question, history=earlier, filters=filters):
+            if event.kind == "delta" and not args.json:
+                say(event.data, end="", flush=True)
+                shown = True
+            elif event.kind == "done":
+                result = event.data
+    except LLMError:
+        if shown:  # the error goes on a line of its own, not after the half-written answer
+            say(flush=True)
+        raise
     assert result is not None
     return result
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 
 from knowledge_assets import answer_cli, mcp_server, search_cli, status_cli, tags_cli
-from knowledge_assets.cli_args import Parser, port
+from knowledge_assets.cli_args import EXIT_USAGE, Parser, port
 from knowledge_assets.cli_errors import closed_pipe, debug_requested, run_reporting
 from knowledge_assets.core.plain_text import plain_doc
 
@@ -167,12 +168,34 @@ def _describe_each(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         command.description = plain_doc(command.description or action.help)
 
 
+# Python keeps the bytes of an argument that is not UTF-8 (typed in a Shift_JIS terminal) as
+# lone surrogates, which no query, path or output can encode.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _not_utf8(arg: str) -> int:
+    """Refuse an argument that is not UTF-8 text, showing its bad bytes as ``\\xNN``."""
+    try:
+        raw = arg.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte (given by a caller, not argv)
+        raw = arg.encode("utf-8", "backslashreplace")
+    shown = raw.decode("utf-8", "backslashreplace")
+    print(
+        f"error: the argument '{shown}' is not UTF-8 text (\\xNN: a byte that is not): set the"
+        " terminal to UTF-8 (e.g. LANG=ja_JP.UTF-8) and type it again",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``knowledge-assets`` console script.
 
     Expected failures (store down, bad settings, unknown paths) print one or two lines; ``--debug``
     anywhere on the command line adds the traceback."""
     debug, rest = debug_requested(list(sys.argv[1:] if argv is None else argv))
+    if unreadable := next((arg for arg in rest if _SURROGATES.search(arg)), None):
+        return _not_utf8(unreadable)
     if debug:
         os.environ["KA_DEBUG"] = "1"  # for the run in `demo`, which logs in full then
     try:

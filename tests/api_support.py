@@ -14,7 +14,7 @@ import uvicorn
 from knowledge_assets.answer import Asker
 from knowledge_assets.api import ApiSettings, create_app
 from knowledge_assets.api.settings import writer_url
-from knowledge_assets.mcp.reader import reader_url
+from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from tests.browser_support import free_port
 
 
@@ -25,15 +25,16 @@ def api_server(
     token: str = "",
     hosts: tuple[str, ...] = (),
     vault: Path | None = None,
+    readers: ReaderStore | None = None,
 ) -> Iterator[str]:
     """Serve the API for ``store_url`` (as its ka_reader / ka_qa_writer roles), answering to
-    ``hosts`` besides loopback's names and showing the images of the local ``vault`` folder;
-    yields the base URL."""
+    ``hosts`` besides loopback's names and showing the images of the local ``vault`` folder,
+    reading on ``readers`` when given; yields the base URL."""
     port = free_port()
     settings = ApiSettings(
         "127.0.0.1", port, token, reader_url(store_url), writer_url(store_url), hosts, vault
     )
-    config = uvicorn.Config(create_app(settings, asker), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
+    config = uvicorn.Config(create_app(settings, asker, readers), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

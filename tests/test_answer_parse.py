@@ -69,6 +69,41 @@ def test_streamer_reveals_the_answer_field_as_it_grows(size: int) -> None:
     assert parse_model_answer(streamer.raw).answer == shown
 
 
+# 𠮷 and 😀 lie outside the Basic Multilingual Plane: a model writing JSON as Python's json.dumps
+# does escapes each as a surrogate pair, \ud842\udfb7 and \ud83d\ude00.
+ASTRAL = (
+    '{"answer": "\\ud842\\udfb7野家で食べた\\ud83d\\ude00", "sources": [], "confidence": "high"}'
+)
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 8, 50])
+def test_streamer_shows_a_character_escaped_as_a_surrogate_pair_whole(size: int) -> None:
+    """A chunk that ended between the two halves of a pair showed the first half alone (which
+    no reply can encode), and the answer stopped growing after it."""
+    streamer = AnswerStreamer()
+    pieces = [streamer.feed(ASTRAL[i : i + size]) for i in range(0, len(ASTRAL), size)]
+    assert "".join(pieces) == "𠮷野家で食べた😀" == parse_model_answer(ASTRAL).answer
+    assert all(isinstance(piece.encode(), bytes) for piece in pieces)  # each is valid Unicode
+
+
+@pytest.mark.parametrize(
+    ("raw", "answer"),
+    [
+        ('{"answer": "半分\\ud83dだけ", "sources": []}', "半分\ufffdだけ"),
+        ('{"answer": "逆\\ude00だけ", "sources": []}', "逆\ufffdだけ"),
+        ('{"answer": "NUL\\u0000入り", "sources": []}', "NUL入り"),
+        ('{"answer": "切れた\\ud83d', "切れた"),
+    ],
+)
+def test_an_answer_holds_only_text_that_can_be_shown_and_kept(raw: str, answer: str) -> None:
+    """Half a pair or a NUL in the model's JSON reached the answer: the reply could not be
+    encoded, nor the answer kept in the history."""
+    parsed = parse_model_answer(raw)
+    assert parsed.answer == answer and parsed.answer.encode()
+    streamer = AnswerStreamer()
+    assert streamer.feed(raw) == answer
+
+
 def test_streamer_shows_a_prose_reply_as_it_comes() -> None:
     streamer = AnswerStreamer()
     assert streamer.feed("梅雨明けは") == "梅雨明けは"

@@ -87,6 +87,41 @@ def test_a_validation_error_echoes_only_the_start_of_the_input(client: httpx.Cli
         assert error["input"].endswith(f"… ({len(body[field]):,} characters)")
 
 
+LONG = "a" * 20_000
+
+
+@pytest.mark.parametrize("path", [f"/api/notes/{LONG}", f"/api/ai/similar/{LONG}", f"/api/backlinks/{LONG}", f"/api/attachments/{LONG}.png", f"/api/ai/qa/history/{LONG}", f"/api/notes/x.md?source={LONG}"])  # fmt: skip
+def test_a_long_name_in_an_address_is_not_echoed_whole(client: httpx.Client, path: str) -> None:
+    """A 404 quoted the path it found nothing at, whole, twice: 20,000 characters sent came back
+    as 40,000."""
+    response = client.get(path)
+    assert response.status_code in (404, 422) and len(response.content) < 2000, len(response.content)  # fmt: skip
+    error = response.json()["error"]
+    assert "\n" not in error and (" characters)" in error or "at most 200" in error), error
+
+
+@pytest.mark.parametrize("kind", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"])  # fmt: skip
+@pytest.mark.parametrize("path", [*SEARCHES, "/api/ai/qa"])
+def test_a_body_sent_as_anything_but_json_is_415_saying_how_to_send_it(
+    client: httpx.Client, path: str, kind: str
+) -> None:
+    """curl's -d sends a form: the JSON in it was refused as 'not a valid dictionary'. A form or
+    plain text is also what a page of another site can post here without asking first."""
+    before = client.get("/api/ai/qa/history").json()["total"]
+    body = json.dumps({"question" if path == "/api/ai/qa" else "query": "ラーメン"})
+    response = client.post(path, content=body, headers={"content-type": kind})
+    assert response.status_code == 415, response.text
+    error = response.json()["error"]
+    assert error.startswith(f"the request body was sent as {kind.split(';')[0]!r}, not as JSON")
+    assert "Content-Type: application/json" in error and "\n" not in error
+    unlabelled = client.post(path, content=body)  # FastAPI reads no body without a type as JSON
+    assert unlabelled.status_code == 415
+    assert unlabelled.json()["error"].startswith("the request body was sent without a Content-Type")
+    assert client.get("/api/ai/qa/history").json()["total"] == before  # nothing was answered
+    for fine in ("application/json; charset=utf-8", "Application/JSON"):
+        assert client.post(path, content=body, headers={"content-type": fine}).status_code == 200
+
+
 @pytest.mark.parametrize("path", [*SEARCHES, "/api/ai/qa"])
 def test_filter_tags_are_at_most_a_hundred(client: httpx.Client, path: str) -> None:
     def ask(tags: list[str]) -> httpx.Response:

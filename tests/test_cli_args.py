@@ -213,6 +213,21 @@ def test_an_empty_question_is_refused_like_an_empty_query(
     assert capsys.readouterr().err == "error: the question is empty: give the question to answer\n"
 
 
+@pytest.mark.parametrize("command", [["ask"], ["search"], ["get"], ["tags"]])
+def test_an_argument_that_is_not_utf8_is_refused_saying_how_to_type_it(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A terminal in Shift_JIS passes 梅雨 as bytes Python cannot read as UTF-8: it keeps them as
+    surrogates, and every command failed with "'utf-8' codec can't encode characters in position
+    0-1: surrogates not allowed", before or after opening the store."""
+    typed = "梅雨".encode("shift_jis").decode("utf-8", "surrogateescape")
+    assert main([*command, typed]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: the argument '\\x94~\\x89J' is not UTF-8 text (\\xNN: a byte that is not):"
+        " set the terminal to UTF-8 (e.g. LANG=ja_JP.UTF-8) and type it again"
+    ]
+
+
 def test_a_bad_value_points_at_its_own_commands_help(capsys: pytest.CaptureFixture[str]) -> None:
     from knowledge_assets.cli_errors import run_reporting
 

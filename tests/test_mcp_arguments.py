@@ -125,12 +125,34 @@ def test_an_unknown_argument_is_refused_with_the_accepted_ones(
          "bad argument 'page' for get_doc: 0 is not a whole number of at least 1"),
         ("similar_docs", {"file_path": ["a.md"]},
          "bad argument 'file_path' for similar_docs: [\"a.md\"] is not text"),
+        # A section no heading is: its 'no section' reply quoted all 100,000 characters.
+        ("get_doc", {"file_path": "a.md", "section": "x" * 100_000},
+         f"bad argument 'section' for get_doc: \"{'x' * 58}… is not text of at most 1000 characters"),
     ],
 )  # fmt: skip
 def test_a_bad_value_is_one_line_naming_the_argument_and_what_it_accepts(
     client: McpClient, tool: str, arguments: dict[str, Any], expected: str
 ) -> None:
     assert refusal(client, tool, arguments) == expected
+
+
+NUL = "it holds a NUL character (\\u0000), which no note, tag, path or source does: remove it"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "name"),
+    [
+        ("search_docs", {"query": "梅雨", "tags": ["日記", "a\x00b"]}, "tags"),
+        ("search_docs", {"query": "梅雨\x00"}, "query"),
+        ("tagged_docs", {"tag": "\x00"}, "tag"),
+        ("get_doc", {"file_path": "a.md", "source": "lo\x00cal"}, "source"),
+    ],
+)
+def test_text_with_a_nul_is_a_bad_value_before_the_store_is_asked(
+    client: McpClient, tool: str, arguments: dict[str, Any], name: str
+) -> None:
+    """It was sent on to Postgres, whose refusal came back as a 'knowledge store error'."""
+    assert refusal(client, tool, arguments) == f"bad argument {name!r} for {tool}: {NUL}"
 
 
 def test_several_problems_name_the_first_and_count_the_rest(client: McpClient) -> None:
@@ -153,9 +175,9 @@ def _raw_reply(server: subprocess.Popen[bytes], line: str) -> dict[str, Any]:
     raise AssertionError("the server did not reply within 30 s")
 
 
-def test_nan_from_a_client_that_sends_it_is_a_bad_value() -> None:
-    # The SDK's own client sends NaN as null; other clients send the bare NaN token, which the
-    # server's JSON parser accepts.
+def _raw_call(call: str) -> dict[str, Any]:
+    """The reply to one ``tools/call`` with ``call`` (its params, as JSON text) from a client
+    that writes its own JSON, sent to a new server after the handshake."""
     env = {**os.environ, **server_env(""), "DATABASE_URL": UNREACHABLE}
     command = [sys.executable, "-m", "knowledge_assets.mcp_server"]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as server:  # fmt: skip
@@ -163,10 +185,15 @@ def test_nan_from_a_client_that_sends_it_is_a_bad_value() -> None:
             hello = {"protocolVersion": "2025-06-18", "capabilities": {},
                      "clientInfo": {"name": "raw", "version": "0"}}  # fmt: skip
             _raw_reply(server, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))  # fmt: skip
-            call = '{"name": "search_docs", "arguments": {"query": "x", "limit": NaN}}'
-            reply = _raw_reply(server, f'{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {call}}}')  # fmt: skip
+            return _raw_reply(server, f'{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {call}}}')  # fmt: skip
         finally:
             server.kill()
+
+
+def test_nan_from_a_client_that_sends_it_is_a_bad_value() -> None:
+    # The SDK's own client sends NaN as null; other clients send the bare NaN token, which the
+    # server's JSON parser accepts.
+    reply = _raw_call('{"name": "search_docs", "arguments": {"query": "x", "limit": NaN}}')
     assert reply["result"]["isError"] is True
     assert reply["result"]["content"][0]["text"] == PREFIX.format("search_docs") + (
         "bad argument 'limit' for search_docs: NaN is not a whole number from 1 to 50"

@@ -246,7 +246,7 @@ def test_the_vaults_images_show_and_one_outside_it_says_so(base: str) -> None:
         images = body.locator("img.vault-image")
         expect(images).to_have_count(3)  # beside the note, by name, and in a <figure>
         images.first.scroll_into_view_if_needed()
-        page.wait_for_function("[...document.querySelectorAll('#note-body img')].every(i => i.complete && i.naturalWidth > 0)")  # fmt: skip
+        page.wait_for_function("() => [...document.querySelectorAll('#note-body img')].every(i => i.complete && i.naturalWidth > 0)")  # fmt: skip
         assert images.first.evaluate("i => i.naturalWidth") == 40
         assert images.nth(1).evaluate("i => i.getBoundingClientRect().width") == 30  # |30
         expect(body.locator(".image-missing")).to_have_text("画像はボールトにありません: outside.png外の図")  # fmt: skip
@@ -276,7 +276,7 @@ def test_with_a_token_the_vaults_images_load_through_it(store: tuple[str, Path])
         page.goto(note(base, IMAGES) + "?token=s3cret-token")
         images = page.locator("#note-body img.vault-image")
         expect(images).to_have_count(3)
-        page.wait_for_function("[...document.querySelectorAll('#note-body img.vault-image')].every(i => i.src.startsWith('data:image/') && i.complete && i.naturalWidth > 0)")  # fmt: skip
+        page.wait_for_function("() => [...document.querySelectorAll('#note-body img.vault-image')].every(i => i.src.startsWith('data:image/') && i.complete && i.naturalWidth > 0)")  # fmt: skip
         assert images.first.evaluate("i => i.naturalWidth") == 40
         # The same address fetched without the token is refused: the page's fetch sent it.
         status = page.evaluate(

@@ -5,14 +5,17 @@ The SDKs' own retries are switched off: they honour any ``Retry-After``, however
 slow server could park a question for hours. Here 429, 408/409 and 5xx answers and connection
 failures are retried ``max_retries`` times, waiting the server's ``Retry-After`` capped at
 ``max_retry_after_s`` (else exponential backoff with jitter). Only opening the stream is
-retried: once text has reached the user, a broken stream is an error, not a silent restart.
-Error messages name the provider and the status, never the key.
+retried: once text has reached the user, a broken stream is an error, not a silent restart. A
+stream that ends without the provider's end event (Anthropic's ``message_stop``, a
+``finish_reason`` in OpenAI's chunks) broke off too: the connection closed cleanly, but the
+answer is not whole. Error messages name the provider and the status, never the key.
 """
 
 from __future__ import annotations
 
+import importlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +29,21 @@ from knowledge_assets.core.embedders.retry import (
 
 class LLMError(RuntimeError):
     """The LLM could not answer (after the retries); the message says why, without secrets."""
+
+
+def _http_errors() -> tuple[type[Exception], ...]:
+    """The HTTP libraries' own errors, which the SDKs let through when a stream breaks after it
+    opened (``anthropic`` reads with ``httpx2``, ``openai`` with ``httpx``)."""
+    found: list[type[Exception]] = []
+    for name in ("httpx", "httpx2"):
+        try:
+            found.append(importlib.import_module(name).HTTPError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+_HTTP_ERRORS = _http_errors()
 
 
 @dataclass
@@ -73,15 +91,19 @@ class LLMClient:
         events = self._open(system, messages)
         try:
             if self.settings.provider == "anthropic":
-                yield from self._anthropic_text(events)
+                finished = yield from self._anthropic_text(events)
             else:
-                yield from self._openai_text(events)
-        except self._sdk.APIError as exc:
-            raise LLMError(self._describe(exc)) from None
+                finished = yield from self._openai_text(events)
+        except (self._sdk.APIConnectionError, *_HTTP_ERRORS) as exc:
+            raise LLMError(self._broke_off(type(exc).__name__)) from None
+        except self._sdk.APIError as exc:  # the provider's error event, after its 200
+            raise LLMError(self._broke_off(self._event_error(exc))) from None
         finally:
             close = getattr(events, "close", None)
             if close is not None:
                 close()
+        if not finished:
+            raise LLMError(self._broke_off("the connection closed before the end of the answer"))
 
     def complete(self, system: str, messages: list[dict[str, str]]) -> str:
         """The whole reply as one string."""
@@ -118,17 +140,24 @@ class LLMClient:
             stream_options={"include_usage": True},
         )  # fmt: skip
 
-    def _anthropic_text(self, events: Any) -> Iterator[str]:
+    def _anthropic_text(self, events: Any) -> Generator[str, None, bool]:
+        """The text pieces; returns whether the message's end event arrived."""
         for event in events:
             kind = getattr(event, "type", "")
+            if kind == "message_stop":
+                return True
             if kind == "message_start":
                 self.usage.input_tokens = int(event.message.usage.input_tokens or 0)
             elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
                 yield event.delta.text
             elif kind == "message_delta" and getattr(event, "usage", None) is not None:
                 self.usage.output_tokens = int(event.usage.output_tokens or 0)
+        return False
 
-    def _openai_text(self, chunks: Any) -> Iterator[str]:
+    def _openai_text(self, chunks: Any) -> Generator[str, None, bool]:
+        """The text pieces; returns whether a choice said why it finished (the usage chunk, when
+        asked for, comes after it)."""
+        finished = False
         for chunk in chunks:
             if getattr(chunk, "usage", None) is not None:
                 self.usage.input_tokens = int(chunk.usage.prompt_tokens or 0)
@@ -137,6 +166,29 @@ class LLMClient:
                 text = getattr(choice.delta, "content", None)
                 if text:
                     yield text
+                finished = finished or getattr(choice, "finish_reason", None) is not None
+        return finished
+
+    def _event_error(self, exc: Exception) -> str:
+        """What an error event in the stream says: its type and message (Anthropic wraps them
+        in ``error``, OpenAI sends them bare), without the key."""
+        body = getattr(exc, "body", None)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            body = body["error"]
+        if isinstance(body, dict):
+            text = ": ".join(str(body[k]) for k in ("type", "message") if body.get(k))
+        else:
+            text = str(getattr(exc, "message", "") or "")
+        text = (text.splitlines() or [type(exc).__name__])[0][:200]
+        key = self.settings.api_key
+        return text.replace(key, "***") if key else text
+
+    def _broke_off(self, reason: str) -> str:
+        s = self.settings
+        return (
+            f"{s.provider} model {s.model}: the answer broke off before the model finished"
+            f" ({reason}); what was shown is incomplete: ask again"
+        )
 
     def _describe(self, exc: Exception, attempts: int = 1) -> str:
         s = self.settings

@@ -4,6 +4,10 @@ The model is asked for JSON, but models wrap it in code fences, add prose around
 trailing commas, stop mid-object or ignore the format. Parsing tries, in order: the whole text as
 JSON; the first balanced ``{...}`` object (fences and prose dropped), also with trailing commas
 removed; the ``"answer"`` string field alone; the text as a prose answer. ``parsed`` says which.
+
+What the model's JSON escapes may not be text: half of a surrogate pair (``\\ud83d`` alone, a
+character outside the Basic Multilingual Plane cut in two) cannot be encoded for a reply, and a
+NUL cannot be kept in the history. The answer shows U+FFFD for the half and drops the NUL.
 """
 
 from __future__ import annotations
@@ -18,6 +22,13 @@ _RELEVANCE = {"高": "high", "中": "medium", "低": "low", "high": "high", "med
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*$", re.MULTILINE)
+_SURROGATE = re.compile("[\ud800-\udfff]")  # one left in a decoded str has lost its pair
+
+
+def clean_text(text: str) -> str:
+    """``text`` as Unicode that can be shown and stored: a lone surrogate becomes U+FFFD and a
+    NUL is dropped."""
+    return _SURROGATE.sub("\ufffd", text).replace("\x00", "")
 
 
 @dataclass
@@ -74,8 +85,8 @@ def _sources(value: Any) -> list[dict[str, str]]:
             item = {"noteId": item}
         if not isinstance(item, dict):
             continue
-        note_id = str(item.get("noteId") or item.get("note_id") or item.get("id") or "").strip()
-        title = str(item.get("noteTitle") or item.get("title") or "").strip()
+        note_id = clean_text(str(item.get("noteId") or item.get("note_id") or item.get("id") or "")).strip()  # fmt: skip
+        title = clean_text(str(item.get("noteTitle") or item.get("title") or "")).strip()
         if note_id or title:
             out.append({"noteId": note_id, "noteTitle": title, "relevance": _level(item.get("relevance")) or "medium"})  # fmt: skip
     return out
@@ -83,7 +94,7 @@ def _sources(value: Any) -> list[dict[str, str]]:
 
 def _from_dict(value: dict[str, Any], how: str) -> ModelAnswer:
     return ModelAnswer(
-        answer=str(value.get("answer") or "").strip(),
+        answer=clean_text(str(value.get("answer") or "")).strip(),
         sources=_sources(value.get("sources")),
         confidence=_level(value.get("confidence")),
         parsed=how,
@@ -105,17 +116,20 @@ def parse_model_answer(text: str) -> ModelAnswer:
         return ModelAnswer(
             answer=decode_partial(field_match.group(1)).strip(), parsed="answer-field"
         )
-    return ModelAnswer(answer=_FENCE.sub("", stripped).strip(), parsed="prose")
+    return ModelAnswer(answer=clean_text(_FENCE.sub("", stripped)).strip(), parsed="prose")
 
 
 def decode_partial(body: str) -> str:
-    """A JSON string body (no quotes), possibly cut off mid-escape, decoded as far as it goes."""
+    """A JSON string body (no quotes), possibly cut off mid-escape, decoded as far as it goes:
+    a pair's first half at the end waits for its second (the next chunk may bring it)."""
     for cut in range(len(body), max(len(body) - 6, -1), -1):
         try:
             decoded: str = json.loads('"' + body[:cut] + '"')
-            return decoded
         except ValueError:
             continue
+        if decoded and "\ud800" <= decoded[-1] <= "\udbff":
+            decoded = decoded[:-1]
+        return clean_text(decoded)
     return body
 
 
@@ -134,7 +148,7 @@ class AnswerStreamer:
         self.raw += chunk
         head = self.raw.lstrip()
         if head and not head.startswith(("{", "`")):
-            current = head
+            current = clean_text(head)
         else:
             match = _ANSWER_FIELD.search(self.raw)
             current = decode_partial(match.group(1)) if match else ""

@@ -28,14 +28,15 @@ from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel, QueryEmbeddingFailed
 from knowledge_assets.core.search.note_sources import AmbiguousNote, UnknownSource
 from knowledge_assets.core.search.operators import UnsearchableQuery
-from knowledge_assets.mcp.reader import ServerBusy
+from knowledge_assets.mcp.reader import ReaderStore, ServerBusy
 
 DESCRIPTION = """Search your notes and ask them questions (answers cite the notes).
 
 Every error is JSON of one shape: `{"success": false, "error": "<what went wrong and what to do>",
 "detail": ...}`. `error` is one line to show a person; `detail` is the same line, or, when the
 request fails validation (422), FastAPI's list of problems (`loc`, `msg`, `type`, and `input`
-cut to its first 100 characters). Request bodies over 1 MiB are refused (413). Durations
+cut to its first 100 characters). Request bodies over 1 MiB are refused (413), and bodies sent
+without `Content-Type: application/json` (415). Durations
 (`timing`, `metadata.responseTime`, `metadata.searchTime`) are in milliseconds."""
 
 STATIC = Path(__file__).parent / "static"
@@ -45,6 +46,15 @@ ICON = (
     'rx="7" fill="#2f6fdb"/><circle cx="14" cy="14" r="7" fill="none" stroke="#fff" '
     'stroke-width="3"/><path d="M19 19l7 7" stroke="#fff" stroke-width="3.5" '
     'stroke-linecap="round"/></svg>'
+)
+
+# The page runs only the scripts it loads from this server: the note view shows notes' HTML
+# through an allowlist, and should anything slip past it (a handler, a javascript: address), the
+# browser still runs none of it. Inline styles stay: Markdown tables align their cells with them.
+# Images: the vault's, and data: addresses (the note view's, when a token is needed).
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:;"
+    " object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 
 # Errors the routes let through, with the status that says whose fault they are and what to add
@@ -62,9 +72,10 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
 )
 
 
-def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
-    """The application; opens no connection until a request arrives."""
-    readers = pooled(settings.reader_url)
+def create_app(settings: ApiSettings, asker: Asker | None = None, readers: ReaderStore | None = None) -> FastAPI:  # fmt: skip
+    """The application; opens no connection until a request arrives. It reads on ``readers``
+    (default: the server's pool of read-only connections)."""
+    readers = readers or pooled(settings.reader_url)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -99,7 +110,7 @@ def create_app(settings: ApiSettings, asker: Asker | None = None) -> FastAPI:
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     @app.api_route("/notes/{note_id:path}", methods=["GET", "HEAD"], include_in_schema=False)
     def page(note_id: str = "") -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8", headers={"Content-Security-Policy": PAGE_POLICY})  # fmt: skip
 
     @app.api_route("/favicon.ico", methods=["GET", "HEAD"], include_in_schema=False)
     def icon() -> Response:

@@ -7,6 +7,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse
 
 from knowledge_assets.api.attachments import HEADERS, VaultFiles
+from knowledge_assets.api.errors import quoted
 from knowledge_assets.api.settings import ApiSettings
 
 router = APIRouter(prefix="/api")
@@ -20,7 +21,7 @@ def attachment(path: str, request: Request) -> FileResponse:
     settings: ApiSettings = request.app.state.settings
     found = VaultFiles(settings.vault).file(path) if settings.vault else None
     if found is None:
-        raise HTTPException(404, f"no image at {path!r} in the vault")
+        raise HTTPException(404, f"no image at {quoted(path)} in the vault")
     real, kind = found
     headers = dict(HEADERS)
     if kind == "image/svg+xml":  # opened on its own, an SVG is a document that may run script

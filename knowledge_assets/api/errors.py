@@ -33,6 +33,15 @@ TOO_LARGE = (
 DOCS = "the endpoints are listed at /docs (and /openapi.json)"
 
 
+def quoted(text: str) -> str:
+    """``text`` quoted for a message, as ``repr`` does, and cut to its first characters when
+    long: a name taken from an address (a note's path, an answer's id) is echoed, but never a
+    large one whole."""
+    if len(text) <= ECHO_CHARS:
+        return repr(text)
+    return f"{text[:ECHO_CHARS]!r}… ({len(text):,} characters)"
+
+
 def error_body(message: str, detail: Any = None) -> dict[str, Any]:
     """An error reply's JSON (a streamed answer's ``error`` event carries the same)."""
     return {"success": False, "error": message, "detail": message if detail is None else detail}

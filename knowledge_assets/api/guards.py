@@ -1,5 +1,6 @@
 """What the server refuses before a route runs: a request addressed to a host it does not answer
-to, an ``/api`` call without the token when one is needed, and a body over the size limit."""
+to, an ``/api`` call without the token when one is needed, a body that is not JSON, and a body
+over the size limit."""
 
 from __future__ import annotations
 
@@ -45,10 +46,38 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
+def _not_json(request: Request) -> str | None:
+    """How a request body not declared as JSON was sent ("as 'text/plain'", "without a
+    Content-Type"), else None. FastAPI reads a body as JSON only when it is declared so."""
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return None
+    declared = request.headers.get("content-type", "").strip()
+    if not declared:
+        sent = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers  # fmt: skip
+        return "without a Content-Type" if sent else None  # no body: the route says what it needs
+    kind = declared.split(";", 1)[0].strip().lower()
+    if kind == "application/json" or kind.endswith("+json"):
+        return None
+    return f"as {kind if len(kind) <= 100 else kind[:100] + '…'!r}"
+
+
 def install(app: FastAPI, settings: ApiSettings) -> None:
     """The checks, the host first: a page that had its own name resolve to this machine (DNS
     rebinding) learns nothing, not even whether a token is needed."""
     app.add_middleware(BodyLimit)
+
+    # Every body the API takes is JSON. One sent as a form (curl's -d) or as text was refused
+    # only as "not a valid dictionary"; and those are what a page of another site may post here
+    # without the browser asking first, so they go no further than this.
+    @app.middleware("http")
+    async def json_body(request: Request, call_next: Any) -> Any:
+        sent = _not_json(request) if request.url.path.startswith("/api/") else None
+        if sent is not None:
+            return error_reply(415, (
+                f"the request body was sent {sent}, not as JSON: send a JSON object with"
+                " 'Content-Type: application/json' (curl: -H 'Content-Type: application/json')"
+            ))  # fmt: skip
+        return await call_next(request)
 
     @app.middleware("http")
     async def bearer_token(request: Request, call_next: Any) -> Any:

@@ -21,23 +21,30 @@ from knowledge_assets.core.search.note_sources import vault_source
 router = APIRouter(prefix="/api")
 
 
-def _rendered_doc(conn: Any, note_id: str, source: str | None, files: VaultFiles | None) -> dict[str, Any] | None:  # fmt: skip
+def _current_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:
     """The latest version of the note (of ``source``), or its empty one (frontmatter only, a
-    cleared file), with its body as HTML (``html``), or None."""
+    cleared file), or None."""
     doc = core_notes.get_doc(conn, note_id, source)
     if doc is None or not (doc.get("latest") or doc.get("not_searchable") == EMPTY):
         return None
+    return doc
+
+
+def _html(request: Request, doc: dict[str, Any], files: VaultFiles | None) -> str:
+    """The note's body as HTML. It is rendered holding no store connection: a long note takes
+    seconds, and the server's few connections are wanted by searches meanwhile. The notes its
+    links and embeds name are read as they are needed, each on a connection held briefly."""
     links = NoteLinks(
-        doc["file_path"], lambda: core_notes.latest_notes(conn), source=doc["source"],
+        doc["file_path"], lambda: _read(request, core_notes.latest_notes), source=doc["source"],
         vault=vault_source(), files=files,
     )  # fmt: skip
 
     def body(note: LinkTarget) -> str | None:  # of a note this one embeds
         key = (note.source or vault_source(), note.path)
-        found = core_notes.latest_fields(conn, [key]).get(key)
+        found = _read(request, lambda conn: core_notes.latest_fields(conn, [key]).get(key))
         return str(found["content"] or "") if found else None
 
-    return doc | {"html": render_note(doc["content"] or "", links, body)}
+    return render_note(doc["content"] or "", links, body)
 
 
 @router.get("/notes/{note_id:path}", summary="One note")
@@ -54,9 +61,10 @@ def get_note(note_id: str, request: Request, source: Source = None) -> dict[str,
     note_id, source = _note_path(note_id), source or None  # ?source= names no source
     vault = _settings(request).vault
     files = VaultFiles(vault) if vault else None
-    doc = _read(request, lambda conn: _rendered_doc(conn, note_id, source, files))
+    doc = _read(request, lambda conn: _current_doc(conn, note_id, source))
     if doc is None:
         raise _no_note(note_id, source)
+    doc["html"] = _html(request, doc, files)
     fields = ("file_path", "title", "tags", "aliases", "content_type", "created", "updated", "content", "html", "source", "warnings")  # fmt: skip
     # fileRejected: the file at the path is now rejected (its reason); this is its last good version.
     data = {k: doc.get(k) for k in fields} | {

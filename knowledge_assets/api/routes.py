@@ -15,7 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 from knowledge_assets.answer import Answer, Asker, LLMError
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
-from knowledge_assets.api.errors import UNEXPECTED, error_body
+from knowledge_assets.api.errors import UNEXPECTED, error_body, quoted
 from knowledge_assets.api.schemas import (  # fmt: skip
     Filters,
     HybridSearch,
@@ -92,7 +92,7 @@ def _note_path(note_id: str) -> str:
 
 def _no_note(note_id: str, source: str | None) -> HTTPException:
     return HTTPException(404, (
-        f"no current note at {note_id!r}{in_source(source)}: name a note by its path in its "
+        f"no current note at {quoted(note_id)}{in_source(source)}: name a note by its path in its "
         "source, as search results give it (e.g. 'folder/note.md'); drafts and deleted notes "
         "are not served"
     ))  # fmt: skip
@@ -211,7 +211,7 @@ def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversatio
         yield sse("error", error_body(UNEXPECTED))
 
 
-Source = Annotated[str | None, Query(description="the note's source (as search results give it), when several sources hold the path; default: the vault's, else the only one that has it")]  # fmt: skip
+Source = Annotated[str | None, Query(max_length=200, description="the note's source (as search results give it), when several sources hold the path; default: the vault's, else the only one that has it")]  # fmt: skip
 
 
 @router.get("/ai/similar/{note_id:path}", summary="Notes similar to a note")
@@ -265,5 +265,5 @@ def history_entry(entry_id: str, request: Request) -> dict[str, Any]:
 
     data = _read(request, run)
     if data is None:
-        raise HTTPException(404, f"no answer {entry_id!r} in the Q&A history: it was deleted, or the id is mistyped; GET /api/ai/qa/history lists the answers kept")  # fmt: skip
+        raise HTTPException(404, f"no answer {quoted(entry_id)} in the Q&A history: it was deleted, or the id is mistyped; GET /api/ai/qa/history lists the answers kept")  # fmt: skip
     return {"success": True, "data": data}

@@ -10,13 +10,15 @@ published schema so the message and what a client sees agree.
 Only the top-level argument model is made strict here. An object argument (a pydantic model in
 a tool's signature) must set ``extra="forbid"`` itself; its unknown keys are then named by their
 path, ``filters.tg``, with the keys that object accepts.
+
+Text holding a NUL is refused the same way, by the argument's name, before any query.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -38,6 +40,8 @@ class StrictTool(Tool):
     async def run(
         self, arguments: dict[str, Any], context: Any, convert_result: bool = False
     ) -> Any:
+        if problem := nul_problem(self.name, arguments):
+            raise ToolError(f"Error executing tool {self.name}: {problem}")
         try:
             return await super().run(arguments, context, convert_result)
         except ToolError as exc:
@@ -57,6 +61,31 @@ def strict_tool(fn: Callable[..., Any], **options: Any) -> Tool:
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
     return tool
+
+
+def nul_problem(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    """The first argument whose text holds a NUL, in one line, or None. No note, tag, path or
+    source holds one (Postgres text cannot), so the call is refused here, by the argument's
+    name, rather than by the store in its own words."""
+    for name, value in arguments.items():
+        if any("\x00" in text for text in _texts(value)):
+            return (
+                f"bad argument {name!r} for {tool}: it holds a NUL character (\\u0000), which no"
+                " note, tag, path or source does: remove it"
+            )
+    return None
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """The strings in an argument's value, in lists and objects too."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)
 
 
 def argument_problem(

@@ -52,6 +52,9 @@ INSTRUCTIONS = (
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "vector", "keyword"]
+# A heading path ("parent > heading") far longer than any heading; one longer was echoed whole
+# in the reply saying no section has it.
+MAX_SECTION_CHARS = 1000
 Source = Annotated[str | None, Field(description="The note's source, as search_docs returned it (e.g. 'local', 'books'), when several sources hold the path; default: the vault's note, else the only one there is.")]  # fmt: skip
 
 
@@ -121,7 +124,7 @@ class KnowledgeTools(ListingTools):
     def get_doc(
         self,
         file_path: Annotated[str, Field(description="The note's vault-relative path, exactly as search_docs or similar_docs returned it, e.g. 'projects/garden.md'.")],
-        section: Annotated[str | None, Field(description="Only this section: its heading as search_docs showed it (## or ###).")] = None,
+        section: Annotated[str | None, Field(description="Only this section: its heading as search_docs showed it (## or ###).", max_length=MAX_SECTION_CHARS)] = None,
         page: Annotated[int, Field(description="Which page of a long note (about 6,000 characters each).", ge=1)] = 1,
         source: Source = None,
     ) -> str:  # fmt: skip

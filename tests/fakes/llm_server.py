@@ -15,7 +15,9 @@ Routes (``server.url`` is ``http://127.0.0.1:<port>``):
 The reply text comes from :meth:`FakeLLMServer.reply` (queued texts, served in order) or, when
 none is queued, from :func:`default_reply`: JSON in seed 001's format citing the first note of
 the prompt's context. :meth:`FakeLLMServer.fail` queues faults (429 with ``Retry-After``, 500)
-served before any answer. Every request is logged with its headers and body.
+served before any answer; :meth:`FakeLLMServer.cut` makes the next streamed answer stop after a
+few pieces, its connection closed cleanly (no end event), broken mid-body, or after the
+provider's error event (an overload). Every request is logged with its headers and body.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class FakeLLMServer:
         self.log: list[Logged] = []
         self._replies: deque[str] = deque()
         self._faults: deque[tuple[int, str | None]] = deque()
+        self._cuts: deque[tuple[int, str]] = deque()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -96,6 +99,18 @@ class FakeLLMServer:
         """Answer the next ``times`` requests with ``status`` (and ``Retry-After``)."""
         with self._lock:
             self._faults.extend([(status, retry_after)] * times)
+
+    def cut(self, after: int, how: str = "closed") -> None:
+        """Stop the next streamed answer after ``after`` text pieces: the connection closes
+        without the provider's end event, ``closed`` cleanly, ``broken`` in the middle of a body
+        whose announced length never arrives (a proxy or the provider dropping it), or after
+        the provider's ``error`` event saying it is overloaded."""
+        with self._lock:
+            self._cuts.append((after, how))
+
+    def _cut(self) -> tuple[int, str] | None:
+        with self._lock:
+            return self._cuts.popleft() if self._cuts else None
 
     def _next(self, prompt: str) -> tuple[int, str | None, str]:
         with self._lock:
@@ -145,8 +160,16 @@ class FakeLLMServer:
                     self.end_headers()
                     self.wfile.write(data)
                     return
+                cut = fake._cut()
+                if cut is not None:  # the start events, then ``after`` text pieces
+                    anthropic = events[0][0] == "message_start"
+                    events = events[: 2 + cut[0]] if anthropic else events[: 1 + cut[0]]
+                    if cut[1] == "error":
+                        events.append(_stream_error(anthropic))
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                if cut is not None and cut[1] == "broken":  # a body promised longer than sent
+                    self.send_header("Content-Length", "1000000")
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for name, data in events:
@@ -185,6 +208,13 @@ class FakeLLMServer:
             key = bearer or headers.get("x-api-key") == self.api_key
             return key and bool(headers.get("anthropic-version"))
         return bearer
+
+
+def _stream_error(anthropic: bool) -> tuple[str | None, dict[str, Any]]:
+    """The event each provider sends when it gives up in the middle of a streamed answer."""
+    if anthropic:
+        return ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})  # fmt: skip
+    return (None, {"error": {"message": "Overloaded", "type": "server_error", "code": None}})
 
 
 def _prompt(body: dict[str, Any]) -> str:

@@ -30,6 +30,8 @@ export function japanese(err) {
   if (/names nothing/.test(err.message)) return "tag: や path:、- の後に値を書いてください（例: tag:日記、-雪）。";
   if (/excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
   if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
+  // A 503 is either every store connection busy (the store is fine: wait) or the store unreachable.
+  if (err.status === 503 && /stayed busy/.test(err.message)) return "サーバーが混み合っています。少し待ってから、もう一度試してください。";
   if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
   if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";
   return err.message;

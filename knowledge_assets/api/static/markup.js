@@ -41,12 +41,15 @@ export function cleanText(text) {
 }
 
 function highlight(text, terms) {
-  let html = escape(text);
-  const words = [...new Set(terms)].filter((t) => t.length > 0).sort((a, b) => b.length - a.length).map(escape);
-  if (!words.length) return html;
-  const pattern = new RegExp("(" + words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")", "gi");
+  const words = [...new Set(terms)].filter((t) => t.length > 0).sort((a, b) => b.length - a.length);
+  if (!words.length) return escape(text);
+  const pattern = new RegExp("(" + words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")", "i");
+  // The terms are found in the text before it is escaped: in the escaped text "39" matched the
+  // &#39; of an apostrophe (and "amp" R&D's &amp;), and the split entity showed as text.
+  // split() with the pattern's group puts the matches at the odd places.
+  const html = String(text ?? "").split(pattern).map((part, i) => (i % 2 ? "<mark>" + escape(part) + "</mark>" : escape(part))).join("");
   // Terms that meet (ラー + メン) are one highlight, not two with a gap between.
-  return html.replace(pattern, "<mark>$1</mark>").replace(/<\/mark><mark>/g, "");
+  return html.replace(/<\/mark><mark>/g, "");
 }
 
 export function snippet(text, terms, size = 160) {

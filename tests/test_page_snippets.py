@@ -1,0 +1,44 @@
+"""The search page's snippets in headless Chromium: a searched word is highlighted where the note
+says it, never inside the escaping of the characters around it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knowledge_assets.answer import Asker, LLMSettings
+from tests.answer_support import sample_vault_database
+from tests.api_support import api_server
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING),
+]
+# Each searched word is also in the escaping of a character beside it (&#39; &amp; &lt; &quot;).
+TEXT = 'Tom\'s 39 cats, R&D amp, 1 < 2 lt, "quot" の記録'
+TERMS = ["39", "amp", "lt", "quot"]
+
+
+def test_a_searched_word_is_highlighted_in_the_text_not_in_its_escaping(
+    server_url: str, tmp_path: Path
+) -> None:
+    """'39' was also found in the &#39; that shows an apostrophe, and split it: the snippet
+    read "Tom&#39;s"; so did 'amp' in R&D, 'lt' in 1 < 2 and 'quot' around a quote."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "cats.md").write_text(f"# 猫\n\n{TEXT}\n", encoding="utf-8")
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings())) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        for term in TERMS:
+            page.goto(f"{base}/?q={term}&mode=keyword")
+            snippet = page.locator(".result .snippet").first
+            expect(snippet).to_have_text(TEXT)
+            marks = snippet.locator("mark").all_text_contents()
+            assert marks == [term], (term, marks)
