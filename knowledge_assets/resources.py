@@ -210,7 +210,7 @@ class EmbedderResource(dg.ConfigurableResource):
         if context.run is None:
             return
         problem = embedder_problem(
-            self.provider, has_key=bool(self.api_key), base_url=self.base_url
+            self.provider, has_key=bool(self.api_key), base_url=self.base_url, model=self.model
         )
         if problem:
             raise dg.Failure(problem)
