@@ -116,6 +116,9 @@ def test_missing_vector_names_the_note(db_url: str, built: dict[str, Any]) -> No
     result = run(active_model_covers_every_chunk, built)
     assert not result.passed
     assert GARDEN in text(result) and result.metadata["chunks_missing"].value == 1
+    assert result.description == (
+        "no vector of usem3 for 1 chunk in 1 note; fix: materialize embeddings for model usem3"
+    )
 
 
 def test_orphaned_vector_is_listed(db_url: str, built: dict[str, Any]) -> None:
@@ -128,6 +131,8 @@ def test_orphaned_vector_is_listed(db_url: str, built: dict[str, Any]) -> None:
     )
     result = run(no_orphaned_embeddings, built)
     assert not result.passed and "feedface" * 8 in text(result)
+    # What to do is on the result's first line, not only in the check's description.
+    assert (result.description or "").endswith("; fix: materialize chunks, which removes them")
 
 
 def test_vector_of_the_wrong_dimension_names_the_note(db_url: str, built: dict[str, Any]) -> None:
@@ -225,6 +230,10 @@ def test_local_raw_docs_drift_names_the_file(
     assert not result.passed
     shown = text(result)
     assert named in shown and heading in shown
+    assert (result.description or "").endswith(
+        "; fix: materialize embeddings_job with raw_docs config `full: true` (the nightly"
+        " schedule does)"
+    )
 
 
 def test_github_raw_docs_compares_the_synced_sha_with_the_head(db_url: str) -> None:

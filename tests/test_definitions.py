@@ -72,6 +72,14 @@ def test_every_definition_has_a_description_written_for_the_ui() -> None:
         assert not re.search(r"\n {4}", text), f"{name} is indented: {text!r}"
 
 
+def test_every_check_says_what_to_do_when_it_fails() -> None:
+    texts = _ui_descriptions(defs())
+    checks = {name: text for name, text in texts.items() if name.startswith("check ")}
+    assert len(checks) >= 7
+    for name, text in checks.items():
+        assert re.search(r" Fix: [^.]+\.$", text or ""), f"{name} does not say what to do: {text!r}"
+
+
 @pytest.mark.parametrize(
     "text", ["split at ``##``", "see :mod:`x`", "(seed 000)", "as in issue 12"]
 )
