@@ -37,13 +37,13 @@ class PostgresResource(dg.ConfigurableResource):
     database_url: str | None = None
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """Tag the run with the process running it (every step of a run needs the store), so a
-        run whose process is killed is found and marked failed (stale_runs), however it was
+        """Log the process running the run (every step of a run needs the store), so a run
+        whose process is killed is found and marked failed (stale_runs), however it was
         launched: ``update``, ``demo``, ``dg launch`` or the daemon."""
-        from knowledge_assets.stale_runs import tag_run_process
+        from knowledge_assets.stale_runs import record_run_process
 
         if context.run is not None and context.instance is not None:
-            tag_run_process(context.instance, context.run)
+            record_run_process(context.instance, context.run)
 
     def url(self) -> str:
         """The libpq URL, starting the embedded server when needed and applying migrations once."""

@@ -236,7 +236,7 @@ def test_a_tick_marks_runs_of_dead_processes_failed(tmp_path: Path, db_url: str)
     """With one run at a time, a run left STARTED by a killed process held the daemon's queue
     until a ``demo`` or ``dev`` restart; each tick now clears such runs."""
     from knowledge_assets.definitions import defs
-    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, process_tags
+    from knowledge_assets.stale_runs import record_run_process, this_process
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -245,8 +245,8 @@ def test_a_tick_marks_runs_of_dead_processes_failed(tmp_path: Path, db_url: str)
     (vault / "a.md").write_text("# A\n")
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        tags = {PID_TAG: str(dead.pid), HOST_TAG: process_tags()[HOST_TAG]}
-        orphan = instance.create_run_for_job(defs().resolve_job_def("embeddings_job"), tags=tags)
+        orphan = instance.create_run_for_job(defs().resolve_job_def("embeddings_job"))
+        record_run_process(instance, orphan, (str(dead.pid), this_process()[1]))
         instance.handle_run_event(
             orphan.run_id,
             dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name=orphan.job_name),
