@@ -22,6 +22,19 @@ def test_code_location_loads_with_assets_resources_and_jobs() -> None:
     assert loaded.resolve_job_def("raw_docs_job") is not None
 
 
+def test_every_resource_setting_is_explained_on_the_resources_page() -> None:
+    """The UI lists each setting of a resource with its description beside the value: a bare
+    `max_file_bytes 2097152` said neither what it limits nor in which unit."""
+    resources = defs().resources or {}
+    assert {"postgres", "vault", "embedder"} <= set(resources)
+    for name, resource in resources.items():
+        for field, info in type(resource).model_fields.items():
+            assert info.description and len(info.description) > 10, f"{name}.{field}"
+    fields = type(resources["vault"]).model_fields
+    assert "bytes" in (fields["max_file_bytes"].description or "")
+    assert "KA_VAULT_PATH" in (fields["path"].description or "")
+
+
 def test_every_job_runs_its_steps_in_one_process() -> None:
     loaded = defs()
     # the last: the job of the UI's Materialize
