@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import dagster as dg
 import psycopg
 
+from knowledge_assets.core.counts import counted
 from knowledge_assets.defs.metadata import rows_table
 from knowledge_assets.resources import PostgresResource
 
@@ -28,6 +29,7 @@ def failed(summary: str, fix: str) -> str:
 def listing_result(
     rows: Rows,
     *,
+    noun: str,
     problem: str,
     fix: str,
     count_key: str,
@@ -35,12 +37,12 @@ def listing_result(
     columns: Sequence[str],
     severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
 ) -> dg.AssetCheckResult:
-    """Pass when ``rows`` is empty; else fail with "N <problem>; fix: <fix>" and the rows as a
-    table."""
+    """Pass when ``rows`` is empty; else fail with "N <noun(s)> <problem>; fix: <fix>" (``1
+    vector without a chunk``, ``2 vectors ...``) and the rows as a table."""
     return dg.AssetCheckResult(
         passed=not rows,
         severity=severity,
-        description=failed(f"{len(rows)} {problem}", fix) if rows else None,
+        description=failed(f"{counted(len(rows), noun)} {problem}", fix) if rows else None,
         metadata={
             count_key: dg.MetadataValue.int(len(rows)),
             table_key: rows_table(columns, rows),
@@ -52,6 +54,7 @@ def listing_check(
     *,
     asset: str,
     name: str,
+    noun: str,
     problem: str,
     fix: str,
     count_key: str,
@@ -76,6 +79,7 @@ def listing_check(
                 rows = query(conn)
             return listing_result(
                 rows,
+                noun=noun,
                 problem=problem,
                 fix=fix,
                 count_key=count_key,

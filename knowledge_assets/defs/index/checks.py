@@ -54,7 +54,8 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
 @listing_check(
     asset="embeddings",
     name="no_orphaned_embeddings",
-    problem="vectors belong to no chunk",
+    noun="vector",
+    problem="without a chunk",
     fix="materialize chunks, which removes them",
     count_key="orphans",
     table_key="vectors",
@@ -68,7 +69,8 @@ def no_orphaned_embeddings(conn: psycopg.Connection) -> Rows:
 @listing_check(
     asset="embeddings",
     name="vectors_match_model_dimension",
-    problem="vectors have the wrong dimension",
+    noun="vector",
+    problem="of the wrong dimension",
     fix="re-embed the listed notes with force, or register the model under a new name",
     count_key="wrong_dimension",
     table_key="files",
@@ -84,7 +86,8 @@ def vectors_match_model_dimension(conn: psycopg.Connection) -> Rows:
 @listing_check(
     asset="chunks",
     name="chunks_fit_model_input_limit",
-    problem="chunks exceed a model's input limit",
+    noun="chunk",
+    problem="over a model's input limit",
     fix="split the listed sections with more `###` headings",
     count_key="oversized",
     table_key="chunks",
@@ -101,7 +104,8 @@ def chunks_fit_model_input_limit(conn: psycopg.Connection) -> Rows:
 @listing_check(
     asset="chunks",
     name="every_note_indexed",
-    problem="notes could not be indexed",
+    noun="note",
+    problem="not indexed",
     fix="correct the listed notes or the cause named; the next run tries them again",
     count_key="failed_notes",
     table_key="files",

@@ -81,7 +81,8 @@ def _describe(drift: checks_sql.SourceDrift, fix: str) -> str:
 @listing_check(
     asset="latest_docs",
     name="previous_has_no_cycles",
-    problem="notes are in a `previous` cycle",
+    noun="note",
+    problem="superseded in a `previous` cycle",
     fix="correct the `previous` frontmatter of the listed files",
     count_key="in_cycle",
     table_key="files",

@@ -140,7 +140,8 @@ def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.Ass
     @listing_check(
         asset=profile.asset_key,
         name="no_rejected_files",
-        problem="files rejected",
+        noun="file",
+        problem="rejected",
         fix="correct the listed files: a file is read again once it changes",
         count_key="rejected",
         table_key="files",
