@@ -115,7 +115,6 @@ def run_demo(full: bool = False) -> int:
     from knowledge_assets.defs.index.partitions import model_keys
     from knowledge_assets.demo_hints import command_name, next_steps, shown_warnings
     from knowledge_assets.progress_bar import terminal_progress
-    from knowledge_assets.stale_runs import process_tags
 
     check_environment()  # one line about a bad setting, before the store is even started
     url = prepare_environment()
@@ -139,7 +138,6 @@ def run_demo(full: bool = False) -> int:
             partition_key=model_keys()[0],
             run_config=config,
             raise_on_error=False,
-            tags=process_tags(),
         )
         materialized = {
             mat.asset_key.to_user_string(): mat

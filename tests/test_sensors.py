@@ -236,7 +236,7 @@ def test_a_tick_marks_runs_of_dead_processes_failed(tmp_path: Path, db_url: str)
     """With one run at a time, a run left STARTED by a killed process held the daemon's queue
     until a ``demo`` or ``dev`` restart; each tick now clears such runs."""
     from knowledge_assets.definitions import defs
-    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, process_tags
+    from knowledge_assets.stale_runs import record_run_process, this_process
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -245,8 +245,8 @@ def test_a_tick_marks_runs_of_dead_processes_failed(tmp_path: Path, db_url: str)
     (vault / "a.md").write_text("# A\n")
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        tags = {PID_TAG: str(dead.pid), HOST_TAG: process_tags()[HOST_TAG]}
-        orphan = instance.create_run_for_job(defs().resolve_job_def("embeddings_job"), tags=tags)
+        orphan = instance.create_run_for_job(defs().resolve_job_def("embeddings_job"))
+        record_run_process(instance, orphan, (str(dead.pid), this_process()[1]))
         instance.handle_run_event(
             orphan.run_id,
             dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name=orphan.job_name),
@@ -258,3 +258,21 @@ def test_a_tick_marks_runs_of_dead_processes_failed(tmp_path: Path, db_url: str)
         source_changed_sensor(context)
         status = instance.get_run_by_id(orphan.run_id).status  # type: ignore[union-attr]
     assert status == dg.DagsterRunStatus.FAILURE
+
+
+def test_the_tick_log_names_heads_as_short_as_its_skip_reasons(
+    tmp_path: Path, db_url: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A tick's log line is read in the UI beside skip reasons that say `tree:5c946f4`; the
+    run's tags keep the whole head."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    capfd.readouterr()
+    result = evaluate(VaultResource(path=str(vault)), db_url, cursor="tree:" + "0" * 64)
+    logged = capfd.readouterr().err  # a context built outside the daemon logs to the console
+    head = only_request(result).tags[HEAD_TAG]
+    lines = [line for line in logged.splitlines() if "source moved" in line]
+    assert len(head) > 12 and len(lines) == 1
+    assert f"source moved tree:0000000 -> {head[:12]}: syncing for" in lines[0]
+    assert head not in lines[0]

@@ -95,6 +95,12 @@ def test_two_sources_have_their_own_assets_checks_sensors_and_feed_latest_docs(
             ("raw_docs_books", "matches_source"),
             ("raw_docs_marks", "no_rejected_files"),
         } <= checks
+        resync = graph.get_check_spec(
+            dg.AssetCheckKey(dg.AssetKey("raw_docs_books"), "matches_source")
+        )
+        assert (resync.description or "").endswith(
+            " Fix: materialize books_sync_job with raw_docs_books config `full: true`."
+        )
         sensor = defs.resolve_sensor_def("marks_source_changed_sensor")
         assert sensor.job_name == "marks_sync_job"
         job = defs.resolve_job_def("books_sync_job")

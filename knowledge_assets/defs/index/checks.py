@@ -14,22 +14,31 @@ import psycopg
 from knowledge_assets.core import failures
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index import checks_sql, models
-from knowledge_assets.defs.check_results import Rows, listing_check
+from knowledge_assets.defs.check_results import Rows, described, failed, listing_check
 from knowledge_assets.defs.metadata import rows_table
 from knowledge_assets.resources import PostgresResource
 
 
-@dg.asset_check(asset="embeddings", name="active_model_covers_every_chunk", blocking=True)
+@dg.asset_check(
+    asset="embeddings",
+    name="active_model_covers_every_chunk",
+    blocking=True,
+    description=described(
+        "Every section of the latest notes has a vector of the model search uses; otherwise"
+        " those sections cannot be found by meaning.",
+        "materialize the active model's partition of embeddings",
+    ),
+)
 def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheckResult:
-    """Every section of the latest notes has a vector of the model search uses; otherwise
-    those sections cannot be found by meaning. Fix: materialize that model's partition."""
+    """Every chunk of the latest notes has a vector of the active model."""
     with postgres.connect() as conn:
         active = models.active_model(conn)
         missing = checks_sql.chunks_without_vectors(conn, active)
     chunks = sum(count for _, count in missing)
     name = active or "(no active model)"
-    summary = (
-        f"no vector of {name} for {counted(chunks, 'chunk')} in {counted(len(missing), 'note')}"
+    summary = failed(
+        f"no vector of {name} for {counted(chunks, 'chunk')} in {counted(len(missing), 'note')}",
+        f"materialize embeddings for model {active}" if active else "materialize embeddings",
     )
     return dg.AssetCheckResult(
         passed=not missing,
@@ -45,21 +54,24 @@ def active_model_covers_every_chunk(postgres: PostgresResource) -> dg.AssetCheck
 @listing_check(
     asset="embeddings",
     name="no_orphaned_embeddings",
-    problem="vectors belong to no chunk",
+    noun="vector",
+    problem="without a chunk",
+    fix="materialize chunks, which removes them",
     count_key="orphans",
     table_key="vectors",
     columns=("model", "text hash"),
 )
 def no_orphaned_embeddings(conn: psycopg.Connection) -> Rows:
-    """No vector, of any model, is left over from a section that no longer exists.
-    Fix: materialize chunks, which removes them."""
+    """No vector, of any model, is left over from a section that no longer exists."""
     return checks_sql.orphan_embeddings(conn)
 
 
 @listing_check(
     asset="embeddings",
     name="vectors_match_model_dimension",
-    problem="vectors have the wrong dimension",
+    noun="vector",
+    problem="of the wrong dimension",
+    fix="re-embed the listed notes with force, or register the model under a new name",
     count_key="wrong_dimension",
     table_key="files",
     columns=("file", "model", "vector dims", "model dims"),
@@ -67,15 +79,16 @@ def no_orphaned_embeddings(conn: psycopg.Connection) -> Rows:
 )
 def vectors_match_model_dimension(conn: psycopg.Connection) -> Rows:
     """Every vector has the size registered for its model; a mismatch breaks that model's
-    vector index and its searches. Fix: re-embed the listed notes with force, or register the
-    model under a new name."""
+    vector index and its searches."""
     return checks_sql.wrong_dimension_vectors(conn)
 
 
 @listing_check(
     asset="chunks",
     name="chunks_fit_model_input_limit",
-    problem="chunks exceed a model's input limit",
+    noun="chunk",
+    problem="over a model's input limit",
+    fix="split the listed sections with more `###` headings",
     count_key="oversized",
     table_key="chunks",
     columns=("file", "chunk", "heading", "tokens (est.)", "model", "limit"),
@@ -84,15 +97,16 @@ def vectors_match_model_dimension(conn: psycopg.Connection) -> Rows:
 def chunks_fit_model_input_limit(conn: psycopg.Connection) -> Rows:
     """No section is longer than a registered model's input limit. A warning: that model
     embeds such a section in several parts and search scores it by its best part, so it is
-    still found, but a part carries less context than the whole section. Fix: split it with
-    more `###` headings."""
+    still found, but a part carries less context than the whole section."""
     return checks_sql.oversized_chunks(conn)
 
 
 @listing_check(
     asset="chunks",
     name="every_note_indexed",
-    problem="notes could not be indexed",
+    noun="note",
+    problem="not indexed",
+    fix="correct the listed notes or the cause named; the next run tries them again",
     count_key="failed_notes",
     table_key="files",
     columns=("file", "step", "reason"),
@@ -100,5 +114,5 @@ def chunks_fit_model_input_limit(conn: psycopg.Connection) -> Rows:
 def every_note_indexed(conn: psycopg.Connection) -> Rows:
     """Every latest note could be chunked and its vectors stored. A note that failed (listed
     here with the step and the reason) did not stop the others; its previous chunks, if any,
-    are still searched, and the next run tries it again."""
+    are still searched."""
     return failures.listed(conn)

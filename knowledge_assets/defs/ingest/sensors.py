@@ -77,7 +77,10 @@ def source_changed_sensor(
         run_config={"ops": {"raw_docs": {"config": config}}},
         tags={HEAD_TAG: head, PREVIOUS_HEAD_TAG: previous or "", TRIGGER_TAG: "source-changed"},
     )
-    context.log.info("source moved %s -> %s: syncing for %s", previous, head, partition)
+    # Heads shortened as in the tick's skip reasons; the run's tags keep them whole.
+    context.log.info(
+        "source moved %s -> %s: syncing for %s", (previous or "none")[:12], head[:12], partition
+    )
     return dg.SensorResult(run_requests=[request], cursor=head)
 
 

@@ -10,16 +10,16 @@ from typing import Any
 import dagster as dg
 import psycopg
 
-from knowledge_assets.core.counts import counted
 from knowledge_assets.core.index import checks_sql
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.progress import Progress
 from knowledge_assets.core.sources.base import Source, SourceError
 from knowledge_assets.core.sources.registry import SourceProfile, build_source, register
 from knowledge_assets.defs.automation_status import sensor_status
-from knowledge_assets.defs.check_results import Rows, listing_check
+from knowledge_assets.defs.check_results import Rows, described, listing_check
 from knowledge_assets.defs.index.partitions import search_partition
 from knowledge_assets.defs.ingest.assets import RawDocsConfig, log_report, raw_metadata
+from knowledge_assets.defs.ingest.checks import drift_result
 from knowledge_assets.defs.ingest.sensors import (
     HEAD_TAG,
     PREVIOUS_HEAD_TAG,
@@ -113,7 +113,17 @@ def _unsynced(
 
 
 def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.AssetChecksDefinition]:
-    @dg.asset_check(asset=profile.asset_key, name="matches_source")
+    resync = f"materialize {profile.name}_sync_job with {profile.asset_key} config `full: true`"
+
+    @dg.asset_check(
+        asset=profile.asset_key,
+        name="matches_source",
+        description=described(
+            "The store holds every file of the source at its current version, and nothing else;"
+            " the files missing, out of date or gone from the source are listed.",
+            resync,
+        ),
+    )
     def matches_source(postgres: PostgresResource) -> dg.AssetCheckResult:
         """The store holds every file of the source at its current version, and nothing else."""
         try:
@@ -122,25 +132,17 @@ def _checks(profile: SourceProfile, source: Callable[[], Source]) -> list[dg.Ass
         except SourceError as exc:
             return dg.AssetCheckResult(passed=False, description=f"source unreachable: {exc}")
         except psycopg.errors.UndefinedTable:
-            return dg.AssetCheckResult(passed=False, description="never synced")
-        return dg.AssetCheckResult(
-            passed=drift.in_sync,
-            description=(
-                f"{counted(drift.stored_files, 'file')}, synced at {drift.head[:12]}"
-                if drift.in_sync
-                else f"{len(drift.missing)} missing, {len(drift.stale)} stale, "
-                f"{len(drift.extra)} extra"
-            ),
-            metadata={
-                "source_files": dg.MetadataValue.int(drift.source_files),
-                "stored_files": dg.MetadataValue.int(drift.stored_files),
-            },
-        )
+            return dg.AssetCheckResult(
+                passed=False, description=f"never synced; fix: materialize {profile.asset_key}"
+            )
+        return drift_result(drift, resync)
 
     @listing_check(
         asset=profile.asset_key,
         name="no_rejected_files",
-        problem="files rejected",
+        noun="file",
+        problem="rejected",
+        fix="correct the listed files: a file is read again once it changes",
         count_key="rejected",
         table_key="files",
         columns=("file", "reason"),
