@@ -154,10 +154,12 @@ def clear_rejections(conn: psycopg.Connection, table: str, paths: Sequence[str])
 
 
 def clear_folder_rejections(conn: psycopg.Connection, table: str, keep: Sequence[str]) -> None:
-    """Forget unreadable-folder entries (paths ending in ``/``) except the ``keep`` folders."""
+    """Forget the entries a source lists of itself, except the ``keep`` ones: unreadable
+    folders (paths ending in ``/``) and settings files (paths starting with ``.``, such as
+    ``.obsidian/app.json``: no note is read from a hidden folder)."""
     conn.execute(
-        "DELETE FROM raw.rejected_files WHERE source_table = %s AND file_path LIKE '%%/'"
-        " AND NOT file_path = ANY(%s)",
+        "DELETE FROM raw.rejected_files WHERE source_table = %s"
+        " AND (file_path LIKE '%%/' OR file_path LIKE '.%%') AND NOT file_path = ANY(%s)",
         (table, list(keep)),
     )
 
