@@ -20,6 +20,7 @@ from knowledge_assets.core.sources.exclusions import (
 )
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.defs.ingest.assets import raw_metadata
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -136,6 +137,7 @@ def test_unreadable_settings_hold_new_notes_back_and_delete_none_until_fixed(
         (vault / "drawings/図.excalidraw.md").unlink()
         broken = sync_source(conn, LocalSource(vault))
         reasons = dict(store.rejections(conn, "docs_local"))
+        still = sync_source(conn, LocalSource(vault))
         settings.write_text(json.dumps({"userIgnoreFilters": ["Templates/"]}), encoding="utf-8")
         source = LocalSource(vault)
         head = source.head()
@@ -149,7 +151,11 @@ def test_unreadable_settings_hold_new_notes_back_and_delete_none_until_fixed(
     )
     assert "set Excluded files again in Obsidian" in reasons[".obsidian/app.json"]
     assert head != broken.head  # the sensor sees the fix
-    assert (fixed.new, after) == (["日記/二日.md"], {})
+    # Named as unreadable at every run while it is, never as a file unchanged since or gone.
+    assert [p for p, _ in still.unreadable] == [".obsidian/app.json"]
+    assert (still.still_rejected, still.new, still.deleted) == ([], [], [])
+    assert "0 rejected, .obsidian/app.json unreadable" in raw_metadata(still, "docs_local")["summary"].value  # fmt: skip
+    assert (fixed.new, fixed.forgotten, after) == (["日記/二日.md"], [], {})
 
 
 def _vault(root: Path) -> Path:

@@ -61,10 +61,11 @@ def known_versions(
 ) -> dict[str, str]:
     """``stored`` overridden by the versions of recorded rejections: what a sync need not read.
 
-    Unreadable-folder entries (paths ending in ``/``) are not files and are left out."""
+    Unreadable-folder entries (paths ending in ``/``) are not notes and are left out, as are
+    settings files (``.obsidian/app.json``): the source reads them itself at every sync."""
     rejected = conn.execute(
         "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s"
-        " AND file_path NOT LIKE '%%/'",
+        " AND file_path NOT LIKE '%%/' AND file_path NOT LIKE '.%%'",
         (table,),
     ).fetchall()
     return {**stored, **dict(rejected)}

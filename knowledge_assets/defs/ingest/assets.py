@@ -163,6 +163,7 @@ def _summary(report: SyncReport) -> str:
         f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, {rejected}"
         + (f", {counted(len(report.forgotten), 'rejected file')} gone" if report.forgotten else "")
         + (f", {counted(folders, 'unreadable folder')} kept" if folders else "")
+        + "".join(f", {path} unreadable" for path in _unreadable_files(report))
         + (f", {counted(warned, 'note')} with warnings" if warned else "")
     )
 
@@ -171,6 +172,11 @@ def _unreadable_folders(report: SyncReport) -> int:
     """The folders that could not be listed (a settings file that could not be read is
     listed beside them, but is no folder)."""
     return sum(1 for path, _ in report.unreadable if path.endswith("/"))
+
+
+def _unreadable_files(report: SyncReport) -> list[str]:
+    """Files the source reads for itself that could not be read (``.obsidian/app.json``)."""
+    return [path for path, _ in report.unreadable if not path.endswith("/")]
 
 
 def _warned(report: SyncReport) -> int:
