@@ -38,6 +38,7 @@ from knowledge_assets.search_cli import (
     _where,
     named,
     say,
+    shown_path,
 )
 
 
@@ -64,7 +65,7 @@ def _similar(args: argparse.Namespace) -> int:
         _print_json([asdict(n) for n in notes])
         return 0
     for i, n in enumerate(notes, start=1):
-        say(f"{i:2d}. {plain_heading(n.title) or n.file_path}  score {n.score:.4f}")
+        say(f"{i:2d}. {plain_heading(n.title) or shown_path(n.file_path)}  score {n.score:.4f}")
         say(f"    {_where(n.file_path, n.source)} › {plain_heading(n.heading)}")
         say(f"    {plain_snippet(n.content, SNIPPET_CHARS)}")
     if not notes:
@@ -105,12 +106,14 @@ def _backlinks(args: argparse.Namespace) -> int:
 
 def _say_backlinks(found: Backlinks) -> None:
     for i, note in enumerate(found.notes, start=1):
-        say(f"{i:2d}. {plain_heading(note.title) or note.path}")
+        say(f"{i:2d}. {plain_heading(note.title) or shown_path(note.path)}")
         say(f"    {_where(note.path, note.source)}")
     if not found.notes:
-        say(f"no note links to {found.path}")
+        say(f"no note links to {shown_path(found.path)}")
     elif found.more:
-        say(f"more notes name {found.path} than were read for their links: these are the first")
+        say(
+            f"more notes name {shown_path(found.path)} than were read for their links: these are the first"
+        )
 
 
 T = TypeVar("T")
@@ -161,8 +164,8 @@ def _get(args: argparse.Namespace) -> int:
         return 0
     why = doc.get("not_searchable")
     state = f"not searchable: {why}" if why else "latest"
-    say(f"# {doc['title'] or doc['file_path']}")
-    say(f"path: {doc['file_path']} · source: {doc['source']} · {state}")
+    say(f"# {shown_path(doc['title'] or doc['file_path'])}")  # a title made from the name
+    say(f"path: {shown_path(doc['file_path'])} · source: {doc['source']} · {state}")
     if doc["also_in"]:
         say(_also_in(doc["also_in"]))
     for warning in doc.get("warnings") or ():

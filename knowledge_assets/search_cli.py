@@ -64,6 +64,17 @@ def shown(text: str) -> str:
     return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
+# Every control character: a file's name is printed on one line, and a newline or tab in it
+# (a name saved by a script) would break that line in two or shift its columns.
+_NAME_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def shown_path(path: str) -> str:
+    """A file's name for a line of its own: control characters as ``\\xNN``, newline and tab
+    too (:func:`shown` keeps those for a note's text)."""
+    return _NAME_CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", path)
+
+
 # A path pasted by mistake (a whole paragraph) is named in an error, not echoed back in full.
 _NAMED_CHARS = 120
 
@@ -95,7 +106,8 @@ def _store_is_empty(conn: psycopg.Connection) -> bool:
 
 def _where(file_path: str, source: str) -> str:
     """A note's path, and its source when it is not the vault's: what `get` needs to reach it."""
-    return file_path if source == vault_source() else f"{file_path} ({source})"
+    where = shown_path(file_path)
+    return where if source == vault_source() else f"{where} ({source})"
 
 
 def _print_response(response: SearchResponse) -> None:

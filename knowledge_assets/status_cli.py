@@ -16,7 +16,7 @@ from typing import Any
 
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.store_status import Problem, SourceStatus, StoreStatus, read_status
-from knowledge_assets.search_cli import _add, _connect, _print_json, say
+from knowledge_assets.search_cli import _add, _connect, _print_json, say, shown_path
 
 SHOWN = 20  # problems listed per kind unless --all
 
@@ -80,7 +80,7 @@ def _list(title: str, noun: str, problems: list[Problem], total: int) -> None:
         return
     say(f"{title:<9} {counted(total, noun)}")
     for p in problems:
-        say(f"  {p.source}  {p.path}  {p.reason}")
+        say(f"  {p.source}  {shown_path(p.path)}  {p.reason}")
     if total > len(problems):
         say(f"  … and {total - len(problems):,} more (--all lists them)")
 

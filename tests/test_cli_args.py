@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.cli import main
-from knowledge_assets.search_cli import shown
+from knowledge_assets.search_cli import shown, shown_path
 from tests.test_search import ingest
 
 
@@ -118,6 +118,36 @@ def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
     assert capsys.readouterr().out.splitlines() == ["ab          1", "日本語タグ  1"]
     assert main(["search", "   "]) == 2
     assert "the query is empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("日記/一日.md", "日記/一日.md"),
+        ("two\nlines.md", "two\\x0alines.md"),
+        ("tab\there\r.md", "tab\\x09here\\x0d.md"),
+        ("evil\x1b]0;x\x07.md", "evil\\x1b]0;x\\x07.md"),
+    ],
+)
+def test_shown_path_keeps_a_file_name_on_one_line(path: str, expected: str) -> None:
+    assert shown_path(path) == expected
+
+
+def test_get_and_backlinks_print_a_file_name_with_a_newline_on_one_line(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newline in a file's name broke ``get``'s ``path:`` line in two."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "two\nlines.md").write_text("本文だけ。\n")
+    ingest(db_url, None, vault)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    assert main(["get", "two\nlines.md"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["# two\\x0alines", "path: two\\x0alines.md · source: local · latest"]
+    assert main(["backlinks", "two\nlines.md"]) == 0
+    assert capsys.readouterr().out == "no note links to two\\x0alines.md\n"
 
 
 @pytest.mark.parametrize(

@@ -105,3 +105,25 @@ def test_update_and_get_show_the_warning(db_url: str, tmp_path: Path) -> None:
     lines = get.stdout.splitlines()
     assert lines[0] == "# 二つ目の題"
     assert lines[2].startswith(f"warning: {TITLE}") and lines[3].startswith(f"warning: {TAGS}")
+
+
+def test_a_note_stored_before_with_a_full_width_spaced_key_gets_its_warning_at_the_next_sync(
+    db_url: str, tmp_path: Path
+) -> None:
+    """sql/062: the file is read again once, stores the warning, and is listed as no change."""
+    from tests.migration_support import rerun_migration
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "spaced.md").write_text("---\ntitle\u3000: 日記\n---\n本文。\n", encoding="utf-8")
+    (vault / "plain.md").write_text("---\ntitle: 日記\n---\n本文。\n", encoding="utf-8")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        conn.execute("UPDATE raw.docs_local SET warnings = '{}'")  # as a sync before stored it
+        conn.commit()
+    rerun_migration(db_url, "062")
+    with db.connect(db_url) as conn:
+        again = sync_source(conn, LocalSource(vault))
+        warned = store.note_warnings(conn, "docs_local")
+    assert (again.fetched, again.changed, again.new) == (1, [], [])
+    assert [(p, w[0].split(":")[0]) for p, w in warned] == [("spaced.md", "line 2 has a full-width space between `title` and its colon")]  # fmt: skip

@@ -278,3 +278,31 @@ def test_a_pass_that_writes_many_vectors_leaves_the_vector_tables_vacuumed_and_a
     assert report.embedded == texts > 0
     assert sorted(r[0] for r in maintained) == ["embedding_inputs", "embeddings"]
     assert visible == (True,)
+
+
+def test_a_text_embedded_in_parts_counts_once_as_the_next_run_counts_it(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A chunk over the model's input limit is embedded in parts: the first run said "N
+    embedded" of its vectors and the next "a vector for M texts" of its texts, two figures for
+    one build. Both count texts now, and the vectors are said beside them when they differ."""
+    from knowledge_assets.defs.index.assets import _embed_metadata
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    long_line = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(40))
+    (vault / "log.md").write_text(f"# ログ\n\n{long_line}\n", encoding="utf-8")
+    (vault / "short.md").write_text("# 短い\n\n短い本文。\n", encoding="utf-8")
+    embedder = _Embedder()
+    with db.connect(db_url) as conn:
+        _sync(conn, vault)
+        first = embed_missing(conn, embedder)
+        texts = _texts(conn)
+        again = embed_missing(conn, embedder)
+    assert first.embedded > first.texts_embedded == texts == again.total
+    assert _embed_metadata(first)["summary"].value == (
+        f"{texts} embedded, 0 reused ({first.embedded} vectors: long texts go in parts)"
+    )
+    assert _embed_metadata(again)["summary"].value == (
+        f"Nothing to embed: checks-fake already has a vector for {texts} texts"
+    )

@@ -4,16 +4,23 @@ them out of its search (``.obsidian/app.json``) and as ``KA_VAULT_EXCLUDE`` name
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 from knowledge_assets.core.database import db
+from knowledge_assets.core.ingest import store
 from knowledge_assets.core.ingest.sync import sync_source
-from knowledge_assets.core.sources.exclusions import Exclusions, obsidian_filters
+from knowledge_assets.core.sources.exclusions import (
+    Exclusions,
+    SettingsUnreadable,
+    obsidian_filters,
+)
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.defs.ingest.assets import raw_metadata
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -81,11 +88,9 @@ def test_a_regular_expression_leaves_out_a_folder_only_when_it_matches_its_files
 @pytest.mark.parametrize(
     ("text", "filters"),
     [
-        ('{"userIgnoreFilters": ["Templates/", "/^x/", 3]}', ("Templates/", "/^x/")),
+        ('{"userIgnoreFilters": ["Templates/", "/^x/"]}', ("Templates/", "/^x/")),
         ('{"alwaysUpdateLinks": true}', ()),
-        ('{"userIgnoreFilters": "Templates/"}', ()),
-        ("{not json", ()),  # a file Obsidian is in the middle of writing
-        ("[]", ()),
+        ('{"userIgnoreFilters": []}', ()),
     ],
 )
 def test_obsidians_excluded_files_are_read_from_its_settings(
@@ -95,6 +100,62 @@ def test_obsidians_excluded_files_are_read_from_its_settings(
     (tmp_path / ".obsidian" / "app.json").write_text(text, encoding="utf-8")
     assert obsidian_filters(tmp_path) == filters
     assert obsidian_filters(tmp_path / "no-vault") == ()
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"{not json", "is not valid JSON (Expecting property name"),
+        (b"[]", "holds a JSON list, not an object"),
+        (b'"Templates/"', "holds a JSON string, not an object"),
+        (b'{"userIgnoreFilters": "Templates/"}', '"userIgnoreFilters" that is not a list'),
+        (b'{"userIgnoreFilters": ["Templates/", 3]}', "not a list of texts"),
+        (b'{"userIgnoreFilters": ["\x83e"]}', "is not UTF-8 text"),
+    ],
+)
+def test_a_settings_file_that_is_not_obsidians_settings_is_named_with_its_reason(
+    tmp_path: Path, data: bytes, reason: str
+) -> None:
+    """Taken for "no Excluded files", it had the folders the user left out indexed unsaid."""
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / ".obsidian" / "app.json").write_bytes(data)
+    with pytest.raises(SettingsUnreadable, match=re.escape(reason)):
+        obsidian_filters(tmp_path)
+
+
+def test_unreadable_settings_hold_new_notes_back_and_delete_none_until_fixed(
+    db_url: str, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path / "vault")
+    settings = vault / ".obsidian" / "app.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"userIgnoreFilters": ["Templates/"]}), encoding="utf-8")
+    with db.connect(db_url) as conn:
+        assert sorted(sync_source(conn, LocalSource(vault)).new) == ["drawings/図.excalidraw.md", "日記/一日.md"]  # fmt: skip
+        settings.write_text('{"userIgnoreFilters": ["Templates/"', encoding="utf-8")
+        (vault / "日記/二日.md").write_text("# 二日\n", encoding="utf-8")
+        (vault / "drawings/図.excalidraw.md").unlink()
+        broken = sync_source(conn, LocalSource(vault))
+        reasons = dict(store.rejections(conn, "docs_local"))
+        still = sync_source(conn, LocalSource(vault))
+        settings.write_text(json.dumps({"userIgnoreFilters": ["Templates/"]}), encoding="utf-8")
+        source = LocalSource(vault)
+        head = source.head()
+        fixed = sync_source(conn, source)
+        after = dict(store.rejections(conn, "docs_local"))
+    # No excluded note indexed, none deleted for the file; a note really gone still goes.
+    assert (broken.new, broken.deleted) == ([], ["drawings/図.excalidraw.md"])
+    assert reasons[".obsidian/app.json"].startswith(
+        "is not valid JSON (Expecting ',' delimiter, line 1 column 36): Obsidian's Excluded files"
+        " are unknown, so 3 new notes wait until it is fixed"
+    )
+    assert "set Excluded files again in Obsidian" in reasons[".obsidian/app.json"]
+    assert head != broken.head  # the sensor sees the fix
+    # Named as unreadable at every run while it is, never as a file unchanged since or gone.
+    assert [p for p, _ in still.unreadable] == [".obsidian/app.json"]
+    assert (still.still_rejected, still.new, still.deleted) == ([], [], [])
+    assert "0 rejected, .obsidian/app.json unreadable" in raw_metadata(still, "docs_local")["summary"].value  # fmt: skip
+    assert (fixed.new, fixed.forgotten, after) == (["日記/二日.md"], [], {})
 
 
 def _vault(root: Path) -> Path:

@@ -31,12 +31,15 @@ __all__ = ["EmbedPlan", "EmbedReport", "Row", "embed_batches"]
 
 @dataclass
 class EmbedReport:
-    """What an embedding pass did: ``embedded`` texts sent to the model, ``reused`` chunk texts
-    that already had vectors of it under ``template``."""
+    """What an embedding pass did: ``embedded`` texts sent to the model (vectors written),
+    ``texts_embedded`` the chunk texts they are of (fewer when a chunk text over the model's
+    input limit went in parts), ``reused`` chunk texts that already had vectors of it under
+    ``template``."""
 
     model: str
     template: str = ""
     embedded: int = 0
+    texts_embedded: int = 0
     reused: int = 0
     total: int = 0
     batches: int = 0
@@ -151,8 +154,9 @@ class _Pass:
         self.streak = 0
         self.last: Exception | None = None
         self.queued: deque[_Batch] = deque()
-        # The batch being written: its future, chunk hashes and the text hashes it embedded.
-        self.pending: tuple[Future[None], list[str], list[str]] | None = None
+        # The batch being written: its future, chunk hashes, the text hashes it embedded and
+        # how many chunk texts those are.
+        self.pending: tuple[Future[None], list[str], list[str], int] | None = None
 
     def submit(self, chunks: list[_Chunk]) -> None:
         """Send one batch's texts without a stored vector to the model."""
@@ -195,8 +199,11 @@ class _Pass:
         future = writer.submit(
             _write_batch, self.conn, self.plan, hashes, [vectors[i] for i in keep], batch.inputs
         )
-        self.pending = (future, batch.chunk_hashes, hashes)
+        kept = set(hashes)
+        texts = len({chunk for chunk, _part, digest in batch.inputs if digest in kept})
+        self.pending = (future, batch.chunk_hashes, hashes, texts)
         self.report.embedded += len(hashes)
+        self.report.texts_embedded += texts
         self.report.batches += 1
         return len(batch.chunk_hashes)
 
@@ -205,7 +212,7 @@ class _Pass:
         and its texts count as not stored."""
         if self.pending is None:
             return
-        (future, chunk_hashes, embedded), self.pending = self.pending, None
+        (future, chunk_hashes, embedded, texts), self.pending = self.pending, None
         try:
             future.result()
         except Exception as exc:
@@ -213,6 +220,7 @@ class _Pass:
                 raise
             self.failed.append((chunk_hashes, failures.describe(exc)))
             self.report.embedded -= len(embedded)
+            self.report.texts_embedded -= texts
             self.report.batches -= 1
             self.plan.stored.difference_update(embedded)
 

@@ -116,8 +116,10 @@ def embed_selection(
         conn, embedder, template=template, document_ids=ids, batch_size=batch_size, force=force,
         progress=progress, watch=watch,
     )  # fmt: skip
-    # With force every selected text was sent again: those that had vectors count as replaced.
-    replaced = min(covered, report.embedded)
+    # With force every selected text was sent again: those that had vectors count as replaced
+    # (texts, as ``covered`` counts them; a text in parts took as many vectors more).
+    replaced = min(covered, report.texts_embedded)
+    report.texts_embedded -= replaced
     report.embedded -= replaced
     return SubsetReport(selection.describe(), documents, replaced, report)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from knowledge_assets.core.ingest.fullwidth import spaced_key
 from knowledge_assets.core.ingest.yaml_core import use_core_schema
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
@@ -49,8 +50,21 @@ class _BoundedLoader(yaml.SafeLoader):
         self._checked: set[int] = set()
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:  # type: ignore[override]
-        self._note_duplicate_keys(node)
+        if id(node) not in self._checked and isinstance(node, yaml.MappingNode):
+            # not a mapping (``!!map foo``): PyYAML's own check says so, with the line
+            self._checked.add(id(node))
+            self._note_duplicate_keys(node)
+            self._note_spaced_keys(node)
         return super().construct_mapping(node, deep)
+
+    def _note_spaced_keys(self, node: yaml.MappingNode) -> None:
+        """Record a plain key written with a full-width space beside it (``title　: x``): YAML
+        keeps the space in the key, so ``title`` is not set; the note is kept, as Obsidian
+        shows it (a property named ``title　``)."""
+        for key, _value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.style is None and "\u3000" in key.value:
+                if warning := spaced_key(key.value, _rest_of_line(key.end_mark), key.start_mark.line + 1):  # fmt: skip
+                    self.warnings.append(clean_text(warning))
 
     def _note_duplicate_keys(self, node: yaml.MappingNode) -> None:
         """Record a key written twice in one mapping (``title:`` on line 2 and again on line 5),
@@ -64,9 +78,6 @@ class _BoundedLoader(yaml.SafeLoader):
           note, title or tag, and re-embeds nothing.
 
         A merge key's keys (``<<: *base`` then ``title:``) are overrides, not duplicates."""
-        if id(node) in self._checked or not isinstance(node, yaml.MappingNode):
-            return  # not a mapping (``!!map foo``): PyYAML's own check says so, with the line
-        self._checked.add(id(node))
         first: dict[tuple[str, str], int] = {}
         for key, _value in node.value:
             if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
@@ -107,6 +118,15 @@ use_core_schema(_BoundedLoader)
 _BoundedLoader.add_constructor(
     "tag:yaml.org,2002:timestamp", _BoundedLoader.construct_yaml_timestamp
 )
+
+
+def _rest_of_line(mark: Any) -> str:
+    """What follows ``mark`` on its line in the frontmatter (``: 日記`` after a key)."""
+    buffer = getattr(mark, "buffer", None)
+    if not isinstance(buffer, str):
+        return ""
+    end = buffer.find("\n", mark.pointer)
+    return buffer[mark.pointer : end if end >= 0 else len(buffer)].rstrip("\0")
 
 
 def where(mark: Any) -> str:

@@ -5,13 +5,17 @@ YAML reads only the half-width ``:`` and space as structure. ``title：日記`` 
 allowed here`` on the next key) or none (``not a mapping``). Only frontmatter that failed to
 parse is looked at, and only up to the line YAML stopped at, so a full-width character inside a
 value that parsed is never blamed.
+
+A full-width space beside a key (``title　: 日記``) is no YAML error: the key is ``title　``, so
+the note has no title. That frontmatter parses, so the note is kept, with a warning naming the
+line and the fix (:func:`spaced_key`), as a key written twice is.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["full_width_problem"]
+__all__ = ["full_width_problem", "spaced_key"]
 
 _BLANK = " \u3000"
 # Characters that start YAML syntax, not a key: a list item, quote, flow collection, comment...
@@ -62,3 +66,18 @@ def _key_and_value(line: str, separator: str) -> tuple[str, str] | None:
     if not key or key[0] in _NOT_A_KEY or ":" in key or "：" in key:
         return None
     return key, line[at + len(separator) :].strip(_BLANK)
+
+
+def spaced_key(key: str, rest: str, number: int) -> str | None:
+    """The warning for a plain key YAML read with a full-width space around it (``title　``),
+    on line ``number``, followed on its line by ``rest`` (``: 日記``); None for any other key."""
+    bare = key.strip(_BLANK)
+    trailing = key[len(key.rstrip(_BLANK)) :]
+    if not bare or "\u3000" not in key.replace(bare, "", 1):
+        return None
+    where = f"between `{bare}` and its colon" if "\u3000" in trailing else f"before `{bare}`"
+    fix = f"{bare}{rest.strip(_BLANK + chr(9))}"[:100]
+    return (
+        f"line {number} has a full-width space {where}: write `{fix}`;"
+        f" until then it is read as another key than `{bare}`"
+    )

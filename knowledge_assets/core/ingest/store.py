@@ -61,10 +61,11 @@ def known_versions(
 ) -> dict[str, str]:
     """``stored`` overridden by the versions of recorded rejections: what a sync need not read.
 
-    Unreadable-folder entries (paths ending in ``/``) are not files and are left out."""
+    Unreadable-folder entries (paths ending in ``/``) are not notes and are left out, as are
+    settings files (``.obsidian/app.json``): the source reads them itself at every sync."""
     rejected = conn.execute(
         "SELECT file_path, version FROM raw.rejected_files WHERE source_table = %s"
-        " AND file_path NOT LIKE '%%/'",
+        " AND file_path NOT LIKE '%%/' AND file_path NOT LIKE '.%%'",
         (table,),
     ).fetchall()
     return {**stored, **dict(rejected)}
@@ -154,10 +155,12 @@ def clear_rejections(conn: psycopg.Connection, table: str, paths: Sequence[str])
 
 
 def clear_folder_rejections(conn: psycopg.Connection, table: str, keep: Sequence[str]) -> None:
-    """Forget unreadable-folder entries (paths ending in ``/``) except the ``keep`` folders."""
+    """Forget the entries a source lists of itself, except the ``keep`` ones: unreadable
+    folders (paths ending in ``/``) and settings files (paths starting with ``.``, such as
+    ``.obsidian/app.json``: no note is read from a hidden folder)."""
     conn.execute(
-        "DELETE FROM raw.rejected_files WHERE source_table = %s AND file_path LIKE '%%/'"
-        " AND NOT file_path = ANY(%s)",
+        "DELETE FROM raw.rejected_files WHERE source_table = %s"
+        " AND (file_path LIKE '%%/' OR file_path LIKE '.%%') AND NOT file_path = ANY(%s)",
         (table, list(keep)),
     )
 

@@ -210,7 +210,8 @@ def _finish(
     """Record unreadable folders, count what stayed unchanged and move the synced head."""
     table = source.table
     _record_unreadable_folders(conn, table, changes, report)
-    read = {path for path, _ in report.rejected}
+    # Reported by this run: read now, or a folder or settings file found unreadable now.
+    read = {path for path, _ in report.rejected + report.unreadable}
     report.still_rejected = [
         (path, reason) for path, reason in store.rejections(conn, table)
         if not path.endswith("/") and path not in read  # a folder's entry is no file

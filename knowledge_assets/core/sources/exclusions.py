@@ -17,7 +17,9 @@ entry is a folder separator (Obsidian allows none in names); an entry naming no 
 leaves nothing out.
 
 A note excluded later is removed from the store at the next sync, as a deleted note is (the
-mass-deletion guard still refuses to remove most of a vault at once).
+mass-deletion guard still refuses to remove most of a vault at once). While ``app.json`` cannot
+be read as Obsidian's settings, the local source indexes no new note (it may lie in a folder the
+file excludes) and deletes none for it; see :mod:`~knowledge_assets.core.sources.local`.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["Exclusions", "obsidian_filters"]
+__all__ = ["SETTINGS_FILE", "Exclusions", "SettingsUnreadable", "obsidian_filters"]
 
 log = logging.getLogger(__name__)
+SETTINGS_FILE = ".obsidian/app.json"  # where Obsidian keeps Excluded files
 _MAX_APP_JSON = 1_000_000  # bytes: Obsidian's settings file is a few KB
 
 
@@ -95,16 +98,43 @@ def _nfc(text: str) -> str:
 
 
 def obsidian_filters(root: Path) -> tuple[str, ...]:
-    """The *Excluded files* of the Obsidian vault at ``root`` (none when it has no readable
-    ``.obsidian/app.json``, or the setting is missing or not a list of texts)."""
-    path = root / ".obsidian" / "app.json"
+    """The *Excluded files* of the Obsidian vault at ``root``: none when it has no
+    ``.obsidian/app.json`` or the file sets none. :class:`SettingsUnreadable` when the file is
+    there but cannot be read as Obsidian's settings: then which paths it excludes is unknown,
+    and taking it for "none" would index the folders the user left out."""
+    path = root / SETTINGS_FILE
     try:
         if path.stat().st_size > _MAX_APP_JSON:
-            return ()
+            raise SettingsUnreadable(f"is over {_MAX_APP_JSON:,} bytes")
         settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # no Obsidian settings here, or a file Obsidian is writing
+    except FileNotFoundError:  # not an Obsidian vault, or one with default settings
         return ()
-    filters = settings.get("userIgnoreFilters") if isinstance(settings, dict) else None
-    if not isinstance(filters, list):
-        return ()
-    return tuple(f for f in filters if isinstance(f, str))
+    except OSError as exc:
+        raise SettingsUnreadable(f"cannot be read: {exc.strerror or type(exc).__name__}") from exc
+    except json.JSONDecodeError as exc:  # also a file Obsidian is in the middle of writing
+        raise SettingsUnreadable(
+            f"is not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+        ) from exc
+    except ValueError as exc:
+        raise SettingsUnreadable("is not UTF-8 text") from exc
+    if not isinstance(settings, dict):
+        raise SettingsUnreadable(f"holds a JSON {_json_kind(settings)}, not an object")
+    filters = settings.get("userIgnoreFilters", [])
+    if not isinstance(filters, list) or not all(isinstance(f, str) for f in filters):
+        raise SettingsUnreadable('has a "userIgnoreFilters" that is not a list of texts')
+    return tuple(filters)
+
+
+class SettingsUnreadable(ValueError):
+    """``.obsidian/app.json`` is there but is not Obsidian's settings: the message says why,
+    as a phrase following the file's name (``is not valid JSON (...)``)."""
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    return "boolean" if isinstance(value, bool) else "number"

@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.ingest.store import source_name
 from knowledge_assets.core.sources.base import (
@@ -18,7 +19,12 @@ from knowledge_assets.core.sources.base import (
     UnreadableFile,
     is_markdown,
 )
-from knowledge_assets.core.sources.exclusions import Exclusions, obsidian_filters
+from knowledge_assets.core.sources.exclusions import (
+    SETTINGS_FILE,
+    Exclusions,
+    SettingsUnreadable,
+    obsidian_filters,
+)
 
 # The version token of a file that is listed but cannot be stat-ed (a symlink loop, a broken
 # link): never equal to a stored token, so the file is tried, and rejected with its reason.
@@ -43,13 +49,23 @@ class LocalSource:
         self.root = Path(root).expanduser().resolve()
         self.suffixes = suffixes
         self.table = table
-        # Obsidian's Excluded files, then the ones given (KA_VAULT_EXCLUDE for the vault).
-        self.exclusions = Exclusions([*obsidian_filters(self.root), *exclude])
+        self.exclude = tuple(exclude)
+        self._load_settings()
         # The default source keeps its historical key; a declared source's key names its table.
         self.key = f"local:{self.root}" if table == "docs_local" else f"{table}:{self.root}"
         self.location = str(self.root)
         # How errors name the folder: the vault's, or a declared source's (``books folder``).
         self.label = "vault folder" if table == "docs_local" else f"{source_name(table)} folder"
+
+    def _load_settings(self) -> None:
+        """Obsidian's Excluded files, then the ones given (KA_VAULT_EXCLUDE for the vault); read
+        at every scan, so a settings file fixed since is seen by a long-lived source."""
+        try:
+            filters = obsidian_filters(self.root)
+            self.settings_problem: str | None = None
+        except SettingsUnreadable as exc:
+            filters, self.settings_problem = (), str(exc)
+        self.exclusions = Exclusions([*filters, *self.exclude])
 
     def _check(self) -> None:
         if not self.root.is_dir():
@@ -62,6 +78,7 @@ class LocalSource:
         folder path ending in ``/`` -> reason); the vault folder itself must be readable.
         """
         self._check()
+        self._load_settings()
         self.unreadable: dict[str, str] = {}
         return dict(self._walk())
 
@@ -125,18 +142,23 @@ class LocalSource:
     def head(self) -> str:
         """The vault's git HEAD commit when it is a git work tree, else a fingerprint of the tree."""
         sha = git_head(self.root)
-        return sha if sha else self.fingerprint()
+        return self._marked(sha) if sha else self.fingerprint()
 
     def fingerprint(self, versions: Mapping[str, str] | None = None) -> str:
         """A hash of every path, size and mtime: cheap, and changes whenever Obsidian saves."""
         digest = hashlib.sha256()
         for path, token in sorted((versions or self.scan()).items()):
             digest.update(f"{path}\0{token}\n".encode("utf-8", "surrogateescape"))
-        return "tree:" + digest.hexdigest()
+        return self._marked("tree:" + digest.hexdigest())
+
+    def _marked(self, head: str) -> str:
+        """``head``, told apart while the settings file is unreadable: fixing the file changes
+        no note, and the sensor must still see a change to sync the notes held back."""
+        return head + "+unreadable-settings" if self.settings_problem else head
 
     def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         """Compare the folder with the stored version tokens; only changed files are read later."""
-        versions = self.scan()
+        versions = self._held_back(self.scan(), known)
         fetch = sorted(path for path, token in versions.items() if known.get(path) != token)
         hidden = tuple(self.unreadable)
         # Notes under a folder that cannot be listed are not gone: keep them, report the folder.
@@ -144,8 +166,9 @@ class LocalSource:
         renamed = {clean_text(p) for p in versions if clean_text(p) != p}
         gone = set(known) - set(versions) - renamed
         deleted = sorted(p for p in gone if not p.startswith(hidden))
+        sha = git_head(self.root)
         return ChangeSet(
-            head=git_head(self.root) or self.fingerprint(versions),
+            head=self._marked(sha) if sha else self.fingerprint(versions),
             fetch=fetch,
             deleted=deleted,
             versions={path: versions[path] for path in fetch},
@@ -153,6 +176,22 @@ class LocalSource:
             base=since,
             unreadable=dict(self.unreadable),
         )
+
+    def _held_back(self, versions: dict[str, str], known: Mapping[str, str]) -> dict[str, str]:
+        """``versions`` without the new notes while the settings file is unreadable: any of
+        them may lie in a folder it excludes, so they wait until it is fixed. Stored notes
+        sync as before (excluded ones were never stored); the file is reported with a fix."""
+        if not self.settings_problem:
+            return versions
+        kept = {path: token for path, token in versions.items() if path in known}
+        waiting = len(versions) - len(kept)
+        held = f"{counted(waiting, 'new note')} {noun_for(waiting, 'waits', 'wait')}"
+        self.unreadable[SETTINGS_FILE] = (
+            f"{self.settings_problem}: Obsidian's Excluded files are unknown, so {held} until"
+            " it is fixed (stored notes are kept). Fix the file, or set Excluded files again"
+            " in Obsidian (Settings → Files and links)"
+        )
+        return kept
 
     def read(self, path: str, limit: int | None = None) -> bytes:
         """The bytes of one note; :class:`UnreadableFile` when it exists but cannot be read,

@@ -185,8 +185,9 @@ def _embed_partition(
         table = table_metadata(conn, "rag.embeddings", partition_filter=("model", model.model))
     report = subset.embed
     context.log.info(
-        "%s (%s): %d replaced, %d embedded, %d reused",
-        report.model, subset.selection, subset.replaced, report.embedded, report.reused,
+        "%s (%s): %d replaced, %d embedded, %d reused, %d vectors written",
+        report.model, subset.selection, subset.replaced, report.texts_embedded, report.reused,
+        report.embedded,
     )  # fmt: skip
     return dg.MaterializeResult(metadata=table | _embed_metadata(report) | _subset_metadata(subset))
 
@@ -227,12 +228,23 @@ def _subset_metadata(subset: SubsetReport) -> dict[str, dg.MetadataValue]:
     }
 
 
+def _in_parts(report: EmbedReport) -> str:
+    """How many vectors the texts embedded took, when more than one each: a text over the
+    model's input limit is embedded in parts. The summary counts texts, as the next run's
+    ``already has a vector for N texts`` does, so the two runs agree on one figure."""
+    if report.embedded == report.texts_embedded:
+        return ""
+    return f" ({report.embedded:,} vectors: long texts go in parts)"
+
+
 def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
     # Model time only: loading the model is timed on its own (model_load_seconds), except in
     # worker processes, which load their own copies while the pass waits for its first batches.
     rate = report.embedded / report.seconds_in_model if report.seconds_in_model else 0.0
     if report.embedded:
-        summary = f"{report.embedded:,} embedded, {report.reused:,} reused"
+        summary = f"{report.texts_embedded:,} embedded, {report.reused:,} reused" + _in_parts(
+            report
+        )
     else:
         reused = counted(report.reused, "text")
         summary = f"Nothing to embed: {report.model} already has a vector for {reused}"
@@ -242,7 +254,8 @@ def _embed_metadata(report: EmbedReport) -> dict[str, dg.MetadataValue]:
         ),
         "failed": dg.MetadataValue.int(report.failed_texts),
         "model": dg.MetadataValue.text(report.model),
-        "embedded": dg.MetadataValue.int(report.embedded),
+        "embedded": dg.MetadataValue.int(report.texts_embedded),
+        "vectors_written": dg.MetadataValue.int(report.embedded),
         "reused": dg.MetadataValue.int(report.reused),
         "chunk_texts": dg.MetadataValue.int(report.total),
         "batches": dg.MetadataValue.int(report.batches),

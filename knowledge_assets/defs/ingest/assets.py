@@ -101,7 +101,7 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "rejected": dg.MetadataValue.int(report.rejected_files),
         "rejected_unchanged": dg.MetadataValue.int(len(report.still_rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
-        "unreadable_folders": dg.MetadataValue.int(len(report.unreadable)),
+        "unreadable_folders": dg.MetadataValue.int(_unreadable_folders(report)),
         "warned_notes": dg.MetadataValue.int(_warned(report)),
         "note_warnings": rows_table(
             ("file", "warning"),
@@ -148,6 +148,7 @@ def still_warned_line(report: SyncReport) -> str:
 
 def _summary(report: SyncReport) -> str:
     still, warned = len(report.still_rejected), _warned(report)
+    folders = _unreadable_folders(report)
     if not report.wrote_anything:
         left = [f"{counted(still, 'file')} still rejected"] if still else []
         left += [f"{counted(warned, 'note')} with warnings"] if warned else []
@@ -161,9 +162,21 @@ def _summary(report: SyncReport) -> str:
         f"{len(report.new)} new, {len(report.changed)} changed, {report.unchanged} unchanged, "
         f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, {rejected}"
         + (f", {counted(len(report.forgotten), 'rejected file')} gone" if report.forgotten else "")
-        + (f", {len(report.unreadable)} unreadable folders kept" if report.unreadable else "")
+        + (f", {counted(folders, 'unreadable folder')} kept" if folders else "")
+        + "".join(f", {path} unreadable" for path in _unreadable_files(report))
         + (f", {counted(warned, 'note')} with warnings" if warned else "")
     )
+
+
+def _unreadable_folders(report: SyncReport) -> int:
+    """The folders that could not be listed (a settings file that could not be read is
+    listed beside them, but is no folder)."""
+    return sum(1 for path, _ in report.unreadable if path.endswith("/"))
+
+
+def _unreadable_files(report: SyncReport) -> list[str]:
+    """Files the source reads for itself that could not be read (``.obsidian/app.json``)."""
+    return [path for path, _ in report.unreadable if not path.endswith("/")]
 
 
 def _warned(report: SyncReport) -> int:
