@@ -18,7 +18,7 @@ import os
 import socket
 
 import dagster as dg
-from dagster._core.events import EngineEventData
+from dagster._core.events import EngineEventData  # report_engine_event's metadata; not exported
 
 from knowledge_assets.core.database.processes import alive
 

@@ -110,7 +110,7 @@ def test_update_and_get_show_the_warning(db_url: str, tmp_path: Path) -> None:
 def test_a_note_stored_before_with_a_full_width_spaced_key_gets_its_warning_at_the_next_sync(
     db_url: str, tmp_path: Path
 ) -> None:
-    """sql/062: the file is read again once, stores the warning, and is listed as no change."""
+    """sql/056: the file is read again once, stores the warning, and is listed as no change."""
     from tests.migration_support import rerun_migration
 
     vault = tmp_path / "vault"
@@ -121,7 +121,7 @@ def test_a_note_stored_before_with_a_full_width_spaced_key_gets_its_warning_at_t
         sync_source(conn, LocalSource(vault))
         conn.execute("UPDATE raw.docs_local SET warnings = '{}'")  # as a sync before stored it
         conn.commit()
-    rerun_migration(db_url, "062")
+    rerun_migration(db_url, "056")
     with db.connect(db_url) as conn:
         again = sync_source(conn, LocalSource(vault))
         warned = store.note_warnings(conn, "docs_local")
