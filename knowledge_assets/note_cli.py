@@ -37,6 +37,7 @@ from knowledge_assets.search_cli import (
     _store_is_empty,
     _where,
     named,
+    one_line,
     say,
     shown_path,
 )
@@ -65,7 +66,7 @@ def _similar(args: argparse.Namespace) -> int:
         _print_json([asdict(n) for n in notes])
         return 0
     for i, n in enumerate(notes, start=1):
-        say(f"{i:2d}. {plain_heading(n.title) or shown_path(n.file_path)}  score {n.score:.4f}")
+        say(f"{i:2d}. {one_line(n.title) or shown_path(n.file_path)}  score {n.score:.4f}")
         say(f"    {_where(n.file_path, n.source)} › {plain_heading(n.heading)}")
         say(f"    {plain_snippet(n.content, SNIPPET_CHARS)}")
     if not notes:
@@ -106,7 +107,7 @@ def _backlinks(args: argparse.Namespace) -> int:
 
 def _say_backlinks(found: Backlinks) -> None:
     for i, note in enumerate(found.notes, start=1):
-        say(f"{i:2d}. {plain_heading(note.title) or shown_path(note.path)}")
+        say(f"{i:2d}. {one_line(note.title) or shown_path(note.path)}")
         say(f"    {_where(note.path, note.source)}")
     if not found.notes:
         say(f"no note links to {shown_path(found.path)}")

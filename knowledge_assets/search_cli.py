@@ -86,6 +86,11 @@ def named(text: str) -> str:
     return f"{text[: _NAMED_CHARS - 1]!r}… ({len(text):,} characters)"
 
 
+def one_line(title: str) -> str:
+    """A note's title on one line, as written otherwise: a title is plain text, not Markdown."""
+    return " ".join(title.split())
+
+
 def say(text: str = "", **kwargs: Any) -> None:
     """``print`` for text that holds a note's words (see :func:`shown`)."""
     print(shown(text), **kwargs)
@@ -112,7 +117,8 @@ def _where(file_path: str, source: str) -> str:
 
 def _print_response(response: SearchResponse) -> None:
     for i, h in enumerate(response.hits, start=1):
-        where = " › ".join(p for p in (plain_heading(h.title), plain_heading(h.heading)) if p)
+        # The title is plain text, shown as written (on one line); the heading is Markdown.
+        where = " › ".join(p for p in (one_line(h.title), plain_heading(h.heading)) if p)
         say(f"{i:2d}. {where}")
         say(f"    {_where(h.file_path, h.source)}  score {h.score:.4f}  [{'+'.join(h.retrievers)}]")
         if h.tags:

@@ -72,6 +72,22 @@ def test_a_question_after_reopening_follows_up_its_conversation(
     assert sent[0]["content"] == QUESTION and sent[1]["content"] == first["answer"]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_follow_up_to_a_conversation_not_in_the_history_is_refused(
+    client: httpx.Client, llm: FakeLLMServer, stream: bool
+) -> None:
+    """As ``ask --conversation`` refuses it: answered as a new conversation, the follow-up
+    silently lost the context it was asked in."""
+    calls = len(llm.log)
+    body = {"question": "それは何時ごろ？", "conversationId": str(uuid.uuid4()), "options": {"stream": stream}}  # fmt: skip
+    response = client.post("/api/ai/qa", json=body)
+    assert response.status_code == 404, response.text
+    reason = response.json()["error"]
+    assert f"no conversation {body['conversationId']} in the Q&A history" in reason
+    assert "ask without conversationId to start a new conversation" in reason
+    assert "\n" not in reason and len(llm.log) == calls  # no model asked
+
+
 @pytest.mark.parametrize("entry_id", [str(uuid.UUID(int=1)), "nope", "%00"])
 def test_an_answer_not_in_the_history_is_404(client: httpx.Client, entry_id: str) -> None:
     response = client.get(f"/api/ai/qa/history/{entry_id}")

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from knowledge_assets.answer import Asker, LLMSettings
@@ -98,6 +99,33 @@ def test_an_answer_no_longer_in_the_history_says_so(base: str) -> None:
             page.fill("#question", "味噌ラーメン")
             page.click("#ask-form button")
         assert json.loads(request.value.post_data or "")["conversationId"] is None
+
+
+def test_a_follow_up_to_a_conversation_gone_from_the_history_starts_a_new_one(
+    base: str, vault_url: str
+) -> None:
+    """The API refuses a conversation it does not hold (an old page's, or one deleted since):
+    the page asks again as a new conversation and says so, rather than failing."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#question", QUESTION)
+        page.click("#ask-form button")
+        expect(page.locator("a.citation").first).to_have_text("2026年1月10日の日記")
+        gone = newest(base)["conversationId"]
+        with psycopg.connect(vault_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM qa.history WHERE conversation_id = %s::uuid", (gone,))
+        page.fill("#question", "味噌ラーメンは何時ごろ？")
+        page.click("#ask-form button")
+        expect(page.locator("#answer-warnings")).to_contain_text(
+            "前の会話が履歴に見つからないため、新しい会話として答えました。"
+        )
+        expect(page.locator("#answer-question")).to_have_text("味噌ラーメンは何時ごろ？")
+        asked = newest(base)
+        assert asked["question"] == "味噌ラーメンは何時ごろ？" and asked["conversationId"] != gone
+        expect(page).to_have_url(f"{base}/?answer={asked['id']}")
 
 
 def test_an_offline_answers_history_entry_opens_with_its_quote(base: str) -> None:

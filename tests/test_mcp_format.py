@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_assets.mcp.format import PAGE_CHARS, clean_snippet, document_part, pages
+from knowledge_assets.core.links.backlinks import Backlink, Backlinks
+from knowledge_assets.core.search.notes import SimilarNote
+from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
+from knowledge_assets.mcp.format import (
+    PAGE_CHARS,
+    clean_snippet,
+    document_part,
+    linking_result,
+    pages,
+    search_result,
+    similar_result,
+)
 from knowledge_assets.mcp.sections import note_parts
 
 
@@ -86,3 +97,15 @@ def test_a_blank_section_is_the_whole_note_not_its_first_section(section: str | 
 )
 def test_snippets_drop_code_fences_embeds_and_markers(raw: str, expected: str) -> None:
     assert clean_snippet(raw) == expected
+
+
+@pytest.mark.parametrize("title", ["C++ <vector> の使い方", "<T>", "**太字** と [[リンク]]"])
+def test_titles_are_shown_as_written_in_every_listing(title: str) -> None:
+    # A title is plain text (get_doc shows it whole): no Markdown or HTML to drop from it.
+    hit = SearchHit("a.md", title, "", "", "本文", 1.0, ("keyword",), (), "1", "local")
+    near = SimilarNote("a.md", title, 0.9, "", "本文", (), "local")
+    found = search_result(SearchResponse("q", "keyword", None, [hit], {}))
+    assert found["hits"][0]["title"] == title
+    assert similar_result("b.md", [near])["similar"][0]["title"] == title
+    backlinks = Backlinks("local", "b.md", [Backlink("local", "a.md", title)], more=False)
+    assert linking_result(backlinks)["linking"][0]["title"] == title

@@ -539,6 +539,20 @@ def test_search_docs_lists_the_notes_of_operators_alone(client: McpClient) -> No
     assert refused.is_error and "names nothing" in text_of(refused)
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [("search_docs", {"query": "検索", "tags": ["#"]}),
+     ("search_docs", {"query": "検索", "tags": [""], "mode": "keyword"}),
+     ("search_docs", {"query": "path:日記/", "tags": ["日記", "#"]}),
+     ("tagged_docs", {"tag": "#"}), ("tagged_docs", {"tag": "# "})],
+)  # fmt: skip
+def test_a_tag_that_names_nothing_is_refused_as_tag_colon_hash_is(
+    client: McpClient, tool: str, arguments: dict[str, Any]
+) -> None:
+    refused = client.call(tool, arguments)
+    assert refused.is_error and "names nothing" in text_of(refused), text_of(refused)
+
+
 # A JSON escape of a lone surrogate: valid JSON grammar, but no character.
 LONE_SURROGATE = (
     '{"jsonrpc":"2.0","id":5,"method":"tools/call",'

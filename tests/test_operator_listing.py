@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import psycopg
@@ -184,3 +185,29 @@ def test_the_api_lists_the_notes_of_operators_alone_a_page_at_a_time(
 def test_the_api_refuses_what_is_no_listing(client: httpx.Client, query: str, reason: str) -> None:
     response = client.post("/api/search/notes", json={"query": query})
     assert response.status_code == 422 and reason in response.json()["error"]
+
+
+@pytest.mark.parametrize("tag", ["#", "", "##"])
+def test_the_api_refuses_a_tag_filter_that_names_nothing(client: httpx.Client, tag: str) -> None:
+    # As tag:# in the query is refused, rather than a search that silently finds no note.
+    for path, body in [
+        ("/api/search/keyword", {"query": "検索", "filters": {"tags": [tag]}}),
+        ("/api/search/notes", {"query": "path:日記/", "filters": {"tags": ["日記", tag]}}),
+        ("/api/ai/qa", {"question": "検索とは", "options": {"tags": [tag]}}),
+    ]:
+        response = client.post(path, json=body)
+        assert response.status_code == 422, (path, response.text)
+        assert "names nothing" in response.json()["error"], response.text
+    if tag:  # an empty tag is no address of a tag's notes
+        tagged = client.get(f"/api/tags/{quote(tag, safe='')}/notes")
+        assert tagged.status_code == 422 and "names nothing" in tagged.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "argv", [["search", "検索", "--tag", "#"], ["tags", "#"], ["search", "tag:日記", "--tag", ""]]
+)
+def test_the_cli_refuses_a_tag_that_names_nothing(
+    cli_store: str, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert main(argv) != 0
+    assert "names nothing: give it a name, e.g. 日記" in capsys.readouterr().err

@@ -42,3 +42,26 @@ def test_a_searched_word_is_highlighted_in_the_text_not_in_its_escaping(
             expect(snippet).to_have_text(TEXT)
             marks = snippet.locator("mark").all_text_contents()
             assert marks == [term], (term, marks)
+
+
+def test_a_snippet_leaves_out_the_text_of_scripts_and_styles(
+    server_url: str, tmp_path: Path
+) -> None:
+    """The note view never shows a <script>'s or <style>'s text; the snippet showed it."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    note = (
+        "# 庭\n\n水やりの記録 <style>.x { color: red }</style>を付けた。\n\n"
+        "<script>\nconst 隠し = 1;\n</script>\n\n`<style>` の後も記録は続く。\n"
+    )
+    (vault / "garden.md").write_text(note, encoding="utf-8")
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings())) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(f"{base}/?q=記録&mode=keyword")
+        snippet = page.locator(".result .snippet").first
+        expect(snippet).to_have_text("水やりの記録 を付けた。 の後も記録は続く。")

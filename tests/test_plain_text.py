@@ -38,6 +38,25 @@ def test_markdown_reads_as_its_words(raw: str, expected: str) -> None:
     assert plain_snippet(raw, 500) == expected
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("前\n<script>\nconst secret = 1;\n\n```\n</script>\n後", "前 後"),
+        ('前<style type="text/css">p { color: red }</style>後', "前後"),
+        ("前<SCRIPT>\nalert(1)\n</Script >後", "前 後"),
+        ("前<script>x</script>中<style>y</style>後", "前中後"),
+        ("`<style>` タグで色を付ける", "<style> タグで色を付ける"),  # code: shown as written
+        ("```html\n<script>\nf()\n```\n後", "<script> f() 後"),
+        ('<script src="a.js"/>本文', "本文"),  # opens nothing
+        ("前<scripts>本文", "前本文"),  # another tag: only the tag is left out
+    ],
+)
+def test_script_and_style_text_is_left_out_as_the_note_view_hides_it(
+    raw: str, expected: str
+) -> None:
+    assert plain_snippet(raw, 500) == expected
+
+
 def test_a_snippet_is_cut_after_cleaning() -> None:
     raw = "[リンク](" + "x" * 300 + ") の後の本文"
     assert plain_snippet(raw, 12) == "リンク の後の本文"

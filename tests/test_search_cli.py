@@ -12,6 +12,8 @@ import pytest
 
 from knowledge_assets.cli import main
 from knowledge_assets.core.embedders import make_embedder
+from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
+from knowledge_assets.search_cli import _print_response
 from tests.test_search import DIARY, DRAFT, LATEST, ingest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +81,14 @@ def test_search_prints_readable_japanese(store: str, capsys: pytest.CaptureFixtu
     assert DIARY in out and "ジョバンニ" in out
     assert "[vector+keyword]" in out
     assert "embed" in out.splitlines()[-1] and "total" in out.splitlines()[-1]
+
+
+def test_a_hit_shows_its_title_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    # A title is plain text: "<vector>" in it is no HTML tag to drop, as the page shows it.
+    hit = SearchHit("c.md", "C++ <vector> の使い方", "要素の追加", "", "本文", 1.0, ("keyword",), (), "1", "local")  # fmt: skip
+    timings = {"embed_ms": 0.0, "search_ms": 1.0, "total_ms": 1.0}
+    _print_response(SearchResponse("vector", "keyword", None, [hit], timings))
+    assert " 1. C++ <vector> の使い方 › 要素の追加" in capsys.readouterr().out
 
 
 def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import SearchFilters, search
+from knowledge_assets.core.search.operators import UnsearchableQuery
 from knowledge_assets.core.search.search_sql import filter_clause
 from tests.test_search import notes_store
 
@@ -28,7 +29,6 @@ NOTES = {
         (("#旅",), ("旅",)),
         ((" 旅 ", "#旅", "\u3000京都"), ("旅", "京都")),
         (("# project/alpha",), ("project/alpha",)),
-        (("#", " "), ("#", " ")),  # blank tags alone match no note, not every note
         ((), ()),
     ],
 )
@@ -36,6 +36,21 @@ def test_filter_tags_are_normalised_as_frontmatter_tags(
     given: tuple[str, ...], kept: tuple[str, ...]
 ) -> None:
     assert SearchFilters(tags=given).tags == kept
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"tags": ("#",)}, {"tags": ("",)}, {"tags": ("##", " ")}, {"tags": ("旅", "# ")},
+        {"all_tags": ("#",)}, {"exclude_tags": ("\u3000",)}, {"tag_groups": (("旅", "#"),)},
+    ],
+)  # fmt: skip
+def test_a_tag_that_names_nothing_is_refused_as_tag_colon_hash_is(
+    fields: dict[str, tuple[str, ...]],
+) -> None:
+    # Kept, it matched no note; dropped, it would widen the filter: either way, silently.
+    with pytest.raises(UnsearchableQuery, match=r"names nothing: give it a name, e\.g\. 日記"):
+        SearchFilters(**fields)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, HTTPException, Query, Request
 from sse_starlette.sse import EventSourceResponse
 
-from knowledge_assets.answer import Answer, Asker, LLMError
+from knowledge_assets.answer import Answer, Asker, LLMError, Turn
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
 from knowledge_assets.api.errors import UNEXPECTED, error_body, quoted
@@ -158,6 +158,18 @@ def _ask_setup(body: QARequest) -> tuple[str, SearchFilters | None]:
     return conversation, _filters(None, body.options.tags)
 
 
+def _earlier(settings: ApiSettings, conversation: str | None) -> list[Turn]:
+    """The turns of the conversation a question follows up ([] for a new one). 404 for one the
+    history does not hold: answering anyway would silently drop the conversation's context."""
+    if conversation is None:
+        return []
+    with store.reader(settings.reader_url) as conn:
+        earlier = qa_history.turns(conn, conversation)
+    if not earlier:
+        raise HTTPException(404, f"no conversation {conversation} in the Q&A history (it was deleted, or the id is mistyped): ask without conversationId to start a new conversation")  # fmt: skip
+    return earlier
+
+
 def _record(settings: ApiSettings, result: Answer, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with ``id``: the answer's entry in the history, once recorded there."""
     with store.writer(settings.writer_url) as conn:
@@ -173,26 +185,27 @@ def qa(body: QARequest, request: Request) -> Any:
     ``delta``… (pieces of the answer's text), ``sources`` (the notes the answer cites, as
     ``done`` lists them) and ``done`` (the whole answer), or ``error`` (the error reply's JSON)
     at any point. Every answer is kept in the history (``id``: its entry there); pass
-    ``conversationId`` to follow up."""
+    ``conversationId`` to follow up (404 for one the history does not hold)."""
     settings, asker = _settings(request), request.app.state.asker
     conversation, filters = _ask_setup(body)
+    earlier = _earlier(settings, conversation if body.conversationId else None)
     if body.options.stream:
-        events = _qa_events(settings, asker, body, conversation, filters)
+        events = _qa_events(settings, asker, body, (conversation, earlier), filters)
         return EventSourceResponse(events, ping=15)
     with store.reader(settings.reader_url) as conn:
-        earlier = qa_history.turns(conn, conversation) if body.conversationId else []
         result = asker.ask(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK)  # fmt: skip
         data = _qa_data(conn, result, conversation)
     return {"success": True, "data": _record(settings, result, data)}
 
 
-def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, conversation: str, filters: SearchFilters | None) -> Iterator[dict[str, str]]:  # fmt: skip
+def _qa_events(settings: ApiSettings, asker: Asker, body: QARequest, followed: tuple[str, list[Turn]], filters: SearchFilters | None) -> Iterator[dict[str, str]]:  # fmt: skip
+    conversation, earlier = followed
+
     def sse(kind: str, data: Any) -> dict[str, str]:
         return {"event": kind, "data": json.dumps(data, ensure_ascii=False)}
 
     try:
         with store.reader(settings.reader_url) as conn:
-            earlier = qa_history.turns(conn, conversation) if body.conversationId else []
             for event in asker.events(conn, body.question, history=earlier, filters=filters, top_k=body.options.topK):  # fmt: skip
                 if event.kind == "sources":  # retrieved; the answer may cite none of them
                     yield sse("retrieved", [s.to_dict() for s in event.data])

@@ -17,6 +17,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from knowledge_assets.core.chunks.chunk_text import is_blank
+from knowledge_assets.core.search.filters import UnsearchableQuery, named_tags
 from knowledge_assets.core.search.listing import MAX_OFFSET
 
 # A lone surrogate (a JSON "\ud800" escape with no partner) is not Unicode: it cannot be encoded
@@ -56,8 +57,19 @@ def _stripped(text: str) -> str:
 _STORABLE = BeforeValidator(_storable)
 Query = Annotated[str, StringConstraints(max_length=2000), _STORABLE, _not_blank("query", "give the words to search for")]  # fmt: skip
 Question = Annotated[str, StringConstraints(max_length=2000), _STORABLE, _not_blank("question", "write what you want to know"), AfterValidator(_stripped)]  # fmt: skip
+
+
+def _named(tag: str) -> str:
+    """Refuse a tag that is empty once its '#' is dropped, as the query's tag:# is."""
+    try:
+        named_tags((tag,))
+    except UnsearchableQuery as exc:
+        raise PydanticCustomError("tag_names_nothing", str(exc)) from None
+    return tag
+
+
 # A tag named in an address: no tag is longer (core.chunks.inline_tags.MAX_TAG_CHARS).
-TagName = Annotated[str, StringConstraints(min_length=1, max_length=200), _STORABLE]
+TagName = Annotated[str, StringConstraints(max_length=200), _STORABLE, AfterValidator(_named)]
 # Far more tags than anyone filters by (the page sends one), and bounded, so that a request
 # cannot make the search match against an arbitrarily long list.
 MAX_FILTER_TAGS = 100

@@ -5,13 +5,16 @@ same markers).
 A snippet is read, not rendered: ``[any型](../any.md)`` reads as ``any型``, an image as its alt
 text, and fence lines (with their info strings, ``ts twoslash``), twoslash directives, heading
 marks, HTML and JSX tags, inline-code backticks, quote and callout markers, highlights and block
-ids are left out. Code inside fences and backticks is kept as written, so ``Array<T>`` there is
+ids are left out, and so is the text of ``<script>`` and ``<style>`` elements, which the note view
+never shows. Code inside fences and backticks is kept as written, so ``Array<T>`` there is
 not taken for a tag.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+import sys
 from collections.abc import Iterator
 
 from knowledge_assets.core.chunks.markdown import code_spans
@@ -28,6 +31,9 @@ _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?")
 _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[[^\]^][^\]]*\]:[ \t]+\S+.*$")
 _FOOTNOTE_DEFINITION = re.compile(r"^[ \t]{0,3}\[\^[^\]]+\]:[ \t]*")
 _MARKERS = re.compile(r"[\[<=*^]")
+# A <script> or <style> element's text is code the note view hides; "<style/>" opens nothing.
+_HIDDEN_OPEN = re.compile(r"<(script|style)(?:[ \t][^<>]*)?(?<!/)>", re.IGNORECASE)
+_HIDDEN_CLOSE = {tag: re.compile(rf"</{tag}[ \t]*>", re.IGNORECASE) for tag in ("script", "style")}
 # Inline markers, in the order they are replaced: embeds and images before links, since an image
 # may be a link's text ([![](a.svg)](a.svg)). No bracket or parenthesis may stand inside another
 # here: each match then ends at the next one, and a line of ten thousand "[" is read in linear
@@ -104,8 +110,12 @@ def plain_text(text: str | None) -> str:
 
 
 def _plain_lines(text: str) -> Iterator[str]:
-    fence = ""
+    fence, hidden = "", ""
     for line in text.split("\n"):
+        if hidden:  # a script's text is its own to its close, fence marks and all
+            line, hidden = _unhidden(line, hidden)
+            if hidden:
+                continue
         opened = _FENCE.match(line)
         if fence:
             if opened and opened[1] == fence:
@@ -118,10 +128,40 @@ def _plain_lines(text: str) -> Iterator[str]:
             continue
         if _SITE_FENCE.match(line) or _LINK_DEFINITION.match(line):
             continue
+        if "<" in line:  # not in a fence: there, <script> is code shown as written
+            line, hidden = _unhidden(line, "")
         line = _FOOTNOTE_DEFINITION.sub("", _QUOTE.sub("", line))
         if _HEADING.match(line):
             line = _heading_text(line)
         yield plain_inline(line)
+
+
+def _unhidden(line: str, hidden: str) -> tuple[str, str]:
+    """``line`` without the text of the ``<script>`` / ``<style>`` elements in it, and the tag
+    still open at its end ("" for none). ``hidden``: the tag open before it. A tag inside a code
+    span (`` `<style>` ``) is code shown as written, and opens nothing."""
+    out: list[str] = []
+    at = 0
+    # Once per line: a line of many `<style>` is then read in linear time.
+    code = [(start, end) for start, end, _ in code_spans(line)] if "`" in line else []
+    while True:
+        if hidden:
+            close = _HIDDEN_CLOSE[hidden].search(line, at)
+            if close is None:
+                return "".join(out), hidden
+            at, hidden = close.end(), ""
+        found = _HIDDEN_OPEN.finditer(line, at)
+        opener = next((m for m in found if not _inside(code, m.start())), None)
+        if opener is None:
+            return "".join(out) + line[at:], ""
+        out.append(line[at : opener.start()])
+        at, hidden = opener.end(), opener[1].lower()
+
+
+def _inside(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether ``at`` is inside one of ``spans`` (in order, not overlapping)."""
+    i = bisect.bisect_right(spans, (at, sys.maxsize)) - 1
+    return i >= 0 and at < spans[i][1]
 
 
 def plain_snippet(text: str | None, limit: int) -> str:

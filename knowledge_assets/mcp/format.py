@@ -67,7 +67,7 @@ def search_result(response: SearchResponse) -> dict[str, Any]:
     hits = [
         {
             "rank": rank,
-            "title": plain_heading(hit.title),
+            "title": hit.title,  # plain text, as get_doc shows it: no Markdown to drop
             "heading": _heading(hit.heading, hit.parent_heading),
             "path": hit.file_path,
             "source": hit.source,
@@ -105,7 +105,7 @@ def similar_result(
         "file_path": file_path,
         "similar": [
             {
-                "title": plain_heading(n.title),
+                "title": n.title,
                 "path": n.file_path,
                 "source": n.source,
                 "score": round(float(n.score), 4),
@@ -123,10 +123,7 @@ def linking_result(found: Backlinks) -> dict[str, Any]:
     return {
         "source": found.source,
         "file_path": found.path,
-        "linking": [
-            {"title": plain_heading(n.title), "path": n.path, "source": n.source}
-            for n in found.notes
-        ],
+        "linking": [{"title": n.title, "path": n.path, "source": n.source} for n in found.notes],
         "more": found.more,
     }
 

@@ -30,7 +30,7 @@ from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
 from knowledge_assets.core.search.note_sources import in_source, source_table
-from knowledge_assets.core.search.operators import split_query
+from knowledge_assets.core.search.operators import UnsearchableQuery, split_query
 from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
@@ -93,12 +93,13 @@ class KnowledgeTools(ListingTools):
         ``total`` from ``offset``), as tagged_docs lists a tag's notes; ``next_offset`` is the
         offset of the next page, null after the last note.
         """
-        filters = SearchFilters(
-            tags=tuple(tags or ()),
-            content_types=tuple(content_type or ()),
-            types=tuple(type or ()),
-            top_headings=tuple(top_heading or ()),
-        )
+        try:  # a tag of "#" alone is refused, as tag:# in the query is
+            filters = SearchFilters(
+                tags=tuple(tags or ()), content_types=tuple(content_type or ()),
+                types=tuple(type or ()), top_headings=tuple(top_heading or ()),
+            )  # fmt: skip
+        except UnsearchableQuery as exc:
+            raise ToolError(f"bad input: {exc}") from None
         if (parts := split_query(query)).lists_notes:
             return self._operator_listing(query, filters, parts, limit, offset)
         if offset:  # a search returns its best hits only: ignored, it would repeat them

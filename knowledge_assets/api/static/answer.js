@@ -33,6 +33,12 @@ function answerFailed(message) {
   $("answer-text").innerHTML = "<p class='warn'>" + escape(message) + "</p>";
 }
 
+const RESTARTED = "前の会話が履歴に見つからないため、新しい会話として答えました。";
+
+function postQuestion(question) {
+  return fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
+}
+
 export async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
@@ -45,12 +51,19 @@ export async function ask(event) {
   $("answer-text").setAttribute("aria-busy", "true");
   let text = "";
   try {
-    const res = await fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
+    let res = await postQuestion(question);
+    // The conversation followed is no longer in the history (deleted since, or an old page's):
+    // the question starts a new one, and the answer says so.
+    const restarted = res.status === 404 && conversationId !== null;
+    if (restarted) { conversationId = null; res = await postQuestion(question); }
     if (!res.ok) throw refused(await res.json().catch(() => ({})), res);
     await readEvents(res, (kind, data) => {
       if (ticket !== answerTicket) return; // a past answer was opened meanwhile
       if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
-      else if (kind === "done") { showAnswer(data); setAddress({ answer: data.id }, true); }
+      else if (kind === "done") {
+        showAnswer(restarted ? { ...data, warnings: [RESTARTED, ...(data.warnings || [])] } : data);
+        setAddress({ answer: data.id }, true);
+      }
       else if (kind === "error") throw new Error(data.error);
     });
   } catch (err) {

@@ -29,15 +29,59 @@ export function sourceLabel(source) {
 
 // Snippets and previews: code fences, HTML tags, code spans' backticks, bold's ** and the markers of
 // quotes, callouts (> [!tip], :::tip), highlights (==text==) and block ids (^id) dropped, links
-// and images (Markdown's and wikilinks) shown as their text, whitespace folded.
+// and images (Markdown's and wikilinks) shown as their text, whitespace folded. The text of
+// <script> and <style> elements, which the note view never shows, is left out too.
 export function cleanText(text) {
-  return String(text || "")
+  return withoutHidden(String(text || ""))
     .replace(/^#{1,6}\s+/gm, "").replace(/^```.*$/gm, "")
     .replace(/!?\[\[([^\]|\n]*)\|([^\]\n]*)\]\]/g, "$2").replace(/!?\[\[([^\]\n]*)\]\]/g, "$1")
     .replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1").replace(/<\/?[A-Za-z][^<>\n]*>/g, " ").replace(/`+/g, "").replace(/\*\*/g, "")
     .replace(/^[ \t]*(?:>[ \t]?)+(?:\[![^\]\s]+\][+-]?[ \t]*)?/gm, "").replace(/^[ \t]*:::.*$/gm, "")
     .replace(/==([^\s=](?:[^=\n]*[^\s=])?)==/g, "$1").replace(/[ \t]\^[A-Za-z0-9-]+[ \t]*$/gm, "")
     .replace(/\s+/g, " ").trim();
+}
+
+// "<style/>" opens nothing; in a code fence, or right after a code span's backtick, a tag is
+// code shown as written (core/plain_text.py reads a note's text the same way).
+const HIDDEN_OPEN = /<(script|style)(?:[ \t][^<>]*)?(?<!\/)>/gi;
+
+function withoutHidden(text) {
+  let fence = "", hidden = "";
+  return text.split("\n").map((line) => {
+    if (!hidden) {
+      const opened = line.match(/^[ \t]*(```|~~~)/);
+      if (fence || opened) {
+        if (!fence) fence = opened[1];
+        else if (opened && opened[1] === fence) fence = "";
+        return line;
+      }
+      if (!line.includes("<")) return line;
+    }
+    [line, hidden] = unhidden(line, hidden);
+    return line;
+  }).join("\n");
+}
+
+// The line without the elements' text, and the tag still open at its end ("" for none).
+function unhidden(line, hidden) {
+  let out = "", at = 0;
+  for (;;) {
+    if (hidden) {
+      const close = new RegExp(`</${hidden}[ \t]*>`, "gi");
+      close.lastIndex = at;
+      const closed = close.exec(line);
+      if (!closed) return [out, hidden];
+      at = closed.index + closed[0].length;
+      hidden = "";
+    }
+    HIDDEN_OPEN.lastIndex = at;
+    let opener;
+    while ((opener = HIDDEN_OPEN.exec(line)) && line[opener.index - 1] === "`");
+    if (!opener) return [out + line.slice(at), ""];
+    out += line.slice(at, opener.index);
+    at = opener.index + opener[0].length;
+    hidden = opener[1].toLowerCase();
+  }
 }
 
 function highlight(text, terms) {

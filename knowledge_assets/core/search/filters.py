@@ -19,7 +19,15 @@ from psycopg import sql
 from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.chunks.tokenize import bigrams, quote_lexeme, tokens
 
-__all__ = ["SearchFilters", "filter_clause", "with_excluded_notes", "word_lexemes"]
+__all__ = [
+    "SearchFilters", "UnsearchableQuery", "filter_clause", "named_tags", "with_excluded_notes",
+    "word_lexemes",
+]  # fmt: skip
+
+
+class UnsearchableQuery(ValueError):
+    """The query's operators or filters leave nothing to search (no words, an empty value, an
+    excluded word search cannot see, a tag of ``#`` alone)."""
 
 
 @dataclass(frozen=True)
@@ -67,17 +75,28 @@ class SearchFilters:
     path_groups: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        # Tags as frontmatter's are stored (a leading '#' and blanks dropped). A filter of
-        # blank tags alone stays as given: it matches no note, rather than every note.
+        # Tags as frontmatter's are stored (a leading '#' dropped). A blank tag names no tag:
+        # kept, it would match no note (or be dropped and widen the search), so it is refused,
+        # as a query's tag:# is.
         for name in ("tags", "all_tags", "exclude_tags"):
-            given = getattr(self, name)
-            object.__setattr__(self, name, tuple(normalise_tags(list(given))) or given)
-        groups = tuple(tuple(normalise_tags(list(g))) or g for g in self.tag_groups)
+            object.__setattr__(self, name, named_tags(getattr(self, name)))
+        groups = tuple(named_tags(g) for g in self.tag_groups)
         object.__setattr__(self, "tag_groups", groups)
 
     def is_empty(self) -> bool:
         """True when nothing is restricted."""
         return self == SearchFilters()
+
+
+def named_tags(given: tuple[str, ...]) -> tuple[str, ...]:
+    """``given`` as frontmatter tags are stored; :class:`UnsearchableQuery` for a tag that is
+    empty once its ``#`` is dropped."""
+    for tag in given:
+        if not normalise_tags([tag]):
+            raise UnsearchableQuery(
+                f"the tag {tag!r} names nothing: give it a name, e.g. 日記 (or #日記)"
+            )
+    return tuple(normalise_tags(list(given)))
 
 
 def word_lexemes(word: str) -> list[str]:

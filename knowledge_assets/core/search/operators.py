@@ -30,7 +30,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from knowledge_assets.core.search.filters import SearchFilters, word_lexemes
+from knowledge_assets.core.search.filters import SearchFilters, UnsearchableQuery, word_lexemes
 
 __all__ = ["QueryParts", "UnsearchableQuery", "listed", "narrowed", "split_query"]
 
@@ -43,11 +43,6 @@ _OR = "OR"
 _TERM = re.compile(r'(?<!\S)-?(?:(?:tag|path):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE)
 # "-tag:" without a value: an exclusion left unfinished, not the word "tag".
 _BARE_OPERATOR = re.compile(r"(tag|path):", re.IGNORECASE)
-
-
-class UnsearchableQuery(ValueError):
-    """The query's operators leave nothing to search (no words, an empty value, an excluded
-    word search cannot see)."""
 
 
 @dataclass(frozen=True)
