@@ -16,13 +16,15 @@ from psycopg import sql
 from knowledge_assets.core.search.filters import SearchFilters, filter_clause
 from knowledge_assets.core.search.search_hits import SearchHit, make_hit
 from knowledge_assets.core.search.search_sql import HIT_COLUMNS, fetch_dicts
+from knowledge_assets.core.search.title_match import title_key
 
 __all__ = ["ALIAS", "TITLE", "named_notes"]
 
 TITLE, ALIAS = 0, 1  # what names the note: its whole title, or one of its aliases
 
 # The query's key is worked out by the same SQL function as the stored keys, so the two never
-# disagree; the planner computes it once (the function is immutable) and probes the GIN index.
+# disagree; the function is immutable, so the planner folds each use into a constant before
+# planning and probes the GIN index with it.
 _NAMED = sql.SQL(
     "SELECT {cols}, CASE WHEN d.name_keys[1] = rag.title_key(%(q)s) THEN 0 ELSE 1 END AS named_by"
     " FROM rag.latest_docs d JOIN rag.chunks c ON c.document_id = d.id AND c.chunk_index = 0"
@@ -40,7 +42,7 @@ def named_notes(
     A note found only this way is no keyword or vector hit; it is marked ``keyword``, the search
     its title belongs to, so every client's list of match types stays as it was.
     """
-    if not query.strip():
+    if not title_key(query):  # no letters or digits: nothing is named by it, no round trip
         return []
     where, params = filter_clause(filters)
     rows = fetch_dicts(
