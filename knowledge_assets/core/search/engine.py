@@ -30,6 +30,7 @@ from knowledge_assets.core.search.filters import with_excluded_notes
 from knowledge_assets.core.search.fusion import (
     HybridWeights,
 )
+from knowledge_assets.core.search.known_items import named_notes
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
 from knowledge_assets.core.search.operators import narrowed, split_query
 from knowledge_assets.core.search.query_cache import QueryCache
@@ -188,7 +189,7 @@ def search(
         t_search = time.perf_counter()
         hits = run(replace(legs, vector=vector), mode, depth, weights, ahead)
     if mode != "vector":  # vector search ranks by meaning alone
-        hits = titles_first(hits, query)
+        hits = titles_first(hits, query, named_notes(conn, query, filters, depth))
     if per_note:
         hits = group_by_note(hits, limit, sections)
     search_ms = round(_ms(t_search) + excluding_ms, 3)

@@ -18,12 +18,18 @@ script, by ``Y``: Japanese technical writing gives a term with its English name 
 A `##` heading is remembered the same way: after the notes it titles, a query that is a
 section's heading moves that section (the first of each note) up, so ``Mapの操作`` opens the
 section of that name rather than one that says Map and 操作 more often.
+
+A note the ranking did not find is still put first when its title or one of its Obsidian aliases
+*is* the query: the store looks such notes up by this key (:mod:`.known_items`), so ``ぱっけーじ``
+finds ``パッケージ`` when no passage shares a keyword with it, and an alias finds its note as
+Obsidian's quick switcher does (after the whole titles, with the other names).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
@@ -38,7 +44,9 @@ _LATIN = re.compile(r"^[A-Za-z0-9 .,'&+/-]*[A-Za-z][A-Za-z0-9 .,'&+/-]*$")
 @lru_cache(maxsize=8192)  # a search compares up to 50 hits, mostly of the same few notes
 def title_key(text: str) -> str:
     """What a title and a query are compared by (``列挙型 （ＥＮＵＭ）`` → ``列挙型enum``)."""
-    folded = unicodedata.normalize("NFKC", text).lower()
+    # A word-final sigma is a sigma: str.lower() writes a final Σ as ς, and the store's key
+    # (rag.title_key, sql/057) folds letter by letter.
+    folded = unicodedata.normalize("NFKC", text).lower().replace("ς", "σ")
     # Hiragana and katakana differ by 0x60 code points, letter for letter.
     folded = _HIRAGANA.sub(lambda m: chr(ord(m.group()) + 0x60), folded)
     return "".join(ch for ch in folded if ch.isalnum())
@@ -63,16 +71,41 @@ def naming(title: str, key: str) -> int | None:
     return 1 if key in whole and key in other_names(title) else None
 
 
-def titles_first(hits: list[SearchHit], query: str) -> list[SearchHit]:
+def titles_first(
+    hits: list[SearchHit], query: str, looked_up: Sequence[tuple[int, SearchHit]] = ()
+) -> list[SearchHit]:
     """``hits`` with the best hit of each note ``query`` names moved to the front: notes with
-    that whole title first, then those it names otherwise, then the sections with that heading
-    (one per note), each group in the ranking's order.
+    that whole title first, then those it names otherwise (or by an alias), then the sections
+    with that heading (one per note), each group in the ranking's order.
 
-    A moved hit's score becomes at least the first hit's, so scores never rise down the list.
+    ``looked_up``: the notes the store found by title (0) or alias (1) (:mod:`.known_items`),
+    each with a hit to show when the ranking did not find it; such notes come after the ranked
+    ones of their group. A moved hit's score becomes at least the first hit's, so scores never
+    rise down the list.
     """
     key = title_key(query)
-    if not key or not hits:
+    if not key or not (hits or looked_up):
         return hits
+    named = _named_in(hits, key)
+    best: dict[tuple[str, str], SearchHit] = {}
+    for hit in hits:
+        best.setdefault((hit.source, hit.file_path), hit)
+    for tier, found in looked_up:
+        note = (found.source, found.file_path)
+        if note in named:  # found by the ranking too: its place there, its better tier
+            named[note] = (min(tier, named[note][0]), named[note][1])
+        else:
+            named[note] = (tier, best.get(note, found))
+    if not named:
+        return hits
+    moved = [h for _, h in sorted(named.values(), key=lambda pair: pair[0])]  # stable
+    top = max(h.score for h in [*hits[:1], *moved])
+    ids = {h.chunk_id for h in moved}
+    return [replace(h, score=top) for h in moved] + [h for h in hits if h.chunk_id not in ids]
+
+
+def _named_in(hits: list[SearchHit], key: str) -> dict[tuple[str, str], tuple[int, SearchHit]]:
+    """The notes among ``hits`` that ``key`` names, by title or heading: (tier, best hit)."""
     named: dict[tuple[str, str], tuple[int, SearchHit]] = {}
     for hit in hits:
         note = (hit.source, hit.file_path)
@@ -83,9 +116,4 @@ def titles_first(hits: list[SearchHit], query: str) -> list[SearchHit]:
             tier = 2  # the section this heading opens, not the note's best hit
         if tier is not None:
             named[note] = (tier, hit)
-    if not named:
-        return hits
-    moved = [h for _, h in sorted(named.values(), key=lambda pair: pair[0])]  # stable
-    top = max(h.score for h in [hits[0], *moved])
-    ids = {h.chunk_id for h in moved}
-    return [replace(h, score=top) for h in moved] + [h for h in hits if h.chunk_id not in ids]
+    return named

@@ -1,0 +1,51 @@
+"""The notes a query names by their title or an alias, looked up in the store (known-item lookup).
+
+:func:`.title_match.titles_first` can only move a note the ranking found. A title typed in
+hiragana where it is written in katakana or kanji (``ぱっけーじ`` for ``パッケージ``) often shares
+no keyword token with the note, and an Obsidian alias (``aliases:``) is in no passage at all, so
+neither note was among the hits. Here they are fetched directly: ``rag.latest_docs.name_keys``
+holds the :func:`.title_match.title_key` of each note's title and aliases (sql/057, computed by
+``rag.title_key``, the same key in SQL), GIN-indexed, so the lookup is one index probe.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+from knowledge_assets.core.search.filters import SearchFilters, filter_clause
+from knowledge_assets.core.search.search_hits import SearchHit, make_hit
+from knowledge_assets.core.search.search_sql import HIT_COLUMNS, fetch_dicts
+from knowledge_assets.core.search.title_match import title_key
+
+__all__ = ["ALIAS", "TITLE", "named_notes"]
+
+TITLE, ALIAS = 0, 1  # what names the note: its whole title, or one of its aliases
+
+# The query's key is worked out by the same SQL function as the stored keys, so the two never
+# disagree; the function is immutable, so the planner folds each use into a constant before
+# planning and probes the GIN index with it.
+_NAMED = sql.SQL(
+    "SELECT {cols}, CASE WHEN d.name_keys[1] = rag.title_key(%(q)s) THEN 0 ELSE 1 END AS named_by"
+    " FROM rag.latest_docs d JOIN rag.chunks c ON c.document_id = d.id AND c.chunk_index = 0"
+    " WHERE d.name_keys @> ARRAY[rag.title_key(%(q)s)] AND rag.title_key(%(q)s) <> ''"
+    " AND {where} ORDER BY named_by, d.file_path, d.source_table LIMIT %(most)s"
+)
+
+
+def named_notes(
+    conn: psycopg.Connection, query: str, filters: SearchFilters | None, most: int
+) -> list[tuple[int, SearchHit]]:
+    """Up to ``most`` notes passing ``filters`` whose title or an alias *is* ``query`` (by title
+    key), titles before aliases: each as (:data:`TITLE` or :data:`ALIAS`, its first section).
+
+    A note found only this way is no keyword or vector hit; it is marked ``keyword``, the search
+    its title belongs to, so every client's list of match types stays as it was.
+    """
+    if not title_key(query):  # no letters or digits: nothing is named by it, no round trip
+        return []
+    where, params = filter_clause(filters)
+    rows = fetch_dicts(
+        conn, _NAMED.format(cols=HIT_COLUMNS, where=where), {**params, "q": query, "most": most}
+    )
+    return [(int(r["named_by"]), make_hit(r, 0.0, ("keyword",))) for r in rows]
