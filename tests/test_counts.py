@@ -11,7 +11,7 @@ from knowledge_assets.core.chunks.chunk_refresh import ChunkReport
 from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.index.checks_sql import SourceDrift
 from knowledge_assets.core.index.embed_batches import EmbedReport
-from knowledge_assets.core.index.reembed import SubsetReport
+from knowledge_assets.core.index.reembed import DocumentFilter, SubsetReport
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.defs.index.assets import _chunk_metadata, _embed_metadata, embed_log_line
 from knowledge_assets.defs.ingest.assets import raw_metadata
@@ -48,7 +48,7 @@ FILES = [f"n{i}.md" for i in range(MANY)]
 
 def _embed_line() -> str:
     report = EmbedReport(model="usem3", embedded=MANY, texts_embedded=MANY, reused=MANY)
-    return embed_log_line(SubsetReport("all documents", [], MANY, report))
+    return embed_log_line(SubsetReport("every note", [], MANY, report))
 
 
 def _sync_summary() -> str:
@@ -81,8 +81,8 @@ def _cut_table() -> str:
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        (_embed_line, "usem3 (all documents): 1,122 replaced, 1,122 embedded, 1,122 reused,"
-                      " 1,122 vectors written"),
+        (_embed_line, "usem3 (every note): 1,122 vectors replaced, 1,122 embedded,"
+                      " 1,122 reused, 1,122 vectors written"),
         (_sync_summary, "1,122 new, 1,122 changed, 1,122 unchanged, 1,122 deleted,"
                         " 1,122 renamed, 0 rejected"),
         (_chunk_summary, "No note changed: 1,122 chunks kept, 1,122 removed with their notes"),
@@ -96,8 +96,21 @@ def test_run_log_lines_and_summaries_separate_thousands(line: Callable[[], str],
     assert line() == said
 
 
-def test_a_single_vector_written_is_one_vector() -> None:
+def test_an_ordinary_pass_logs_what_it_embedded_and_no_replaced_vectors() -> None:
     report = EmbedReport(model="usem3", embedded=1, texts_embedded=1)
-    assert embed_log_line(SubsetReport("all documents", [], 0, report)).endswith(
-        "1 embedded, 0 reused, 1 vector written"
-    )
+    said = embed_log_line(SubsetReport(DocumentFilter().describe(), [], 0, report))
+    assert said == "usem3 (every note): 1 embedded, 0 reused, 1 vector written"
+
+
+@pytest.mark.parametrize(
+    ("selection", "said"),
+    [
+        (DocumentFilter(), "every note"),
+        (DocumentFilter(paths=("a.md", "日記/b.md")), "paths: a.md, 日記/b.md"),
+        (DocumentFilter(path_prefix="projects/", tag="#旅"), "path_prefix: projects/; tag: 旅"),
+    ],
+)
+def test_a_selection_is_named_by_its_run_config_without_python_reprs(
+    selection: DocumentFilter, said: str
+) -> None:
+    assert selection.describe() == said

@@ -217,13 +217,14 @@ embeddings = build_embeddings(embedding_models)
 
 
 def embed_log_line(subset: SubsetReport) -> str:
-    """The run log's last line of a pass: ``usem3 (all documents): 0 replaced, 12 embedded,
-    1,122 reused, 12 vectors written``."""
+    """The run log's last line of a pass: ``usem3 (every note): 12 embedded, 1,122 reused,
+    12 vectors written``; the vectors replaced first only when ``force`` replaced some (a
+    ``0 replaced`` in every ordinary run left the reader wondering what it was about)."""
     report = subset.embed
+    replaced = f"{counted(subset.replaced, 'vector')} replaced, " if subset.replaced else ""
     return (
-        f"{report.model} ({subset.selection}): {subset.replaced:,} replaced,"
-        f" {report.texts_embedded:,} embedded, {report.reused:,} reused,"
-        f" {counted(report.embedded, 'vector')} written"
+        f"{report.model} ({subset.selection}): {replaced}{report.texts_embedded:,} embedded,"
+        f" {report.reused:,} reused, {counted(report.embedded, 'vector')} written"
     )
 
 
