@@ -243,8 +243,9 @@ def _count(out: str, word: str) -> int | None:
     summary = _raw_summary(out)
     for part in summary.replace("raw_docs", "").split(","):
         bits = part.strip().split(" ")
-        if len(bits) == 2 and bits[1] == word and bits[0].isdigit():
-            return int(bits[0])
+        figure = bits[0].replace(",", "")  # the summary separates thousands: 1,204
+        if len(bits) == 2 and bits[1] == word and figure.isdigit():
+            return int(figure)
     return 0 if "No changes" in summary else None
 
 

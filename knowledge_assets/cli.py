@@ -54,7 +54,7 @@ def _models(args: argparse.Namespace) -> int:
         state = "active" if info.is_active else "ready" if info.ready else "incomplete"
         print(
             f"{'*' if info.is_active else ' '} {info.model:<28} {state:<10} {info.dims:>5} dims"
-            f"  {info.embedded}/{info.chunk_texts} chunk texts"
+            f"  {info.embedded:,}/{info.chunk_texts:,} chunk texts"
         )
     return 0
 

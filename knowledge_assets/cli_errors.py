@@ -139,7 +139,7 @@ def _validation_line(exc: pydantic.ValidationError) -> str:
     errors = exc.errors()
     first = errors[0] if errors else {"loc": (), "msg": str(exc)}
     where = ".".join(str(part) for part in first["loc"])
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    more = f" (and {len(errors) - 1:,} more)" if len(errors) > 1 else ""
     return f"{exc.title}: {where + ': ' if where else ''}{first['msg']}{more}"
 
 

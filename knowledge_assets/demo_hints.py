@@ -7,6 +7,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
+
 if TYPE_CHECKING:
     import dagster as dg
 
@@ -36,12 +38,24 @@ def command_name() -> str:
     return "knowledge-assets"
 
 
+# What to try once the notes are in: each command after the program's name, and what it does.
+NEXT_STEPS = (
+    ('search "…"', 'search the notes (ask "…" answers from them)'),
+    ("status", "what was stored and which files need fixing"),
+    ("serve", "the search page on http://127.0.0.1:8000/"),
+    ("dev", "the Dagster UI on http://127.0.0.1:3000/"),
+)
+
+
 def next_steps(command: str) -> str:
-    """What to try once the notes are in: search, the problems, the search page, the UI."""
-    return "\n".join([
-        "next:",
-        f'  {command} search "…"      search the notes (ask "…" answers from them)',
-        f"  {command} status          what was stored and which files need fixing",
-        f"  {command} serve           the search page on http://127.0.0.1:8000/",
-        f"  {command} dev             the Dagster UI on http://127.0.0.1:3000/",
-    ])  # fmt: skip
+    """What to try once the notes are in: search, the problems, the search page, the UI. Each
+    command with what it does on its line; under it when that does not fit 80 columns (typed
+    as ``.venv/bin/knowledge-assets``, the lines ran to 89)."""
+    from knowledge_assets.terminal_lines import WIDTH
+
+    lines = [f"  {command} {step:<15} {what}" for step, what in NEXT_STEPS]
+    if max(cell_len(line) for line in lines) > WIDTH:
+        lines = [
+            row for step, what in NEXT_STEPS for row in (f"  {command} {step}", f"      {what}")
+        ]
+    return "\n".join(["next:", *lines])

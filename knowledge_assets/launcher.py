@@ -147,7 +147,7 @@ def run_demo(full: bool = False) -> int:
         for key, mat in materialized.items():
             summary = mat.metadata.get("summary")
             text = getattr(summary, "value", None) or _counts(mat.metadata)
-            print(f"  {key:12s} {text}")
+            print(labelled_summary(key, text))
         if result.success:
             hand_over_to_sensor(instance, result)
         # With --debug the run's whole log was printed already.
@@ -269,10 +269,27 @@ def hand_over_to_sensor(
             set_sensor_cursor(instance, source_changed_sensor.name, head)
             if announce:
                 # Said so that a newcomer knows dev's sensor will not run the whole graph again.
-                print(
-                    f"  {'sensor':12s} {source_changed_sensor.name} (in `knowledge-assets dev`)"
-                    f" carries on from this sync ({head[:12]})"
-                )
+                print(handover_lines(source_changed_sensor.name, head))
+
+
+# The width of the asset names in ``demo``'s summary: its lines' text starts in one column.
+LABEL_WIDTH = 12
+
+
+def labelled_summary(key: str, text: str) -> str:
+    """One asset's summary in ``demo``, in lines of at most 80 columns."""
+    from knowledge_assets.terminal_lines import labelled
+
+    return labelled(key, text, LABEL_WIDTH)
+
+
+def handover_lines(sensor: str, head: str) -> str:
+    """``demo``'s line about the sensor, in two lines that fit 80 columns: one did not, at
+    105 characters, whatever the head."""
+    return (
+        f"  {'sensor':<{LABEL_WIDTH}} {sensor} (in `knowledge-assets dev`)\n"
+        f"  {'':<{LABEL_WIDTH}} carries on from this sync ({head[:12]})"
+    )
 
 
 def _counts(metadata: Mapping[str, dg.MetadataValue]) -> str:

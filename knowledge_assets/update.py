@@ -33,8 +33,11 @@ from knowledge_assets.launcher import (
     report_failures,
     was_interrupted,
 )
+from knowledge_assets.terminal_lines import labelled, wrapped
 
 INDEX_KEYS = ("latest_docs", "chunks")
+# The width of the asset names in the summary: its lines' text starts in one column.
+LABEL_WIDTH = 16
 WHOLE_JOB = "embeddings_job"  # the sources to the vectors: what the sensor and schedule run
 KEYWORD_JOB = "chunks_job"  # the sources to the chunks, for --no-embeddings
 # Every step writes in transactions and the next update resumes from what is stored.
@@ -76,14 +79,19 @@ def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool 
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
     ok = all(r.success for r in results)
-    runs = ", ".join(r.run_id for r in results)
-    print(
-        "update " + ("succeeded" if ok else "FAILED") + f": {noun_for(len(results), 'run')} {runs}"
-    )
+    print(outcome_line(ok, [r.run_id for r in results]))
     for result in results:
         if not result.success:
             report_failures(result)
     return 0 if ok else 1
+
+
+def outcome_line(ok: bool, run_ids: list[str]) -> str:
+    """``update succeeded: run …``; with a backfill's run the second id goes on a line of its
+    own, as two ids do not fit 80 columns beside the rest."""
+    runs = ", ".join(run_ids)
+    said = "update " + ("succeeded" if ok else "FAILED") + f": {noun_for(len(run_ids), 'run')} "
+    return "\n".join(wrapped(runs, said, "  "))
 
 
 def _update(
@@ -151,7 +159,7 @@ def _run(
         mat = event.materialization
         if mat is not None:
             name = mat.asset_key.to_user_string() + (f" ({label})" if label else "")
-            print(f"  {name:16s} {_summary(mat.metadata)}")
+            print(labelled(name, _summary(mat.metadata), LABEL_WIDTH))
     return result
 
 

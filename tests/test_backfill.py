@@ -224,7 +224,7 @@ def test_run_config_re_embeds_one_note_folder_or_tag(res: dict[str, Any], db_url
     before = garden_vector_times(db_url, A)
     one = embed(res, A, {"paths": [GARDEN], "force": True})
     assert one["replaced"] == 4 and one["embedded"] == 0
-    assert one["selection"] == f"paths=['{GARDEN}']" and GARDEN in str(one["selected_notes"])
+    assert one["selection"] == f"paths: {GARDEN}" and GARDEN in str(one["selected_notes"])
     after = garden_vector_times(db_url, A)
     assert after[GARDEN] > before[GARDEN]
     assert {p: t for p, t in after.items() if p != GARDEN} == {
@@ -234,12 +234,12 @@ def test_run_config_re_embeds_one_note_folder_or_tag(res: dict[str, Any], db_url
     assert "日記/2026-01-10.md" in str(folder["selected_notes"])
     assert "日記/2026-01-11.md" in str(folder["selected_notes"]) and folder["replaced"] >= 2
     tagged = embed(res, A, {"tag": "#運動"})
-    assert tagged["selection"] == "tag='運動'" and tagged["replaced"] == 0
+    assert tagged["selection"] == "tag: 運動" and tagged["replaced"] == 0
     assert "日記/2026-01-11.md" in str(tagged["selected_notes"])
     assert "日記/2026-01-10.md" not in str(tagged["selected_notes"]) and tagged["embedded"] == 0
 
 
 def test_run_config_matching_nothing_fails_the_run(res: dict[str, Any]) -> None:
     embed(res, A)
-    with pytest.raises(dg.Failure, match="no latest note matches tag='no-such-tag'"):
+    with pytest.raises(dg.Failure, match="no latest note matches tag: no-such-tag"):
         embed(res, A, {"tag": "#no-such-tag"})

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from rich.cells import cell_len
 
 from knowledge_assets.core.database.db import PROJECT_ROOT
 from knowledge_assets.demo_hints import command_name, next_steps
+from knowledge_assets.launcher import handover_lines, labelled_summary
 from tests.browser_support import DagsterDev
 from tests.conftest import EXAMPLE_VAULT
 from tests.process_support import step_processes
@@ -206,12 +208,16 @@ def test_demo_names_the_files_it_rejected_and_what_to_try_next(
         if program.is_relative_to(PROJECT_ROOT)
         else "knowledge-assets"
     )
-    assert done.stdout.splitlines()[-5:] == next_steps(again).splitlines()
+    hints = next_steps(again).splitlines()
+    assert done.stdout.splitlines()[-len(hints) :] == hints
     assert 'knowledge-assets search "…"' in done.stdout
     assert (
-        "  sensor       source_changed_sensor (in `knowledge-assets dev`) carries on from this sync (tree:"
-        in done.stdout
-    )
+        "  sensor       source_changed_sensor (in `knowledge-assets dev`)\n"
+        "               carries on from this sync (tree:"
+    ) in done.stdout
+    # Every line but the two naming the vault's folder and the store, whatever their length.
+    summary = [line for line in done.stdout.splitlines() if line.startswith(" ")]
+    assert all(cell_len(line) <= 80 for line in summary), done.stdout
 
 
 def test_the_next_steps_name_the_command_as_it_was_typed(
@@ -224,3 +230,71 @@ def test_the_next_steps_name_the_command_as_it_was_typed(
     monkeypatch.chdir(tmp_path.parent)
     monkeypatch.setattr(sys, "argv", ["/usr/local/bin/knowledge-assets", "demo"])
     assert command_name() == "knowledge-assets"  # on the PATH
+
+
+@pytest.mark.parametrize("command", ["knowledge-assets", ".venv/bin/knowledge-assets"])
+def test_the_next_steps_fit_an_80_column_terminal(command: str) -> None:
+    lines = next_steps(command).splitlines()
+    assert max(cell_len(line) for line in lines) <= 80, lines
+    for step in ('search "…"', "status", "serve", "dev"):  # each command, and what it does
+        assert any(line.startswith(f"  {command} {step}") for line in lines)
+    assert any("search the notes (ask" in line for line in lines)
+    one_each = 1 + 4
+    assert len(lines) == (one_each if command == "knowledge-assets" else 1 + 2 * 4)
+
+
+@pytest.mark.parametrize(
+    ("key", "summary", "lines"),
+    [
+        (
+            "latest_docs",
+            "59 notes to search; left out: 1 superseded, 1 draft, 0 without a body",
+            [
+                "  latest_docs  59 notes to search;",
+                "               left out: 1 superseded, 1 draft, 0 without a body",
+            ],
+        ),
+        (
+            "raw_docs",
+            "12,345 new, 1 changed, 58 unchanged, 0 deleted, 0 renamed, 1 rejected, "
+            "3 notes with warnings",
+            [
+                "  raw_docs     12,345 new, 1 changed, 58 unchanged, 0 deleted, 0 renamed,",
+                "               1 rejected, 3 notes with warnings",
+            ],
+        ),
+        (
+            "raw_docs",  # 72 characters, 85 columns: a Japanese character takes two
+            "未分類/とても長い名前のノート.md unreadable, 12,345 notes with warnings",
+            [
+                "  raw_docs     未分類/とても長い名前のノート.md unreadable,",
+                "               12,345 notes with warnings",
+            ],
+        ),
+        (
+            "chunks",
+            "12,345 notes re-chunked: 123,456 chunks written, 1,092 unchanged, 53 removed",
+            [
+                "  chunks       12,345 notes re-chunked:",
+                "               123,456 chunks written, 1,092 unchanged, 53 removed",
+            ],
+        ),
+        (
+            "embeddings",
+            "Nothing to embed: usem3 already has a vector for 1,094 texts",
+            ["  embeddings   Nothing to embed: usem3 already has a vector for 1,094 texts"],
+        ),
+    ],
+)
+def test_demo_summaries_go_on_in_a_second_line_rather_than_past_80_columns(
+    key: str, summary: str, lines: list[str]
+) -> None:
+    assert labelled_summary(key, summary).splitlines() == lines
+
+
+def test_the_sensor_handover_fits_80_columns() -> None:
+    lines = handover_lines("source_changed_sensor", "tree:5472185abcdef").splitlines()
+    assert lines == [
+        "  sensor       source_changed_sensor (in `knowledge-assets dev`)",
+        "               carries on from this sync (tree:5472185)",
+    ]

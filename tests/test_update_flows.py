@@ -15,6 +15,7 @@ import pytest
 from knowledge_assets import hooks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
+from knowledge_assets.update import outcome_line
 from tests.fakes.voyage_server import FakeEmbeddingServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,7 +181,7 @@ def test_update_embeds_for_the_model_search_uses_and_backfills_the_configured_on
     # the backfill is a run of embeddings_job too, for the configured model's partition
     assert _runs(env, monkeypatch)[-1] == ("embeddings_job", "openai:tiny-512")
     assert any(line.startswith("  embeddings (openai:tiny-512) 2 embedded") for line in lines)
-    assert lines[-1].startswith("update succeeded: runs ")
+    assert lines[-2].startswith("update succeeded: runs ")  # the second run's id below
     missing = "SELECT count(*) FROM rag.chunks c WHERE NOT EXISTS (SELECT 1 FROM rag.embeddings e"
     missing += " WHERE e.model = %s AND e.text_hash = c.text_hash)"
     with db.connect(db_url) as conn:
@@ -272,3 +273,19 @@ def test_the_hook_starts_an_update_for_japanese_note_names_and_a_first_commit(
     assert commit("日記/灰かぶり姫.md")  # the repository's first commit, a quoted name to git
     assert not commit("todo.txt", wait_s=2)
     assert commit("メモ.markdown")
+
+
+RUN_A, RUN_B = "421c656a-2482-4fbe-a7f0-de6211b2ccd3", "75521eff-a801-464a-8a40-3eb41af85d85"
+
+
+@pytest.mark.parametrize(
+    ("ok", "runs", "said"),
+    [
+        (True, [RUN_A], f"update succeeded: run {RUN_A}"),
+        (False, [RUN_A], f"update FAILED: run {RUN_A}"),
+        # with the configured model's backfill: 100 characters on one line
+        (True, [RUN_A, RUN_B], f"update succeeded: runs {RUN_A},\n  {RUN_B}"),
+    ],
+)
+def test_the_update_outcome_fits_80_columns(ok: bool, runs: list[str], said: str) -> None:
+    assert outcome_line(ok, runs) == said

@@ -92,7 +92,7 @@ def rows_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> dg.M
     ]
     if len(rows) > MAX_ROWS:
         # Dagster requires every record to have the same fields.
-        more = {name: "" for name in columns} | {columns[0]: f"…and {len(rows) - MAX_ROWS} more"}
+        more = {name: "" for name in columns} | {columns[0]: f"…and {len(rows) - MAX_ROWS:,} more"}
         records.append(dg.TableRecord(more))
     schema = dg.TableSchema(columns=[dg.TableColumn(name) for name in columns])
     return dg.MetadataValue.table(records, schema=schema)

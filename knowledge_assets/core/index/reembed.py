@@ -41,15 +41,16 @@ class DocumentFilter:
         return not (self.paths or self.path_prefix or self.tag.lstrip("#"))
 
     def describe(self) -> str:
-        """A short human description for logs and metadata."""
+        """The selection as the run log and the metadata name it: the run config's fields as
+        set (``paths: a.md, b.md; tag: 旅``), not Python's lists and quotes, or ``every note``."""
         parts = []
         if self.paths:
-            parts.append(f"paths={list(self.paths)}")
+            parts.append(f"paths: {', '.join(self.paths)}")
         if self.path_prefix:
-            parts.append(f"path_prefix={self.path_prefix!r}")
+            parts.append(f"path_prefix: {self.path_prefix}")
         if self.tag.lstrip("#"):
-            parts.append(f"tag={self.tag.lstrip('#')!r}")
-        return ", ".join(parts) or "all documents"
+            parts.append(f"tag: {self.tag.lstrip('#')}")
+        return "; ".join(parts) or "every note"
 
 
 def matching_documents(

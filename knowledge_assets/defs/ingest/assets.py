@@ -159,8 +159,8 @@ def _summary(report: SyncReport) -> str:
         else f"{len(report.rejected):,} rejected"
     )
     return (
-        f"{len(report.new)} new, {len(report.changed)} changed, {report.unchanged} unchanged, "
-        f"{len(report.deleted)} deleted, {len(report.renamed)} renamed, {rejected}"
+        f"{len(report.new):,} new, {len(report.changed):,} changed, {report.unchanged:,} unchanged,"
+        f" {len(report.deleted):,} deleted, {len(report.renamed):,} renamed, {rejected}"
         + (f", {counted(len(report.forgotten), 'rejected file')} gone" if report.forgotten else "")
         + (f", {counted(folders, 'unreadable folder')} kept" if folders else "")
         + "".join(f", {path} unreadable" for path in _unreadable_files(report))

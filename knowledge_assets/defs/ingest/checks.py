@@ -72,8 +72,8 @@ def _describe(drift: checks_sql.SourceDrift, fix: str) -> str:
         return f"{counted(drift.stored_files, 'note')}, synced at {drift.head[:12]}"
     return failed(
         f"source at {drift.head[:12]}, last synced {(drift.synced_head or 'never')[:12]}: "
-        f"{len(drift.missing)} missing, {len(drift.stale)} stale, {len(drift.extra)} extra"
-        + (f", {len(drift.unreadable)} unreadable" if drift.unreadable else ""),
+        f"{len(drift.missing):,} missing, {len(drift.stale):,} stale, {len(drift.extra):,} extra"
+        + (f", {len(drift.unreadable):,} unreadable" if drift.unreadable else ""),
         fix,
     )
 
