@@ -202,9 +202,11 @@ def test_a_title_or_alias_the_ranking_misses_is_found_first(
         plain = [r["file_path"] for r in keyword_bm25(conn, query, filters=None, limit=10)]
         hits = search(conn, query, mode=mode, per_note=True, embedder=usem3).hits
         chunks = search(conn, query, mode=mode, embedder=usem3).hits
+        first = search(conn, query, mode=mode, limit=1, embedder=usem3).hits
     assert plain[:1] != [note]  # keyword search alone does not put it first
     assert hits[0].file_path == note
     assert chunks[0].file_path == note
+    assert [h.file_path for h in first] == [note]  # a looked-up note takes a place, not one more
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 

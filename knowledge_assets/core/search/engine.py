@@ -189,7 +189,8 @@ def search(
         t_search = time.perf_counter()
         hits = run(replace(legs, vector=vector), mode, depth, weights, ahead)
     if mode != "vector":  # vector search ranks by meaning alone
-        hits = titles_first(hits, query, named_notes(conn, query, filters, depth))
+        # A looked-up note takes the place of the last hit: a search never returns more.
+        hits = titles_first(hits, query, named_notes(conn, query, filters, depth))[:depth]
     if per_note:
         hits = group_by_note(hits, limit, sections)
     search_ms = round(_ms(t_search) + excluding_ms, 3)
