@@ -81,8 +81,9 @@ def test_a_run_terminated_from_the_ui_stops_its_workers_and_the_next_run_reuses_
     second = _launch(dev)
     status = wait_for(lambda: _finished(dev, second), 300, every=1.0)
     assert status == "SUCCESS", _messages(dev, second)[-5:]
-    counts = [re.search(r"(\d+) embedded, (\d+) reused", m) for m in _messages(dev, second)]
-    [(embedded, reused)] = [tuple(map(int, c.groups())) for c in counts if c]
+    # Counts are printed with thousands separators ("1,122 reused").
+    counts = [re.search(r"([\d,]+) embedded, ([\d,]+) reused", m) for m in _messages(dev, second)]
+    [(embedded, reused)] = [tuple(int(n.replace(",", "")) for n in c.groups()) for c in counts if c]
     with psycopg.connect(db_url) as conn:
         stored = conn.execute(
             "SELECT count(*) FROM rag.embeddings WHERE model = 'usem3'"

@@ -43,6 +43,10 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
         "Each tag and every tag it is nested under, lower-cased (Project/Alpha: project/alpha,"
         " project)."
     ),
+    "name_keys": (
+        "What a search typed as the note's name finds it by: its title, then each alias, as"
+        " letters and digits, lower-cased, hiragana as katakana (ぱっけーじ finds パッケージ)."
+    ),
     "doc_type": "Kind of document: a note, or the source's own type (e.g. a bookmark).",
     "top_heading": (
         "Frontmatter heading (a bookmark file's category), else the source's default; a list"
