@@ -8,19 +8,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.index.indexing import embed_missing
 from knowledge_assets.core.index.models import activate_model
-from knowledge_assets.core.ingest.latest import refresh_latest
-from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchHit, search
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
 from knowledge_assets.core.search.title_match import naming, title_key, titles_first
-from knowledge_assets.core.sources.local import LocalSource
 from tests.migration_support import rerun_migration
+from tests.test_search import ingest
 
 
 @pytest.mark.parametrize(
@@ -142,12 +138,8 @@ NOTES = {
 def titled_url(db_url: str, tmp_path: Path, usem3: Embedder) -> str:
     for name, text in NOTES.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
+    ingest(db_url, usem3, tmp_path)
     with db.connect(db_url) as conn:
-        source = LocalSource(tmp_path)
-        sync_source(conn, source)
-        refresh_latest(conn, source.table)
-        refresh_chunks(conn, max_tokens=8000)
-        embed_missing(conn, usem3)
         activate_model(conn, usem3.model)
     return db_url
 
