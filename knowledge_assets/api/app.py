@@ -72,7 +72,9 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
 )
 
 
-def create_app(settings: ApiSettings, asker: Asker | None = None, readers: ReaderStore | None = None) -> FastAPI:  # fmt: skip
+def create_app(
+    settings: ApiSettings, asker: Asker | None = None, readers: ReaderStore | None = None
+) -> FastAPI:
     """The application; opens no connection until a request arrives. It reads on ``readers``
     (default: the server's pool of read-only connections)."""
     readers = readers or pooled(settings.reader_url)
@@ -110,7 +112,11 @@ def create_app(settings: ApiSettings, asker: Asker | None = None, readers: Reade
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     @app.api_route("/notes/{note_id:path}", methods=["GET", "HEAD"], include_in_schema=False)
     def page(note_id: str = "") -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8", headers={"Content-Security-Policy": PAGE_POLICY})  # fmt: skip
+        return FileResponse(
+            STATIC / "index.html",
+            media_type="text/html; charset=utf-8",
+            headers={"Content-Security-Policy": PAGE_POLICY},
+        )
 
     @app.api_route("/favicon.ico", methods=["GET", "HEAD"], include_in_schema=False)
     def icon() -> Response:

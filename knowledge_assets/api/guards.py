@@ -53,7 +53,8 @@ def _not_json(request: Request) -> str | None:
         return None
     declared = request.headers.get("content-type", "").strip()
     if not declared:
-        sent = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers  # fmt: skip
+        headers = request.headers
+        sent = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
         return "without a Content-Type" if sent else None  # no body: the route says what it needs
     kind = declared.split(";", 1)[0].strip().lower()
     if kind == "application/json" or kind.endswith("+json"):
