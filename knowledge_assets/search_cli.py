@@ -61,7 +61,11 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def shown(text: str) -> str:
     """``text`` safe to print on a terminal: control characters as ``\\xNN``."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    return _escaped(_CONTROLS, text)
+
+
+def _escaped(controls: re.Pattern[str], text: str) -> str:
+    return controls.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 # Every control character: a file's name is printed on one line, and a newline or tab in it
@@ -72,7 +76,7 @@ _NAME_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def shown_path(path: str) -> str:
     """A file's name for a line of its own: control characters as ``\\xNN``, newline and tab
     too (:func:`shown` keeps those for a note's text)."""
-    return _NAME_CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", path)
+    return _escaped(_NAME_CONTROLS, path)
 
 
 # A path pasted by mistake (a whole paragraph) is named in an error, not echoed back in full.
