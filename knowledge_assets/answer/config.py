@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from knowledge_assets.core.settings import env, env_number
 
 PROVIDERS = ("none", "anthropic", "openai")
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}
+# Anthropic's default is the newest Sonnet the installed SDK names (claude-sonnet-4-5 reaches its
+# end of life on 2026-11-30); retirement_notice() warns about a configured model that retires.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-4o-mini"}
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 EXTRACTIVE_MODEL = "extractive"
 
@@ -78,3 +80,25 @@ class LLMSettings:
             )
         except ValueError as exc:
             raise LLMConfigError(f"bad LLM setting: {exc}") from None
+
+
+def retirement_notice(settings: LLMSettings) -> str | None:
+    """A warning for answers when the provider has announced the model's end of life, else None.
+
+    The ``anthropic`` SDK ships the retirement dates it knows (``DEPRECATED_MODELS``) and warns
+    with Python's DeprecationWarning, which a command line or server never shows: the first a
+    user would hear of it is the day every question fails. Other providers publish no such list.
+    """
+    if settings.provider != "anthropic":
+        return None
+    try:
+        from anthropic.resources.messages import DEPRECATED_MODELS
+    except ImportError:  # an SDK without the list: nothing to say
+        return None
+    retires = DEPRECATED_MODELS.get(settings.model)
+    if not retires:
+        return None
+    return (
+        f"Anthropic retires {settings.model} on {retires}: set KA_LLM_MODEL to a current model"
+        f" (unset, it is {DEFAULT_MODELS['anthropic']})"
+    )

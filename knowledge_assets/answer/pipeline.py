@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_assets.answer.config import EXTRACTIVE_MODEL, LLMSettings
+from knowledge_assets.answer.config import EXTRACTIVE_MODEL, LLMSettings, retirement_notice
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, build_context
 from knowledge_assets.answer.extractive import extractive_answer
 from knowledge_assets.answer.llm import LLMClient, Usage
@@ -195,7 +195,11 @@ class Asker:
         reply = parse_model_answer(streamer.raw)
         meta = self._metadata(retrieval, started, client.usage, context_tokens=ctx.tokens)
         meta.update(parsed=reply.parsed, attempts=client.attempts, historyTurns=len(past) // 2)
-        yield Event("done", check_citations(retrieval, reply, meta))
+        answer = check_citations(retrieval, reply, meta)
+        notice = retirement_notice(client.settings)
+        if notice:
+            answer.warnings.append(notice)
+        yield Event("done", answer)
 
     def _metadata(self, retrieval: Retrieval, started: float, usage: Usage, *, context_tokens: int) -> dict[str, Any]:  # fmt: skip
         return {
