@@ -26,7 +26,10 @@ from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.sources.local import LocalSource
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-JSQUAD = SHARED / "eval" / "jsquad"
+# The judged vault the quality benches read: jsquad, unless KA_EVAL_DIR names another folder laid
+# out the same way (vault/ of notes; queries.jsonl, one {"question", "file_path", "heading"} per
+# line), so their figures can be measured again on notes they were never tuned on.
+JSQUAD = Path(os.environ.get("KA_EVAL_DIR") or SHARED / "eval" / "jsquad").resolve()
 SURVIVAL = SHARED / "eval" / "survival-ts" / "docs"
 
 
