@@ -90,11 +90,13 @@ def test_bad_input_is_rejected_with_a_reason(data: bytes, reason: str) -> None:
         (
             b'---\ntitle: "unclosed\nx: 1\n---\nbody',
             "found unexpected end of stream (line 4, column 1),"
-            " while scanning a quoted scalar (line 2, column 8)",
+            " while scanning a quoted scalar (line 2, column 8):"
+            " close the quote opened on line 2",
         ),
         (
             b"---\na: 1\n\tb: 2\n---\nbody",
-            "found character '\\t' that cannot start any token (line 3, column 1)",
+            "found character '\\t' that cannot start any token (line 3, column 1):"
+            " indent with spaces, not tabs",
         ),
     ],
     ids=["unclosed-quote", "tab"],
@@ -105,6 +107,59 @@ def test_yaml_errors_say_where_in_the_file_and_where_the_construct_began(
     result = parse_document("bad.md", data)
     assert isinstance(result, Rejection)
     assert result.reason == f"malformed YAML frontmatter: {reason}"
+
+
+# The slips people make in frontmatter, each with the line the fix writes (None: no line to
+# write, the fix says what to do).
+YAML_SLIPS = [
+    ("title: @someone", 'title: "@someone"'),
+    ("title: `code`", 'title: "`code`"'),
+    ("title: %done", 'title: "%done"'),
+    ("title: *important*", 'title: "*important*"'),
+    ("title: !important", 'title: "!important"'),
+    ("title: | text", 'title: "| text"'),
+    ("title: 会議: 議事録", 'title: "会議: 議事録"'),
+    ("url: http://example.com/a: b", 'url: "http://example.com/a: b"'),
+    ('title: @a "b"', "title: '@a \"b\"'"),
+    ("tags:\n  - @work", '- "@work"'),
+    ("title: [unclosed", 'title: "[unclosed"'),
+    ("title: {x", 'title: "{x"'),
+]
+
+
+@pytest.mark.parametrize(("typed", "fixed"), YAML_SLIPS)
+def test_a_yaml_slip_names_the_line_written_as_it_parses(typed: str, fixed: str) -> None:
+    note = f"---\n{typed}\nother: 1\n---\nbody".encode()
+    result = parse_document("bad.md", note)
+    assert isinstance(result, Rejection)
+    assert result.reason.endswith(f"quote the value: write `{fixed}`")
+    # The line written as the fix says: the note parses, with the value as it was typed.
+    lines = typed.split("\n")
+    lines[-1] = lines[-1][: len(lines[-1]) - len(lines[-1].lstrip())] + fixed
+    doc = parse_document("bad.md", ("---\n" + "\n".join(lines) + "\nother: 1\n---\nbody").encode())
+    assert isinstance(doc, ParsedDoc)
+    key, _, value = typed.split("\n")[-1].strip().removeprefix("- ").partition(": ")
+    got = doc.frontmatter["tags"][0] if typed.startswith("tags") else doc.frontmatter[key]
+    assert got == (value or key)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "fix"),
+    [
+        ("tags: [a, b", 'close the `[` of line 2, or quote the value: write `tags: "[a, b"`'),
+        ('title: "abc\ntags: a', "close the quote opened on line 2"),
+        ("tags:\n  - a\n - b", "indent line 4 as the other lines of its level"),
+        ("title: a\n  sub: b", "indent line 3 as the other lines of its level"),
+        ("tags:\n- a\nb", "write line 4 as `key: value` or `- item`"),
+        ("title: @" + "長" * 100, "put the value of `title:` in quotes"),
+    ],
+    ids=["open-list", "open-quote", "list-indent", "key-indent", "bare-word", "long-value"],
+)
+def test_other_yaml_slips_say_what_to_change(yaml_text: str, fix: str) -> None:
+    result = parse_document("bad.md", f"---\n{yaml_text}\n---\nbody".encode())
+    assert isinstance(result, Rejection)
+    assert result.reason.startswith("malformed YAML frontmatter: ")
+    assert result.reason.endswith(f": {fix}")
 
 
 def test_yaml_error_names_the_line() -> None:

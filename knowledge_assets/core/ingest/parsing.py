@@ -12,6 +12,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from knowledge_assets.core.ingest import frontmatter
 from knowledge_assets.core.ingest.fullwidth import full_width_problem
+from knowledge_assets.core.ingest.yaml_fixes import yaml_fix
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 _BINARY_SNIFF = 8192
@@ -212,4 +213,5 @@ def _yaml_message(exc: yaml.YAMLError, fm_text: str) -> str:
     message = f"{problem}{frontmatter.where(mark)}"
     if context and start is not None and (mark is None or start.line != mark.line):
         message += f", {context}{frontmatter.where(start)}"
-    return message
+    fix = yaml_fix(exc, fm_text)
+    return f"{message}: {fix}" if fix else message
