@@ -140,3 +140,29 @@ def test_an_offline_answers_history_entry_opens_with_its_quote(base: str) -> Non
         page.goto(base + "/")
         entry = page.locator("#history a.history-entry").filter(has_text=question).first
         expect(entry.locator(".a")).to_have_text(re.compile("^" + QUOTE))
+
+
+def test_code_in_a_quoted_passage_is_shown_as_code_and_markup_as_text(
+    base: str, vault_url: str
+) -> None:
+    from playwright.sync_api import expect
+
+    entry = str(uuid.uuid4())
+    answer = "ノートの該当箇所です。\n\n> `any` 型と `unknown` 型 <b>太字</b>\n\n— 型（`types.md`）"
+    with psycopg.connect(vault_url, autocommit=True) as conn:  # an old entry: last in the list
+        conn.execute(
+            "INSERT INTO qa.history (id, conversation_id, question, answer, confidence, model,"
+            " created_at) VALUES (%s, %s, 'anyとunknownの違いは？', %s, 'high', 'extractive',"
+            " '2020-01-01')",
+            (entry, str(uuid.uuid4()), answer),
+        )
+    try:
+        with chromium_page(timeout_ms=60_000) as page:
+            page.goto(f"{base}/?answer={entry}")
+            quote = page.locator("#answer-text blockquote")
+            expect(quote.locator("code")).to_have_text(["any", "unknown"])
+            expect(quote).to_contain_text("<b>太字</b>")  # the note's text, not markup
+            expect(page.locator("#answer-text p code")).to_have_text(["types.md"])
+    finally:
+        with psycopg.connect(vault_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM qa.history WHERE id = %s", (entry,))

@@ -7,9 +7,15 @@ import { $, setAddress } from "./page.js";
 // Answers: Markdown quotes and paragraphs only; everything else is shown as text.
 function renderAnswer(text) {
   return String(text).split(/\n{2,}/).map((block) => {
-    if (/^>/.test(block)) return "<blockquote>" + block.split("\n").map((l) => escape(l.replace(/^>\s?/, ""))).join("<br>") + "</blockquote>";
-    return "<p>" + escape(block).replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\n/g, "<br>") + "</p>";
+    if (/^>/.test(block)) return "<blockquote>" + block.split("\n").map((l) => inline(l.replace(/^>\s?/, ""))).join("<br>") + "</blockquote>";
+    return "<p>" + inline(block).replace(/\n/g, "<br>") + "</p>";
   }).join("");
+}
+
+// Escaped text with its `code` spans shown as code: in the model's words and in the passages
+// quoted from the notes alike.
+function inline(text) {
+  return escape(text).replace(/`([^`]+)`/g, "<code>$1</code>");
 }
 
 const CONFIDENCE = { high: "確信度: 高", medium: "確信度: 中", low: "確信度: 低" };
