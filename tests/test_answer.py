@@ -18,7 +18,7 @@ import pytest
 from knowledge_assets.answer import NOT_FOUND, Asker, LLMError, LLMSettings, Turn
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import DEFAULT_MODELS, LLMConfigError
-from knowledge_assets.answer.llm import LLMClient
+from knowledge_assets.answer.llm import LLMClient, length_field
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from tests.fakes.llm_server import FakeLLMServer
@@ -118,6 +118,25 @@ def test_llm_answer_streams_and_cites_a_retrieved_note(llm: LLMCase) -> None:
     system = sent["system"] if llm.provider == "anthropic" else sent["messages"][0]["content"]
     assert system.startswith("あなたは個人ナレッジベースのアシスタントです。")
     assert f"noteId: {DIARY}" in json.dumps(sent["messages"], ensure_ascii=False)
+    # Anthropic takes max_tokens; so does an OpenAI-compatible server (here on loopback).
+    assert sent["max_tokens"] == 1024 and "max_completion_tokens" not in sent
+
+
+@pytest.mark.parametrize(
+    ("base_url", "field"),
+    [
+        (None, "max_completion_tokens"),
+        ("https://api.openai.com/v1", "max_completion_tokens"),
+        ("https://my-team.openai.azure.com/openai/v1", "max_completion_tokens"),
+        ("http://127.0.0.1:11434/v1", "max_tokens"),
+        ("https://openrouter.ai/api/v1", "max_tokens"),
+        ("https://api.openai.com.example.net/v1", "max_tokens"),
+    ],
+)
+def test_the_answer_length_goes_in_the_field_the_endpoint_reads(
+    base_url: str | None, field: str
+) -> None:
+    assert length_field(base_url) == field
 
 
 def test_429_with_retry_after_and_500_are_retried(llm: LLMCase) -> None:

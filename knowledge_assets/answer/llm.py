@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from knowledge_assets.answer.config import LLMSettings
 from knowledge_assets.core.embedders.retry import (
@@ -44,6 +45,19 @@ def _http_errors() -> tuple[type[Exception], ...]:
 
 
 _HTTP_ERRORS = _http_errors()
+
+
+def length_field(base_url: str | None) -> str:
+    """The Chat Completions field that caps the answer's length at ``base_url``.
+
+    OpenAI's own API (and Azure's) takes ``max_completion_tokens`` for every chat model and
+    refuses ``max_tokens`` for its reasoning models (o-series, gpt-5): HTTP 400. The servers
+    that speak the same protocol (Ollama, vLLM, OpenRouter, LM Studio) read ``max_tokens``, and
+    some know no other.
+    """
+    host = (urlsplit(base_url).hostname or "") if base_url else "api.openai.com"
+    openai = host == "api.openai.com" or host.endswith(".openai.azure.com")
+    return "max_completion_tokens" if openai else "max_tokens"
 
 
 @dataclass
@@ -135,7 +149,7 @@ class LLMClient:
                 messages=messages, stream=True,
             )  # fmt: skip
         return self._client.chat.completions.create(
-            model=s.model, max_tokens=s.max_output_tokens, stream=True,
+            model=s.model, stream=True, **{length_field(s.base_url): s.max_output_tokens},
             messages=[{"role": "system", "content": system}, *messages],
             stream_options={"include_usage": True},
         )  # fmt: skip
