@@ -139,6 +139,17 @@ def test_the_answer_length_goes_in_the_field_the_endpoint_reads(
     assert length_field(base_url) == field
 
 
+def test_an_answer_cut_at_its_length_limit_says_so(llm: LLMCase) -> None:
+    asker, _ = llm.asker(max_output_tokens=20)
+    result = asker.ask(llm.conn, "味噌ラーメンを作ったのはいつ？")
+    assert result.warnings[-1] == (
+        "the answer stopped at its length limit of 20 tokens: raise KA_LLM_MAX_TOKENS for a"
+        " whole answer"
+    )
+    whole, _ = llm.asker()
+    assert not [w for w in whole.ask(llm.conn, "味噌ラーメンを作ったのはいつ？").warnings if "limit" in w]  # fmt: skip
+
+
 def test_429_with_retry_after_and_500_are_retried(llm: LLMCase) -> None:
     asker, waits = llm.asker()
     llm.server.fail(429, retry_after="7")

@@ -80,6 +80,8 @@ class LLMClient:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
+    # Whether the last answer stopped at the length limit (KA_LLM_MAX_TOKENS), not at its end.
+    cut_short: bool = False
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -101,7 +103,7 @@ class LLMClient:
 
     def stream(self, system: str, messages: list[dict[str, str]]) -> Iterator[str]:
         """The model's reply to ``messages`` under ``system``, piece by piece."""
-        self.usage = Usage()
+        self.usage, self.cut_short = Usage(), False
         events = self._open(system, messages)
         try:
             if self.settings.provider == "anthropic":
@@ -164,8 +166,11 @@ class LLMClient:
                 self.usage.input_tokens = int(event.message.usage.input_tokens or 0)
             elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
                 yield event.delta.text
-            elif kind == "message_delta" and getattr(event, "usage", None) is not None:
-                self.usage.output_tokens = int(event.usage.output_tokens or 0)
+            elif kind == "message_delta":
+                if getattr(event, "usage", None) is not None:
+                    self.usage.output_tokens = int(event.usage.output_tokens or 0)
+                stop = getattr(getattr(event, "delta", None), "stop_reason", None)
+                self.cut_short = self.cut_short or stop == "max_tokens"
         return False
 
     def _openai_text(self, chunks: Any) -> Generator[str, None, bool]:
@@ -180,7 +185,9 @@ class LLMClient:
                 text = getattr(choice.delta, "content", None)
                 if text:
                     yield text
-                finished = finished or getattr(choice, "finish_reason", None) is not None
+                reason = getattr(choice, "finish_reason", None)
+                finished = finished or reason is not None
+                self.cut_short = self.cut_short or reason == "length"
         return finished
 
     def _event_error(self, exc: Exception) -> str:

@@ -196,6 +196,11 @@ class Asker:
         meta = self._metadata(retrieval, started, client.usage, context_tokens=ctx.tokens)
         meta.update(parsed=reply.parsed, attempts=client.attempts, historyTurns=len(past) // 2)
         answer = check_citations(retrieval, reply, meta)
+        if client.cut_short:
+            answer.warnings.append(
+                f"the answer stopped at its length limit of {client.settings.max_output_tokens:,}"
+                " tokens: raise KA_LLM_MAX_TOKENS for a whole answer"
+            )
         notice = retirement_notice(client.settings)
         if notice:
             answer.warnings.append(notice)

@@ -240,7 +240,17 @@ def _anthropic_message(body: dict[str, Any], text: str, usage: tuple[int, int]) 
     }  # fmt: skip
 
 
+def _limited(body: dict[str, Any], text: str) -> tuple[str, bool]:
+    """The reply cut at the request's length limit, as a model stops there (3 characters a
+    token, as this server counts usage), and whether it was cut."""
+    limit = body.get("max_tokens") or body.get("max_completion_tokens")
+    if limit is None or len(text) <= 3 * int(limit):
+        return text, False
+    return text[: 3 * int(limit)], True
+
+
 def _anthropic_events(body: dict[str, Any], text: str, usage: tuple[int, int]) -> list[tuple[str | None, dict[str, Any] | str]]:  # fmt: skip
+    text, cut = _limited(body, text)
     start = _anthropic_message(body, "", (usage[0], 1))
     start["content"], start["stop_reason"] = [], None
     events: list[tuple[str | None, dict[str, Any] | str]] = [
@@ -251,7 +261,7 @@ def _anthropic_events(body: dict[str, Any], text: str, usage: tuple[int, int]) -
         events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}))  # fmt: skip
     events += [
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": usage[1]}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "max_tokens" if cut else "end_turn", "stop_sequence": None}, "usage": {"output_tokens": usage[1]}}),
         ("message_stop", {"type": "message_stop"}),
     ]  # fmt: skip
     return events
@@ -270,11 +280,12 @@ def _openai_events(body: dict[str, Any], text: str, usage: tuple[int, int]) -> l
         return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": body.get("model"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
 
+    text, cut = _limited(body, text)
     events: list[tuple[str | None, dict[str, Any] | str]] = [
         (None, chunk({"role": "assistant", "content": ""}))
     ]
     events += [(None, chunk({"content": piece})) for piece in _pieces(text)]
-    events.append((None, chunk({}, "stop")))
+    events.append((None, chunk({}, "length" if cut else "stop")))
     if (body.get("stream_options") or {}).get("include_usage"):
         final = chunk({})
         final["choices"] = []
