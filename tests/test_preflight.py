@@ -130,11 +130,11 @@ def test_bad_configuration_fails_the_run_before_raw_docs(
         partition_key="usem3", raise_on_error=False,
     )  # fmt: skip
     assert not result.success
-    assert result.get_asset_materialization_events() == []  # nothing ran, nothing was written
-    failures = [e for e in result.all_events if e.event_type_value == "RESOURCE_INIT_FAILURE"]
-    assert failures  # at run start, before any step
+    assert result.get_asset_materialization_events() == []  # nothing was written
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["raw_docs"]  # the first step, before its work
     error = failures[0].event_specific_data.error  # type: ignore[union-attr]
-    assert line in error.to_string()
+    assert line in error.message
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
