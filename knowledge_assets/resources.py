@@ -192,7 +192,7 @@ class VaultResource(dg.ConfigurableResource):
             from knowledge_assets.core.sources.github import GitHubSource
 
             if not self.repo:
-                raise dg.Failure("KA_GITHUB_REPO (owner/name) is required for the GitHub source")
+                raise SetupError("KA_GITHUB_REPO (owner/name) is required for the GitHub source")
             return GitHubSource(
                 self.repo,
                 self.branch,
@@ -203,7 +203,7 @@ class VaultResource(dg.ConfigurableResource):
                 max_backoff_s=self.max_backoff_s if max_backoff_s is None else max_backoff_s,
                 exclude=self.exclude,
             )
-        raise dg.Failure(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
+        raise SetupError(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
 
     def head_sha(self) -> str:
         """The source's current commit SHA (or tree fingerprint for a plain folder).
@@ -267,7 +267,7 @@ class EmbedderResource(dg.ConfigurableResource):
             check_template(self.template)
             own = parse_key(model_key).key == self.model_key()
         except ValueError as exc:
-            raise dg.Failure(f"embedding settings: {exc}") from None
+            raise SetupError(f"embedding settings: {exc}") from None
         return self.template if own else None
 
     def model_key(self) -> str:
@@ -277,12 +277,12 @@ class EmbedderResource(dg.ConfigurableResource):
         try:
             return ModelSpec.of(self.provider, self.model).key
         except ValueError as exc:
-            raise dg.Failure(f"embedding settings: {exc}") from None
+            raise SetupError(f"embedding settings: {exc}") from None
 
     def embedder(self, model_key: str | None = None) -> Embedder:
         """The embedder for ``model_key`` (a partition key) or for this resource's own settings.
 
-        Raises ``dg.Failure`` saying why when the model cannot run here (unknown key, missing
+        Raises ``SetupError`` saying why when the model cannot run here (unknown key, missing
         API key or package), before anything is embedded.
         """
         from knowledge_assets.partition_embedder import embedder_for_key

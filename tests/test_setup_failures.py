@@ -11,7 +11,7 @@ import dagster as dg
 import psycopg
 import pytest
 
-from knowledge_assets.defs.index.assets import chunks, embeddings
+from knowledge_assets.defs.index.assets import build_embeddings, chunks, embeddings
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
 from knowledge_assets.launcher import failure_lines
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
@@ -139,3 +139,44 @@ def test_demo_and_update_summarise_a_setup_failure_in_the_products_line(db_url: 
         "raw_docs: vault folder /no/such/vault does not exist: set KA_VAULT_PATH to your vault's"
         " folder"
     ]
+
+
+@pytest.mark.parametrize(
+    "asset", [raw_docs, latest_docs, chunks, embeddings], ids=lambda a: a.key.path[-1]
+)
+def test_every_asset_stops_before_its_work_when_the_store_cannot_be_reached(
+    db_url: str, asset: dg.AssetsDefinition
+) -> None:
+    changes, start, _ = KINDS["database_down"]
+    result = dg.materialize(
+        [asset], resources=_resources(db_url, changes), raise_on_error=False,
+        partition_key="usem3" if asset is embeddings else None,
+    )  # fmt: skip
+    [step] = _failures(result, "STEP_FAILURE")
+    assert step.step_key == asset.key.to_user_string()
+    assert step.step_failure_data.error.message.startswith(f"SetupError: {start}")  # type: ignore[union-attr]
+
+
+def test_a_partition_whose_model_cannot_run_here_leads_with_the_missing_key(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    key = "voyage:voyage-3-lite"
+    voyage = build_embeddings(dg.StaticPartitionsDefinition([key]))
+    result = dg.materialize(
+        [voyage], resources=_resources(db_url, {}), partition_key=key, raise_on_error=False
+    )
+    [step] = _failures(result, "STEP_FAILURE")
+    assert step.step_failure_data.error.message == (  # type: ignore[union-attr]
+        f"SetupError: embeddings partition {key} cannot run: {key} needs VOYAGE_API_KEY in the"
+        " environment of the run\n"
+    )
+
+
+def test_a_runs_noted_problems_are_forgotten_when_it_ends(db_url: str) -> None:
+    from knowledge_assets import setup_checks
+
+    changes = {"vault": {"path": "/no/such/vault"}, "embedder": {"provider": "nope"}}
+    result = dg.materialize([raw_docs], resources=_resources(db_url, changes), raise_on_error=False)
+    assert not result.success
+    assert result.run_id not in setup_checks._noted

@@ -22,7 +22,7 @@ from knowledge_assets.defs.automation import SEARCH_MODEL_CHANGED, UPSTREAM_CHAN
 from knowledge_assets.defs.index.partitions import embedding_models
 from knowledge_assets.defs.metadata import rows_table, split_notices, table_metadata
 from knowledge_assets.resources import EmbedderResource, PostgresResource
-from knowledge_assets.setup_checks import check_setup
+from knowledge_assets.setup_checks import SetupError, check_setup
 
 
 class ChunksConfig(dg.Config):
@@ -172,8 +172,8 @@ def _embed_partition(
     check_setup(context, postgres)
     if not context.has_partition_key:
         keys = ", ".join(context.assets_def.partitions_def.get_partition_keys())
-        raise dg.Failure(f"choose the embedding model to embed with: a partition ({keys})")
-    model = embedder.embedder(context.partition_key)  # dg.Failure when it cannot run here
+        raise SetupError(f"choose the embedding model to embed with: a partition ({keys})")
+    model = embedder.embedder(context.partition_key)  # SetupError when it cannot run here
     template = embedder.template_for(context.partition_key)
     selection = config.selection()
     with postgres.writer(context.log) as conn:
