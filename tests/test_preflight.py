@@ -108,6 +108,17 @@ def test_process_counts_are_checked_before_work(
     assert set(expected) <= set(environment_problems())
 
 
+def test_a_bad_draft_marker_is_among_the_environment_problems(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KA_VAULT_PATH", str(EXAMPLE_VAULT))
+    monkeypatch.setenv("KA_DRAFT_MARKERS", "draft=true,private")
+    assert (
+        "draft marker 'private' must look like 'draft=true': set KA_DRAFT_MARKERS to key=true or"
+        " key=false entries, comma-separated (default: draft=true,published=false)"
+    ) in environment_problems()
+
+
 @pytest.mark.parametrize(
     ("vault", "provider", "model", "line"),
     [
