@@ -183,6 +183,7 @@ def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
     the message may hold them."""
     from knowledge_assets.core import secrets
     from knowledge_assets.search_cli import shown
+    from knowledge_assets.setup_checks import SetupError
 
     lines = []
     for event in events:
@@ -191,9 +192,10 @@ def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:
         error = _telling_error(getattr(event.event_specific_data, "error", None))
         text = (error.message if error is not None else event.message or "").strip()
         first = text.splitlines()[0] if text else "failed"
-        # "package.module.SomeError: what happened" -> "what happened"
+        # "package.module.SomeError: what happened" (or "SetupError: …") -> "what happened"
         head, sep, rest = first.partition(": ")
-        message = rest if sep and "." in head and " " not in head else first
+        named = "." in head or head == SetupError.__name__
+        message = rest if sep and named and " " not in head else first
         where = event.step_key or "set-up"
         lines.append(f"{where}: {shown(secrets.redact(message))}")
     return lines
@@ -237,9 +239,9 @@ def _telling_error(error: Any) -> Any:
     return ours[0] if ours else (chain[-1] if chain else None)
 
 
-# How a serialized error of the project starts: its module path, or dagster's Failure (which
-# resources and assets raise with a message written for the user).
-_OUR_ERRORS = ("knowledge_assets.", "dagster._core.definitions.events.Failure")
+# How a serialized error of the project starts: its module path, its set-up failure, or
+# dagster's Failure (which resources and assets raise with a message written for the user).
+_OUR_ERRORS = ("knowledge_assets.", "SetupError: ", "dagster._core.definitions.events.Failure")
 
 
 def fail_dead_runs_now() -> None:

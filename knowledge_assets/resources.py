@@ -26,6 +26,7 @@ from knowledge_assets.core.ingest.conventions import (
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.settings import EXAMPLE_VAULT
 from knowledge_assets.core.sources.base import Source
+from knowledge_assets.setup_checks import SetupError, forget_problem, note_problem
 
 HEAD_RETRIES = 2
 HEAD_MAX_BACKOFF_S = 5.0
@@ -159,23 +160,24 @@ class VaultResource(dg.ConfigurableResource):
 
     def conventions(self) -> Conventions:
         """Which frontmatter marks a draft, and which keys hold the created/updated dates."""
-        try:
-            return Conventions(
-                tuple(self.draft_markers), tuple(self.created_keys), tuple(self.updated_keys)
-            )
-        except ValueError as exc:
-            raise dg.Failure(f"KA_DRAFT_MARKERS: {exc}") from None
+        from knowledge_assets.core.preflight import draft_markers_problem
+
+        if problem := draft_markers_problem(self.draft_markers):
+            raise SetupError(problem)
+        return Conventions(
+            tuple(self.draft_markers), tuple(self.created_keys), tuple(self.updated_keys)
+        )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """Check the settings before any step runs: one line saying what to fix. (Outside a run,
-        e.g. in a sensor tick, an unreachable source is reported by the caller instead.)"""
-        from knowledge_assets.core.preflight import source_problem
+        """Note what is wrong with the settings as the run starts; its first step reports it
+        (``setup_checks``)."""
+        from knowledge_assets.core.preflight import draft_markers_problem, source_problem
 
-        if context.run is None:
-            return
         problem = source_problem(self.kind, self.path, self.repo)
-        if problem:
-            raise dg.Failure(problem)
+        note_problem(context, "vault", problem or draft_markers_problem(self.draft_markers))
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        forget_problem(context, "vault")
 
     def source(
         self, *, max_retries: int | None = None, max_backoff_s: float | None = None
@@ -190,7 +192,7 @@ class VaultResource(dg.ConfigurableResource):
             from knowledge_assets.core.sources.github import GitHubSource
 
             if not self.repo:
-                raise dg.Failure("KA_GITHUB_REPO (owner/name) is required for the GitHub source")
+                raise SetupError("KA_GITHUB_REPO (owner/name) is required for the GitHub source")
             return GitHubSource(
                 self.repo,
                 self.branch,
@@ -201,7 +203,7 @@ class VaultResource(dg.ConfigurableResource):
                 max_backoff_s=self.max_backoff_s if max_backoff_s is None else max_backoff_s,
                 exclude=self.exclude,
             )
-        raise dg.Failure(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
+        raise SetupError(f"unknown source kind {self.kind!r}: use 'local' or 'github'")
 
     def head_sha(self) -> str:
         """The source's current commit SHA (or tree fingerprint for a plain folder).
@@ -241,16 +243,17 @@ class EmbedderResource(dg.ConfigurableResource):
     _embedder: Embedder | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """Check the provider and its key before any step runs: one line saying what to fix."""
+        """Note what is wrong with the provider and its key as the run starts; its first step
+        reports it (``setup_checks``)."""
         from knowledge_assets.core.preflight import embedder_problem
 
-        if context.run is None:
-            return
         problem = embedder_problem(
             self.provider, has_key=bool(self.api_key), base_url=self.base_url, model=self.model
         )
-        if problem:
-            raise dg.Failure(problem)
+        note_problem(context, "embedder", problem)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        forget_problem(context, "embedder")
 
     def template_for(self, model_key: str) -> str | None:
         """The embedding template configured for ``model_key``: ``template`` for this resource's
@@ -264,7 +267,7 @@ class EmbedderResource(dg.ConfigurableResource):
             check_template(self.template)
             own = parse_key(model_key).key == self.model_key()
         except ValueError as exc:
-            raise dg.Failure(f"embedding settings: {exc}") from None
+            raise SetupError(f"embedding settings: {exc}") from None
         return self.template if own else None
 
     def model_key(self) -> str:
@@ -274,12 +277,12 @@ class EmbedderResource(dg.ConfigurableResource):
         try:
             return ModelSpec.of(self.provider, self.model).key
         except ValueError as exc:
-            raise dg.Failure(f"embedding settings: {exc}") from None
+            raise SetupError(f"embedding settings: {exc}") from None
 
     def embedder(self, model_key: str | None = None) -> Embedder:
         """The embedder for ``model_key`` (a partition key) or for this resource's own settings.
 
-        Raises ``dg.Failure`` saying why when the model cannot run here (unknown key, missing
+        Raises ``SetupError`` saying why when the model cannot run here (unknown key, missing
         API key or package), before anything is embedded.
         """
         from knowledge_assets.partition_embedder import embedder_for_key

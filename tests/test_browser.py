@@ -135,3 +135,39 @@ def test_materialize_raw_docs_from_the_asset_graph(dagster_dev: DagsterDev, page
     except BaseException:
         _shot(page, "failure")
         raise
+
+
+_LAUNCH_RAW_DOCS = """
+mutation ($params: ExecutionParams!) { launchRun(executionParams: $params) {
+  __typename ... on LaunchRunSuccess { run { runId } } } }
+"""
+
+
+def test_a_run_stopped_by_a_setting_leads_its_run_page_with_the_fix(
+    tmp_path: Path, blank_db_url: str
+) -> None:
+    """``KA_VAULT_PATH`` names no folder: the run's failure on its page starts with the line that
+    says what to set, not with Dagster's wrapper of a resource's error."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    missing = tmp_path / "no-vault"
+    selector = {
+        "repositoryLocationName": "knowledge_assets", "repositoryName": "__repository__",
+        "jobName": "__ASSET_JOB", "assetSelection": [{"path": ["raw_docs"]}],
+    }  # fmt: skip
+    with (
+        DagsterDev(tmp_path, database_uri(blank_db_url), missing) as server,
+        dagster_ui_page(timeout_ms=UI_TIMEOUT_MS) as page,
+    ):
+        launched = server.graphql(_LAUNCH_RAW_DOCS, {"params": {"selector": selector}})
+        run_id = launched["launchRun"]["run"]["runId"]
+        assert _wait_for_run(server, run_id) == "FAILURE"
+        page.goto(f"{server.url}/runs/{run_id}")
+        page.get_by_placeholder("Filter").first.fill("type:STEP_FAILURE")
+        line = f"SetupError: vault folder {missing} does not exist: set KA_VAULT_PATH"
+        expect(page.get_by_text(line).first).to_be_visible()
+        _shot(page, "06_run_stopped_by_a_setting")
+        page.get_by_placeholder("Filter").first.fill("")
+        expect(page.get_by_text("RUN_FAILURE").first).to_be_visible()
+        assert "Error executing resource_fn" not in page.content()

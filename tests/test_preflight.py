@@ -108,6 +108,17 @@ def test_process_counts_are_checked_before_work(
     assert set(expected) <= set(environment_problems())
 
 
+def test_a_bad_draft_marker_is_among_the_environment_problems(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KA_VAULT_PATH", str(EXAMPLE_VAULT))
+    monkeypatch.setenv("KA_DRAFT_MARKERS", "draft=true,private")
+    assert (
+        "draft marker 'private' must look like 'draft=true': set KA_DRAFT_MARKERS to key=true or"
+        " key=false entries, comma-separated (default: draft=true,published=false)"
+    ) in environment_problems()
+
+
 @pytest.mark.parametrize(
     ("vault", "provider", "model", "line"),
     [
@@ -130,11 +141,11 @@ def test_bad_configuration_fails_the_run_before_raw_docs(
         partition_key="usem3", raise_on_error=False,
     )  # fmt: skip
     assert not result.success
-    assert result.get_asset_materialization_events() == []  # nothing ran, nothing was written
-    failures = [e for e in result.all_events if e.event_type_value == "RESOURCE_INIT_FAILURE"]
-    assert failures  # at run start, before any step
+    assert result.get_asset_materialization_events() == []  # nothing was written
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["raw_docs"]  # the first step, before its work
     error = failures[0].event_specific_data.error  # type: ignore[union-attr]
-    assert line in error.to_string()
+    assert line in error.message
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

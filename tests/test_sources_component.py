@@ -284,3 +284,26 @@ def test_scaffolding_writes_a_declaration_that_loads(folders: dict[str, Path]) -
             assert isinstance(component, KnowledgeSource)
             keys = {k.to_user_string() for a in defs.assets or () for k in getattr(a, "keys", ())}
             assert keys == {"raw_docs_my_marks"}
+
+
+def test_a_declared_sources_run_stops_before_it_writes_on_a_setting_a_later_step_needs(
+    db_url: str, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """The books sync needs no vault, but the run's ``latest_docs`` does: a vault folder that
+    does not exist stops the run at its first step, before the books are stored."""
+    keys = ["raw_docs_books", "latest_docs"]
+    with declared({"books": {"kind": "books", "path": str(folders["books"])}}) as defs:
+        assets = [a for a in defs.assets or () if isinstance(a, dg.AssetsDefinition)]
+        result = dg.materialize(
+            assets, selection=keys, resources=_resources(db_url, tmp_path / "gone"),
+            raise_on_error=False,
+        )  # fmt: skip
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["raw_docs_books"]
+    message = failures[0].step_failure_data.error.message  # type: ignore[union-attr]
+    assert message.startswith(f"SetupError: vault folder {tmp_path / 'gone'} does not exist")
+    assert result.get_asset_materialization_events() == [] and _notes(db_url) == []
+    with db.connect(db_url) as conn:  # the books were not synced either
+        table = conn.execute("SELECT to_regclass('raw.docs_books')::text").fetchone()
+        if table and table[0]:
+            assert conn.execute("SELECT count(*) FROM raw.docs_books").fetchone() == (0,)

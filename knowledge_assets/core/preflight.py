@@ -7,6 +7,7 @@ Nothing here touches the network or the database; paths are only looked at.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from knowledge_assets.core.settings import API_KEY_ENV, EmbedSettings, SourceSettings
@@ -34,6 +35,20 @@ def source_problem(kind: str, path: str | Path, repo: str) -> str | None:
         return f"vault path {folder} is not a folder: set KA_VAULT_PATH to your vault's folder"
     if not os.access(folder, os.R_OK | os.X_OK):
         return f"cannot read the vault folder {folder}: check its permissions"
+    return None
+
+
+def draft_markers_problem(markers: Sequence[str]) -> str | None:
+    """What is wrong with the frontmatter that makes a note a draft (``KA_DRAFT_MARKERS``)."""
+    from knowledge_assets.core.ingest.conventions import Conventions
+
+    try:
+        Conventions(tuple(markers))
+    except ValueError as exc:
+        return (
+            f"{exc}: set KA_DRAFT_MARKERS to key=true or key=false entries, comma-separated"
+            " (default: draft=true,published=false)"
+        )
     return None
 
 
@@ -99,6 +114,7 @@ def environment_problems() -> list[str]:
         key_env = ""
     problems = [
         source_problem(source.kind, source.vault_path, source.github_repo),
+        draft_markers_problem(source.draft_markers),
         embedder_problem(
             embed.provider,
             has_key=bool(key_env and os.environ.get(key_env)),

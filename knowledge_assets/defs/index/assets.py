@@ -22,6 +22,7 @@ from knowledge_assets.defs.automation import SEARCH_MODEL_CHANGED, UPSTREAM_CHAN
 from knowledge_assets.defs.index.partitions import embedding_models
 from knowledge_assets.defs.metadata import rows_table, split_notices, table_metadata
 from knowledge_assets.resources import EmbedderResource, PostgresResource
+from knowledge_assets.setup_checks import SetupError, check_setup
 
 
 class ChunksConfig(dg.Config):
@@ -50,6 +51,7 @@ def chunks(
     Japanese and English keyword tokens for full-text search. Only notes whose content changed
     are split again; a section whose text did not change keeps its row and its vectors.
     Sections do not depend on the embedding model, so switching models never splits again."""
+    check_setup(context, postgres)
     progress = Progress("chunks", "notes", log=context.log.info)
     with postgres.writer(context.log) as conn:
         # latest_docs has already removed the chunks of notes that left it (ON DELETE CASCADE).
@@ -167,10 +169,11 @@ def _embed_partition(
     # Re-embedding a subset is run config, not a partition dimension: partitions are the
     # models, and a subset is a one-off repair whose vectors replace the partition's own, so it
     # must not show up as a separate, forever "missing" partition in the UI.
+    check_setup(context, postgres)
     if not context.has_partition_key:
         keys = ", ".join(context.assets_def.partitions_def.get_partition_keys())
-        raise dg.Failure(f"choose the embedding model to embed with: a partition ({keys})")
-    model = embedder.embedder(context.partition_key)  # dg.Failure when it cannot run here
+        raise SetupError(f"choose the embedding model to embed with: a partition ({keys})")
+    model = embedder.embedder(context.partition_key)  # SetupError when it cannot run here
     template = embedder.template_for(context.partition_key)
     selection = config.selection()
     with postgres.writer(context.log) as conn:

@@ -16,6 +16,7 @@ from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.automation import UPSTREAM_CHANGED
 from knowledge_assets.defs.metadata import grouped_table, rows_table, table_metadata
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
+from knowledge_assets.setup_checks import check_setup
 
 
 class RawDocsConfig(dg.Config):
@@ -47,6 +48,7 @@ def raw_docs(
     A sync reads only the files that changed since the last one. A file that cannot be read or
     parsed is kept out with its reason (the materialization's rejected_files, and
     `knowledge-assets status`), and everything else still lands."""
+    check_setup(context, postgres)
     source = vault.source()
     with postgres.writer(context.log) as conn:
         report = sync_source(
@@ -195,6 +197,7 @@ def _latest_docs(
     from `created`/`updated`, else `createdAt`/`updatedAt`, else `date`; a value that is not a
     date is listed in the metadata, never fatal. Notes of a declared source that is no longer
     declared are removed, and the run lists them."""
+    check_setup(context, postgres)
     tables = source_tables(context, vault)
     conventions = vault.conventions()
     reports: list[LatestReport] = []

@@ -27,6 +27,7 @@ from knowledge_assets.defs.ingest.sensors import (
     tick_run_key,
 )
 from knowledge_assets.resources import PostgresResource
+from knowledge_assets.setup_checks import check_setup
 from knowledge_assets.stale_runs import fail_dead_runs_in_tick
 
 SOURCE_TAG = "knowledge-assets/source"
@@ -79,6 +80,7 @@ def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.Asset
     def _asset(
         context: dg.AssetExecutionContext, config: RawDocsConfig, postgres: PostgresResource
     ) -> dg.MaterializeResult:
+        check_setup(context, postgres)
         try:
             src = source()
             with postgres.writer(context.log) as conn:
