@@ -38,7 +38,10 @@ sys.path[:0] = [ROOT, ROOT + "/bench"]
 
 import httpx  # noqa: E402
 import psutil  # noqa: E402
-from common import SURVIVAL, fresh_database, sync_and_chunk  # noqa: E402
+from common import fresh_database, sync_and_chunk  # noqa: E402
+
+# Beside this checkout, whichever tree ROOT= runs.
+SURVIVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "survival-ts" / "docs"
 
 HUGE = 10
 COLUMNS, ROWS = 30, 1000
@@ -69,6 +72,8 @@ def _prose(i: int) -> str:
 
 def build_vault(folder: Path) -> list[str]:
     """The vault; returns the huge notes' paths."""
+    if not SURVIVAL.is_dir():
+        raise SystemExit(f"no survival-ts notes at {SURVIVAL}")
     for path in sorted(SURVIVAL.rglob("*.md")):
         target = folder / "ts" / path.relative_to(SURVIVAL)
         target.parent.mkdir(parents=True, exist_ok=True)
