@@ -120,6 +120,21 @@ def _table(rows: int) -> str:
     return f"# 大きな表\n\n{head}{body}\n"
 
 
+def test_views_of_one_note_opened_at_once_render_it_once(server_url: str, vault: Path) -> None:
+    """Three tabs opening a long note together: one renders it, the two queued behind it take
+    what it kept."""
+    (vault / "table.md").write_text(_table(300), encoding="utf-8")
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings()), renders=RenderSlots(renders=1)) as base,
+        httpx.Client(base_url=base, timeout=300) as client,
+        ThreadPoolExecutor(3) as pool,
+    ):
+        views = list(pool.map(lambda _: client.get("/api/notes/table.md"), range(3)))
+    assert sorted(v.headers["x-render-cache"] for v in views) == ["hit", "hit", "miss"]
+    assert len({v.json()["data"]["html"] for v in views}) == 1
+
+
 def test_a_view_waiting_too_long_behind_long_renders_is_refused(
     server_url: str, vault: Path
 ) -> None:

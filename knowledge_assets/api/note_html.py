@@ -4,7 +4,7 @@ from has changed (:mod:`note_cache`), else rendered, a few notes at a time.
 Rendering a long note is seconds of Python holding the interpreter's lock. Ten at once left a
 search on the same server waiting 4-6 s for its turn (bench/note_render.py), and each render
 held one of the worker threads that every request shares. So at most ``KA_NOTE_RENDERS``
-notes (default 2) render at once, on threads of their own; a view beyond them waits without a
+notes (default 1) render at once, on threads of their own; a view beyond them waits without a
 thread, and is refused after ``RENDER_WAIT_S`` with a 503 the page words as the server being
 busy (:class:`RendersBusy`), rather than hanging.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -36,11 +36,16 @@ from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.note_sources import vault_source
 
+T = TypeVar("T")
 __all__ = ["CACHE_HEADER", "RenderSlots", "RendersBusy", "note_html"]
 
 CACHE_HEADER = "X-Render-Cache"  # "hit": the HTML was kept from an earlier view; "miss": rendered
 RENDERS_ENV = "KA_NOTE_RENDERS"
-RENDERS = 2  # the machines this serves have 2-4 cores; one lock runs Python anyway
+# One render at a time: the interpreter's lock runs one anyway, and every render beside it only
+# took turns with it and with the searches. Ten views of huge notes at once on 2 cores
+# (bench/note_render.py): searches' p95 0.22 s with 1, 0.78 s with 2, 2.6 s with 10 at once; the
+# views' p50 6.7 s, 10.1 s, 8.8 s. Its cost: a note of minutes holds the others up to the wait.
+RENDERS = 1
 RENDER_WAIT_S = 60.0  # ten views of 1 MB notes queue for about 10 s
 
 
@@ -65,7 +70,7 @@ class RenderSlots:
             raise ValueError(f"{RENDERS_ENV}={raw!r} is not a number of renders (1 or more)")
         return cls(int(raw) if raw else RENDERS)
 
-    async def run(self, render: Callable[[], str]) -> str:
+    async def run(self, render: Callable[[], T]) -> T:
         """``render()`` on a render thread once a slot is free; RendersBusy after ``wait_s``."""
         with anyio.move_on_after(self.wait_s) as waited:
             await self._slots.acquire()
@@ -133,28 +138,39 @@ def _unchanged(request: Request, inputs: Inputs) -> bool:
     return True
 
 
-def _kept(request: Request, doc: dict[str, Any]) -> tuple[Key, str | None]:
-    """The note's cache key, and its kept HTML when nothing it was made from changed."""
+def _kept(request: Request, key: Key) -> str | None:
+    """The note's kept HTML when nothing it was made from changed, else None."""
     cache = _cache(request)
-    key = (doc["source"], doc["file_path"], digest(doc["content"] or ""), RENDERER)
     kept = cache.get(key)
     if kept is None:
-        return key, None
+        return None
     if _unchanged(request, kept[1]):
-        return key, kept[0]
+        return kept[0]
     cache.forget(key)
-    return key, None
+    return None
 
 
 async def note_html(request: Request, doc: dict[str, Any]) -> tuple[str, str]:
     """The note's body as HTML, and whether it came from the cache (``hit``) or was rendered
     (``miss``). Digests and lookups run on worker threads: a long note's digest is milliseconds
     the event loop would not answer in."""
-    key, html = await run_in_threadpool(_kept, request, doc)
+
+    def kept() -> tuple[Key, str | None]:
+        key = (doc["source"], doc["file_path"], digest(doc["content"] or ""), RENDERER)
+        return key, _kept(request, key)
+
+    def render(key: Key) -> tuple[str, str]:
+        # Views of a note queued behind its first render (tabs opened at once) take its HTML.
+        html = _kept(request, key)
+        if html is not None:
+            return html, "hit"
+        inputs = Inputs()
+        html = _render(request, doc, inputs)
+        _cache(request).put(key, html, inputs)
+        return html, "miss"
+
+    key, html = await run_in_threadpool(kept)
     if html is not None:
         return html, "hit"
-    inputs = Inputs()
     slots: RenderSlots = request.app.state.render_slots
-    html = await slots.run(lambda: _render(request, doc, inputs))
-    _cache(request).put(key, html, inputs)
-    return html, "miss"
+    return await slots.run(lambda: render(key))
