@@ -17,6 +17,7 @@ import pytest
 from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.api.note_cache import Inputs, RenderCache
 from knowledge_assets.api.note_html import RenderSlots
+from knowledge_assets.api.settings import ApiConfigError
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.test_search import ingest
@@ -158,3 +159,14 @@ def test_a_view_waiting_too_long_behind_long_renders_is_refused(
     assert refused.status_code == 503
     assert "note renders stayed busy" in refused.json()["error"]
     assert opened.status_code == 200 and opened.json()["data"]["html"].count("<tr>") == 3001
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("KA_NOTE_RENDERS", "0"), ("KA_NOTE_CACHE_MB", "多め")]
+)
+def test_a_render_setting_that_is_no_number_is_refused_with_its_name(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ApiConfigError, match=name):
+        RenderSlots.from_env() if name == "KA_NOTE_RENDERS" else RenderCache.from_env()

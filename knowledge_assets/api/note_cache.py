@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from knowledge_assets.api.settings import ApiConfigError
 from knowledge_assets.core.links.resolve import ImageFinder
 
 __all__ = [
@@ -113,7 +114,7 @@ class RenderCache:
         try:
             mb = float(raw) if raw else DEFAULT_MB
         except ValueError:
-            raise ValueError(f"{CACHE_ENV}={raw!r} is not a number of megabytes") from None
+            raise ApiConfigError(f"{CACHE_ENV}={raw!r}: give a number of megabytes") from None
         return cls(max(0, int(mb * 1_000_000)))
 
     def get(self, key: Key) -> tuple[str, Inputs] | None:

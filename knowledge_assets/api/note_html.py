@@ -32,6 +32,7 @@ from knowledge_assets.api.note_cache import (
     listing_digest,
 )
 from knowledge_assets.api.routes import _read, _settings
+from knowledge_assets.api.settings import ApiConfigError
 from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.note_sources import vault_source
@@ -67,7 +68,7 @@ class RenderSlots:
     def from_env(cls) -> RenderSlots:
         raw = os.environ.get(RENDERS_ENV, "").strip()
         if raw and not (raw.isdigit() and int(raw) > 0):
-            raise ValueError(f"{RENDERS_ENV}={raw!r} is not a number of renders (1 or more)")
+            raise ApiConfigError(f"{RENDERS_ENV}={raw!r}: give a number of renders, 1 or more")
         return cls(int(raw) if raw else RENDERS)
 
     async def run(self, render: Callable[[], T]) -> T:

@@ -47,6 +47,7 @@ def serve(host: str, port: int) -> int:
     try:
         settings = ApiSettings.resolve(host, port)
         asker = Asker()
+        app = create_app(settings, asker)
     except (ApiConfigError, LLMConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -61,7 +62,7 @@ def serve(host: str, port: int) -> int:
         report_unusable(host, port, exc)
         return EXIT_FAILURE
     print(banner(host, port, asker), flush=True)
-    config = uvicorn.Config(create_app(settings, asker), log_level="warning")
+    config = uvicorn.Config(app, log_level="warning")
     tune_gc()
     with sock:
         uvicorn.Server(config).run(sockets=[sock])
