@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -211,7 +212,7 @@ def main() -> None:
     if args.serve:
         serve(args.serve[0], int(args.serve[1]))
         return
-    print("command: .venv/bin/python bench/note_render.py " + " ".join(sys.argv[1:]), flush=True)
+    print("command: .venv/bin/python bench/note_render.py " + shlex.join(sys.argv[1:]), flush=True)
     url = fresh_database()
     vault = Path(tempfile.mkdtemp()) / "vault"
     huge = build_vault(vault)
