@@ -20,6 +20,7 @@ from knowledge_assets.api.note_html import RenderSlots
 from knowledge_assets.api.settings import ApiConfigError
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
+from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
 from tests.test_search import ingest
 
 
@@ -170,3 +171,30 @@ def test_a_render_setting_that_is_no_number_is_refused_with_its_name(
     monkeypatch.setenv(name, value)
     with pytest.raises(ApiConfigError, match=name):
         RenderSlots.from_env() if name == "KA_NOTE_RENDERS" else RenderCache.from_env()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_MISSING)
+def test_the_page_says_a_note_waited_too_long_behind_long_renders(
+    server_url: str, vault: Path
+) -> None:
+    """A view refused after waiting behind a long render says why: long notes are being shown,
+    and to open it again in a moment."""
+    from playwright.sync_api import expect
+
+    (vault / "table.md").write_text(_table(6000), encoding="utf-8")
+    renders = RenderSlots(renders=1, wait_s=0.3)
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings()), renders=renders) as base,
+        httpx.Client(base_url=base, timeout=300) as client,
+        ThreadPoolExecutor(1) as pool,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        long_note = pool.submit(client.get, "/api/notes/table.md")
+        deadline = time.monotonic() + 120
+        while renders.running == 0 and not long_note.done() and time.monotonic() < deadline:
+            threading.Event().wait(0.02)
+        page.goto(f"{base}/notes/sky.md")
+        expect(page.locator("#note-body")).to_contain_text("長いノートの表示が混み合っています")
+        assert long_note.result().status_code == 200
