@@ -13,6 +13,7 @@ import uvicorn
 
 from knowledge_assets.answer import Asker
 from knowledge_assets.api import ApiSettings, create_app
+from knowledge_assets.api.note_html import RenderSlots
 from knowledge_assets.api.settings import writer_url
 from knowledge_assets.mcp.reader import ReaderStore, reader_url
 from tests.browser_support import free_port
@@ -26,15 +27,16 @@ def api_server(
     hosts: tuple[str, ...] = (),
     vault: Path | None = None,
     readers: ReaderStore | None = None,
+    renders: RenderSlots | None = None,
 ) -> Iterator[str]:
     """Serve the API for ``store_url`` (as its ka_reader / ka_qa_writer roles), answering to
     ``hosts`` besides loopback's names and showing the images of the local ``vault`` folder,
-    reading on ``readers`` when given; yields the base URL."""
+    reading on ``readers`` and rendering notes in ``renders`` when given; yields the base URL."""
     port = free_port()
     settings = ApiSettings(
         "127.0.0.1", port, token, reader_url(store_url), writer_url(store_url), hosts, vault
     )
-    config = uvicorn.Config(create_app(settings, asker, readers), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
+    config = uvicorn.Config(create_app(settings, asker, readers, renders), host="127.0.0.1", port=port, log_level="warning")  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -23,6 +23,8 @@ from knowledge_assets.answer import Asker, LLMConfigError, LLMError
 from knowledge_assets.api import attachment_routes, note_routes, routes, status_routes, tag_routes
 from knowledge_assets.api.errors import install as install_errors
 from knowledge_assets.api.guards import install as install_guards
+from knowledge_assets.api.note_cache import RenderCache
+from knowledge_assets.api.note_html import RendersBusy, RenderSlots
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.api.store import StoreUnavailable, pooled
 from knowledge_assets.core.search import NoActiveModel, QueryEmbeddingFailed
@@ -62,6 +64,7 @@ PAGE_POLICY = (
 _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (StoreUnavailable, 503, ""),
     (ServerBusy, 503, ""),
+    (RendersBusy, 503, ""),
     (NoActiveModel, 409, " (or use keyword search)"),
     (QueryEmbeddingFailed, 502, ""),
     (UnknownSource, 404, ""),
@@ -73,10 +76,12 @@ _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
 
 
 def create_app(
-    settings: ApiSettings, asker: Asker | None = None, readers: ReaderStore | None = None
-) -> FastAPI:
+    settings: ApiSettings, asker: Asker | None = None, readers: ReaderStore | None = None,
+    renders: RenderSlots | None = None,
+) -> FastAPI:  # fmt: skip
     """The application; opens no connection until a request arrives. It reads on ``readers``
-    (default: the server's pool of read-only connections)."""
+    (default: the server's pool of read-only connections) and renders notes in ``renders``
+    (default: ``KA_NOTE_RENDERS`` at once), keeping them in a cache of ``KA_NOTE_CACHE_MB``."""
     readers = readers or pooled(settings.reader_url)
 
     @asynccontextmanager
@@ -100,6 +105,8 @@ def create_app(
     app.state.settings = settings
     app.state.asker = asker or Asker()
     app.state.readers = readers
+    app.state.render_slots = renders or RenderSlots.from_env()
+    app.state.note_cache = RenderCache.from_env()
     install_guards(app, settings)
     install_errors(app, _STATUSES)
     app.include_router(routes.router)

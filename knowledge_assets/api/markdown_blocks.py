@@ -39,7 +39,10 @@ def _holder(tokens: list[Token], inline: int) -> Token | None:
 def _block_ids(state: StateCore) -> None:
     for i, token in enumerate(state.tokens):
         last = token.children[-1] if token.type == "inline" and token.children else None
-        match = _TRAILING.search(last.content) if last is not None and last.type == "text" else None
+        # The regex only where a "^" is: searching every text of a long note for its end costs
+        # a scan each.
+        text = last.content if last is not None and last.type == "text" else ""
+        match = _TRAILING.search(text) if "^" in text else None
         holder = _holder(state.tokens, i) if match else None
         if match is None or holder is None or holder.attrGet("id"):
             continue

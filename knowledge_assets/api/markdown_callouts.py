@@ -99,8 +99,11 @@ def _obsidian_callouts(state: StateCore) -> None:
     i = 0
     while i < len(tokens) - 2:
         opening, inline = tokens[i], tokens[i + 2]
+        if opening.type != "blockquote_open":  # the rest only for a quote: a huge note is
+            i += 1  # mostly other tokens, and splitting each one's text cost a pass of copies
+            continue
         first, _, rest = inline.content.partition("\n")
-        match = _OBSIDIAN.fullmatch(first.strip()) if opening.type == "blockquote_open" else None
+        match = _OBSIDIAN.fullmatch(first.strip())
         if match is None or tokens[i + 1].type != "paragraph_open" or inline.type != "inline":
             i += 1
             continue

@@ -31,6 +31,7 @@ export function japanese(err) {
   if (/excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
   if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
   // A 503 is either every store connection busy (the store is fine: wait) or the store unreachable.
+  if (err.status === 503 && /renders stayed busy/.test(err.message)) return "長いノートの表示が混み合っています。少し待ってから、もう一度開いてください。";
   if (err.status === 503 && /stayed busy/.test(err.message)) return "サーバーが混み合っています。少し待ってから、もう一度試してください。";
   if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
   if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";

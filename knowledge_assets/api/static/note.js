@@ -75,6 +75,8 @@ function showBody(html, title) {
 export async function showNote(id) {
   $("home").hidden = true; $("note-view").hidden = false;
   setUpBack();
+  // A long note takes seconds to render, longer while others render: say so meanwhile.
+  $("note-body").textContent = "ノートを読み込んでいます…";
   try {
     const { data } = await api("/api/notes/" + noteRef(id, params.get("source")));
     showNoteHead(id, data);
