@@ -4,6 +4,7 @@ unicodedata, so they can be made again and never drift from it silently."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import unicodedata
 from pathlib import Path
 from types import ModuleType
@@ -42,6 +43,12 @@ def test_the_title_key_in_sql_057_is_the_generated_function() -> None:
     assert text[start : text.index("$fn$;", start) + len("$fn$;")] == (
         generator().title_key_function()
     )
+
+
+@OTHER_UNICODE
+def test_the_white_space_list_in_sql_058_is_the_generated_one() -> None:
+    (spaces,) = re.findall(r"E'([^']*)'", migration("058"))
+    assert spaces == generator().escaped(generator().strip_spaces())
 
 
 @pytest.mark.parametrize(
