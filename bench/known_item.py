@@ -1,8 +1,8 @@
 """Known-item search: does a note's own title, or a heading in it, find that note?
 
 People look a note up by what they remember of it: its title, a `##` heading, the title without
-its parenthesised gloss, or typed another way (hiragana for katakana, full-width or half-width
-characters). This bench derives such queries mechanically from the notes themselves and asks
+its parenthesised gloss (also in hiragana), or typed another way (hiragana for katakana,
+full-width or half-width characters). This bench derives such queries mechanically from the notes themselves and asks
 each search mode for the 10 best distinct notes (``per_note=True``, as ``--per-note`` and MCP's
 ``search_docs`` do). A query is answered when a note holding it (its title, or a `##` heading
 with that text) is returned; R@1 / R@5 / MRR@10 per query kind, mode and corpus.
@@ -86,11 +86,21 @@ def half_width_kana(text: str) -> str:
     return "".join(out)
 
 
+def short_in_hiragana(title: str) -> str:
+    """The title without its parenthesised part, in hiragana (ジェネリクス (generics) →
+    じぇねりくす): the name a title X (Y) gives, typed without conversion, which shares no keyword
+    token with the note. A title without such a part, or without katakana outside it, is left as
+    it is (and so not asked)."""
+    short = _PAREN.sub(" ", title).strip()
+    return hiragana(short) if _PAREN.search(title) and hiragana(short) != short else title
+
+
 # Variants of a title: (kind, rewrite, applies). A variant equal to the title is not asked.
 VARIANTS: list[tuple[str, Callable[[str], str]]] = [
     ("title without (…)", lambda t: _PAREN.sub(" ", t).strip()),
     ("(…) of the title", lambda t: m.group(1).strip() if (m := _PAREN.search(t)) else t),
     ("title in hiragana", hiragana),
+    ("title without (…) in hiragana", short_in_hiragana),
     ("title half-width kana", half_width_kana),
     ("title full-width ASCII", full_width),
 ]

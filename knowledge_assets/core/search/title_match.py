@@ -19,10 +19,12 @@ A `##` heading is remembered the same way: after the notes it titles, a query th
 section's heading moves that section (the first of each note) up, so ``Mapの操作`` opens the
 section of that name rather than one that says Map and 操作 more often.
 
-A note the ranking did not find is still put first when its title or one of its Obsidian aliases
-*is* the query: the store looks such notes up by this key (:mod:`.known_items`), so ``ぱっけーじ``
-finds ``パッケージ`` when no passage shares a keyword with it, and an alias finds its note as
-Obsidian's quick switcher does (after the whole titles, with the other names).
+A note the ranking did not find is still put first when its title, one of its Obsidian aliases
+or one of the short names ``X (Y)`` gives it *is* the query: the store looks such notes up by
+this key (:mod:`.known_items`), so ``ぱっけーじ`` finds ``パッケージ`` when no passage shares a
+keyword with it, ``generics`` finds ``ジェネリクス (generics)`` when no passage says it, and an
+alias finds its note as Obsidian's quick switcher does (after the whole titles, with the other
+names).
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ from knowledge_assets.core.search.search_hits import SearchHit
 
 _HIRAGANA = re.compile(r"[\u3041-\u3096]")
 # A title ending in one parenthesised part, half- or full-width (NFKC makes both half-width).
-_GLOSS = re.compile(r"^(.*?)\s*\(([^()]*)\)$")
-_LATIN = re.compile(r"^[A-Za-z0-9 .,'&+/-]*[A-Za-z][A-Za-z0-9 .,'&+/-]*$")
+# Written as rag.short_name_keys (sql/058) can write it: no \s, whose meaning in PostgreSQL
+# follows the locale (the keys drop white space anyway), and "." crossing line breaks, as there.
+_GLOSS = re.compile(r"(.*)\(([^()]*)\)", re.DOTALL)
+_LATIN = re.compile(r"[A-Za-z0-9 .,'&+/-]*[A-Za-z][A-Za-z0-9 .,'&+/-]*")
 
 
 @lru_cache(maxsize=8192)  # a search compares up to 50 hits, mostly of the same few notes
@@ -52,14 +56,23 @@ def title_key(text: str) -> str:
     return "".join(ch for ch in folded if ch.isalnum())
 
 
+@lru_cache(maxsize=8192)
+def short_names(title: str) -> tuple[str, str]:
+    """The keys of X and, when Latin, of Y for a title ``X (Y)``; ``""`` where there is none.
+
+    The store holds the same pair for each note (``rag.short_name_keys``, sql/058), so the
+    known-item lookup finds a note by them too.
+    """
+    gloss = _GLOSS.fullmatch(unicodedata.normalize("NFKC", title).strip())
+    if gloss is None:
+        return "", ""
+    name, gloss_text = gloss.groups()
+    return title_key(name), title_key(gloss_text) if _LATIN.fullmatch(gloss_text.strip()) else ""
+
+
 def other_names(title: str) -> set[str]:
     """The keys that name a note titled ``X (Y)`` besides its whole title: X, and Y if Latin."""
-    gloss = _GLOSS.match(unicodedata.normalize("NFKC", title).strip())
-    if gloss is None:
-        return set()
-    name, english = gloss.groups()
-    names = {name, english} if _LATIN.match(english.strip()) else {name}
-    return {k for k in map(title_key, names) if k}
+    return {k for k in short_names(title) if k}
 
 
 def naming(title: str, key: str) -> int | None:
@@ -78,10 +91,10 @@ def titles_first(
     that whole title first, then those it names otherwise (or by an alias), then the sections
     with that heading (one per note), each group in the ranking's order.
 
-    ``looked_up``: the notes the store found by title (0) or alias (1) (:mod:`.known_items`),
-    each with a hit to show when the ranking did not find it; such notes come after the ranked
-    ones of their group. A moved hit's score becomes at least the first hit's, so scores never
-    rise down the list.
+    ``looked_up``: the notes the store found by title (0), or by an alias or a short name (1)
+    (:mod:`.known_items`), each with a hit to show when the ranking did not find it; such notes
+    come after the ranked ones of their group, in the order given. A moved hit's score becomes
+    at least the first hit's, so scores never rise down the list.
     """
     key = title_key(query)
     if not key or not (hits or looked_up):
