@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -137,13 +138,14 @@ def test_views_of_one_note_opened_at_once_render_it_once(server_url: str, vault:
     assert len({v.json()["data"]["html"] for v in views}) == 1
 
 
-def test_a_view_waiting_too_long_behind_long_renders_is_refused(
-    server_url: str, vault: Path
-) -> None:
-    """With one render slot taken by a table of 90,000 cells (seconds), another note's view
-    waits its 0.3 s and is answered 503 with a message saying why, not left hanging; the
-    long note is still served."""
-    (vault / "table.md").write_text(_table(3000), encoding="utf-8")
+@contextmanager
+def _rendering_a_long_note(
+    server_url: str, vault: Path, rows: int
+) -> Iterator[tuple[str, httpx.Client, Future[httpx.Response]]]:
+    """A server with one render slot, taken by a table of ``rows`` rows (seconds to render) once
+    this yields: its base URL, a client, and the long note's view still being answered. Another
+    view waits 0.3 s for the slot."""
+    (vault / "table.md").write_text(_table(rows), encoding="utf-8")
     renders = RenderSlots(renders=1, wait_s=0.3)
     with (
         sample_vault_database(server_url, None, vault) as url,
@@ -155,6 +157,16 @@ def test_a_view_waiting_too_long_behind_long_renders_is_refused(
         deadline = time.monotonic() + 120
         while renders.running == 0 and not long_note.done() and time.monotonic() < deadline:
             threading.Event().wait(0.02)
+        yield base, client, long_note
+
+
+def test_a_view_waiting_too_long_behind_long_renders_is_refused(
+    server_url: str, vault: Path
+) -> None:
+    """With one render slot taken by a table of 90,000 cells (seconds), another note's view
+    waits its 0.3 s and is answered 503 with a message saying why, not left hanging; the
+    long note is still served."""
+    with _rendering_a_long_note(server_url, vault, rows=3000) as (_, client, long_note):
         refused = client.get("/api/notes/sky.md")
         opened = long_note.result()
     assert refused.status_code == 503
@@ -182,19 +194,10 @@ def test_the_page_says_a_note_waited_too_long_behind_long_renders(
     and to open it again in a moment."""
     from playwright.sync_api import expect
 
-    (vault / "table.md").write_text(_table(6000), encoding="utf-8")
-    renders = RenderSlots(renders=1, wait_s=0.3)
     with (
-        sample_vault_database(server_url, None, vault) as url,
-        api_server(url, Asker(LLMSettings()), renders=renders) as base,
-        httpx.Client(base_url=base, timeout=300) as client,
-        ThreadPoolExecutor(1) as pool,
+        _rendering_a_long_note(server_url, vault, rows=6000) as (base, _, long_note),
         chromium_page(timeout_ms=60_000) as page,
     ):
-        long_note = pool.submit(client.get, "/api/notes/table.md")
-        deadline = time.monotonic() + 120
-        while renders.running == 0 and not long_note.done() and time.monotonic() < deadline:
-            threading.Event().wait(0.02)
         page.goto(f"{base}/notes/sky.md")
         expect(page.locator("#note-body")).to_contain_text("長いノートの表示が混み合っています")
         assert long_note.result().status_code == 200

@@ -12,14 +12,13 @@ import pytest
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.index.models import activate_model
 from knowledge_assets.core.search import search
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
 from knowledge_assets.core.search.known_items import named_notes
 from knowledge_assets.core.search.title_match import short_names
 from tests.migration_support import notes_to_rechunk, rerun_migration
-from tests.test_search import ingest
+from tests.test_title_match import searchable_vault
 
 # Titles and the short names they give: (X's key, Y's key when Latin), "" where there is none.
 SHORT_NAMES = [
@@ -74,13 +73,7 @@ SHORT_NAMED = {
 
 @pytest.fixture
 def short_named_url(db_url: str, tmp_path: Path, usem3: Embedder) -> str:
-    for name, text in SHORT_NAMED.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    ingest(db_url, usem3, tmp_path)
-    with db.connect(db_url) as conn:
-        activate_model(conn, usem3.model)
-    return db_url
+    return searchable_vault(db_url, tmp_path, usem3, SHORT_NAMED)
 
 
 @pytest.mark.parametrize(

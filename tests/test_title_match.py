@@ -134,14 +134,20 @@ NOTES = {
 }
 
 
-@pytest.fixture
-def titled_url(db_url: str, tmp_path: Path, usem3: Embedder) -> str:
-    for name, text in NOTES.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    ingest(db_url, usem3, tmp_path)
+def searchable_vault(db_url: str, folder: Path, usem3: Embedder, notes: dict[str, str]) -> str:
+    """``notes`` (path: text) written to ``folder`` and ingested into ``db_url``, usem3 active."""
+    for name, text in notes.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    ingest(db_url, usem3, folder)
     with db.connect(db_url) as conn:
         activate_model(conn, usem3.model)
     return db_url
+
+
+@pytest.fixture
+def titled_url(db_url: str, tmp_path: Path, usem3: Embedder) -> str:
+    return searchable_vault(db_url, tmp_path, usem3, NOTES)
 
 
 @pytest.mark.parametrize(
