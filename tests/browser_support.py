@@ -252,7 +252,7 @@ class DagsterDev:
                     if errors:
                         raise RuntimeError(f"code location failed to load: {errors}")
                     return
-            time.sleep(0.5)
+            time.sleep(0.2)
         raise TimeoutError(
             f"dagster dev not ready after {timeout:.0f} s ({last}):\n{self.log_tail()}"
         )
