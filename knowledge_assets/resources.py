@@ -26,7 +26,7 @@ from knowledge_assets.core.ingest.conventions import (
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.settings import EXAMPLE_VAULT
 from knowledge_assets.core.sources.base import Source
-from knowledge_assets.setup_checks import SetupError, forget_problem, note_problem
+from knowledge_assets.setup_checks import SetupError, note_problem
 
 HEAD_RETRIES = 2
 HEAD_MAX_BACKOFF_S = 5.0
@@ -176,9 +176,6 @@ class VaultResource(dg.ConfigurableResource):
         problem = source_problem(self.kind, self.path, self.repo)
         note_problem(context, "vault", problem or draft_markers_problem(self.draft_markers))
 
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        forget_problem(context, "vault")
-
     def source(
         self, *, max_retries: int | None = None, max_backoff_s: float | None = None
     ) -> Source:
@@ -251,9 +248,6 @@ class EmbedderResource(dg.ConfigurableResource):
             self.provider, has_key=bool(self.api_key), base_url=self.base_url, model=self.model
         )
         note_problem(context, "embedder", problem)
-
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        forget_problem(context, "embedder")
 
     def template_for(self, model_key: str) -> str | None:
         """The embedding template configured for ``model_key``: ``template`` for this resource's

@@ -22,10 +22,13 @@ from knowledge_assets.core.failures import first_line
 if TYPE_CHECKING:
     from knowledge_assets.resources import PostgresResource
 
-# The problems noted while the run's resources were set up, by run id; a resource forgets its own
-# when the run tears it down. Steps of a run executed in one process share them (the project's
-# in-process executor); a step in a process of its own sees those of its own resources.
+# The problems noted while the run's resources were set up, by run id. Steps of a run executed in
+# one process share them (the project's in-process executor); a step in a process of its own sees
+# those of its own resources. They are not dropped when the run ends: a resource with a teardown
+# is a context manager to Dagster, which a sensor's context then has to be entered for
+# (`with build_sensor_context(...)`), so the last _KEPT_RUNS runs' are kept instead, a line each.
 _noted: dict[str, dict[str, str]] = {}
+_KEPT_RUNS = 64
 # Which problem a run reports when several settings are wrong: the source's first, as
 # ``knowledge-assets demo`` does.
 _ORDER = ("vault", "embedder", "postgres")
@@ -47,15 +50,14 @@ def note_problem(context: dg.InitResourceContext, resource: str, problem: str | 
     """Remember ``problem`` with ``resource``'s settings for the run being set up (none outside a
     run: a sensor reports an unusable resource itself)."""
     if problem and context.run is not None:
-        _noted.setdefault(context.run.run_id, {})[resource] = problem
+        note(context.run.run_id, resource, problem)
 
 
-def forget_problem(context: dg.InitResourceContext, resource: str) -> None:
-    if context.run is not None:
-        noted = _noted.get(context.run.run_id, {})
-        noted.pop(resource, None)
-        if not noted:
-            _noted.pop(context.run.run_id, None)
+def note(run_id: str, resource: str, problem: str) -> None:
+    """Remember ``problem`` for ``run_id``, forgetting the oldest runs' beyond ``_KEPT_RUNS``."""
+    _noted.setdefault(run_id, {})[resource] = problem
+    while len(_noted) > _KEPT_RUNS:
+        del _noted[next(iter(_noted))]
 
 
 def check_setup(context: dg.AssetExecutionContext, postgres: PostgresResource) -> None:

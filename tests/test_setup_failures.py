@@ -173,10 +173,21 @@ def test_a_partition_whose_model_cannot_run_here_leads_with_the_missing_key(
     )
 
 
-def test_a_runs_noted_problems_are_forgotten_when_it_ends(db_url: str) -> None:
+def test_noted_problems_are_kept_for_the_last_runs_only(db_url: str) -> None:
     from knowledge_assets import setup_checks
 
     changes = {"vault": {"path": "/no/such/vault"}, "embedder": {"provider": "nope"}}
     result = dg.materialize([raw_docs], resources=_resources(db_url, changes), raise_on_error=False)
     assert not result.success
+    assert set(setup_checks._noted[result.run_id]) == {"vault", "embedder"}
+    for n in range(setup_checks._KEPT_RUNS):
+        setup_checks.note(f"later-run-{n}", "vault", "a problem")
     assert result.run_id not in setup_checks._noted
+    assert len(setup_checks._noted) == setup_checks._KEPT_RUNS
+
+
+def test_a_sensor_context_needs_no_with_for_the_resources() -> None:
+    """A resource with a teardown would make Dagster refuse a sensor context not entered with
+    ``with``; the resources note their problems without one."""
+    context = dg.build_sensor_context(resources={"vault": VaultResource(path="/no/such/vault")})
+    assert isinstance(context.resources.vault, VaultResource)
