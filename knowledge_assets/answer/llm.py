@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from knowledge_assets.answer.config import LLMSettings
+from knowledge_assets.core import secrets
 from knowledge_assets.core.embedders.retry import (
     RetryPolicy,
     is_retryable_status,
@@ -200,9 +201,13 @@ class LLMClient:
             text = ": ".join(str(body[k]) for k in ("type", "message") if body.get(k))
         else:
             text = str(getattr(exc, "message", "") or "")
-        text = (text.splitlines() or [type(exc).__name__])[0][:200]
-        key = self.settings.api_key
-        return text.replace(key, "***") if key else text
+        return self._shown(text) or type(exc).__name__
+
+    def _shown(self, text: str) -> str:
+        """The first line of a provider's message, at most 200 characters, the key and any
+        credential-shaped value masked."""
+        first = (text.strip().splitlines() or [""])[0][:200]
+        return secrets.redact(first, extra=[self.settings.api_key])
 
     def _broke_off(self, reason: str) -> str:
         s = self.settings
@@ -216,9 +221,7 @@ class LLMClient:
         status = getattr(exc, "status_code", None)
         what = f"HTTP {status}" if status else type(exc).__name__
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        detail = str(getattr(exc, "message", "") or "").splitlines()[0][:200] if str(getattr(exc, "message", "")) else ""  # fmt: skip
-        if s.api_key:
-            detail = detail.replace(s.api_key, "***")
+        detail = self._shown(str(getattr(exc, "message", "") or ""))
         hint = " (check the API key)" if status in (401, 403) else ""
         return f"{s.provider} model {s.model} failed{tries}: {what}{hint}" + (
             f": {detail}" if detail else ""
