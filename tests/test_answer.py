@@ -286,7 +286,11 @@ def test_no_provider_means_offline_and_ollama_needs_no_key(monkeypatch: pytest.M
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("KA_LLM_API_KEY", raising=False)
     settings = LLMSettings.from_env()
-    assert (settings.provider, settings.model, settings.offline) == ("openai", "gpt-4o-mini", False)
+    assert (settings.provider, settings.model, settings.offline) == (
+        "openai",
+        "gpt-5.4-mini",
+        False,
+    )
 
 
 def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from knowledge_assets.core.settings import env, env_number
 
 PROVIDERS = ("none", "anthropic", "openai")
-# Anthropic's default is the newest Sonnet the installed SDK names (claude-sonnet-4-5 reaches its
-# end of life on 2026-11-30); retirement_notice() warns about a configured model that retires.
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-4o-mini"}
+# Each default is the newest mid-size model the installed SDK names: claude-sonnet-4-5 reaches its
+# end of life on 2026-11-30 (retirement_notice() warns about a configured model that retires);
+# gpt-5.4-mini follows gpt-4o-mini. Any reasoning it does counts against KA_LLM_MAX_TOKENS (sent
+# as max_completion_tokens); an answer the limit cut short carries a warning saying so.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.4-mini"}
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 EXTRACTIVE_MODEL = "extractive"
 
