@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["yaml_fix"]
+__all__ = ["unused_anchor", "yaml_fix"]
 
 # ``key: value`` (in a list item too, ``- key: value``), or a bare list item ``- value``.
 _KEYED = re.compile(r"^(?P<lead>\s*(?:-\s+)?[^\s#:'\"\-\[\]{}][^:#]*?:\s+)(?P<value>\S.*?)\s*$")
@@ -61,6 +61,15 @@ def yaml_fix(exc: Any, fm_text: str) -> str:
     if mark is not None and (problem.startswith("expected <block end>") or "mapping values" in problem):  # fmt: skip
         return f"indent line {mark.line + 1} as the other lines of its level"
     return ""
+
+
+def unused_anchor(line: str, number: int, column: int, anchor: str, value: str) -> str:
+    """The warning for ``&anchor`` at ``column`` of frontmatter line ``number`` (``line``),
+    an anchor no alias uses on a plain value: YAML drops it, so ``title: &anchor`` is empty and
+    ``title: &amp Co`` is "Co", where the author meant text starting with ``&``."""
+    kept = f"`{value[:100]}`" if value else "empty"
+    fix = _quote_or(line, "", at=column) or "quote the value if `&` is part of it"
+    return f"line {number}: `&{anchor[:100]}` is read as a YAML anchor, not text, so the value is {kept}: {fix}"  # fmt: skip
 
 
 def _quote_or(line: str, otherwise: str, at: int | None = None) -> str:
