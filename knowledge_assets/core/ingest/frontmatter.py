@@ -130,8 +130,10 @@ class _BoundedLoader(yaml.SafeLoader):
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
         try:
             return super().construct_yaml_timestamp(node)
-        except (ValueError, OverflowError):
-            return str(node.value)  # e.g. 2024-13-01: kept as written, reported as a bad date
+        except (ValueError, OverflowError, AttributeError):
+            # 2024-13-01, or ``!!timestamp abc`` (no date at all: PyYAML's regex finds no match
+            # and it fails on None): kept as written, reported as a bad date
+            return str(node.value)
 
 
 use_core_schema(_BoundedLoader)
