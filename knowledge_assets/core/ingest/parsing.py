@@ -12,6 +12,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from knowledge_assets.core.ingest import frontmatter
 from knowledge_assets.core.ingest.fullwidth import full_width_problem
+from knowledge_assets.core.ingest.yaml_chars import character_problem
 from knowledge_assets.core.ingest.yaml_fixes import yaml_fix
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
@@ -208,6 +209,8 @@ def _yaml_message(exc: yaml.YAMLError, fm_text: str) -> str:
     context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     stop = start or mark
     if problem := full_width_problem(fm_text, stop.line if stop else None):
+        return problem
+    if problem := character_problem(exc, fm_text):
         return problem
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     message = f"{problem}{frontmatter.where(mark)}"
