@@ -189,9 +189,16 @@ def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
     return ParsedDoc(path, safe, body, content_hash(fm_text, body), tuple(warnings))
 
 
+# The first line opens frontmatter only when it is exactly ``---`` (trailing blanks allowed), as
+# Obsidian and CommonMark's YAML extensions read it: ``----`` or longer is a horizontal rule, and
+# python-frontmatter, which takes any run of three or more dashes, would read the prose under a
+# note's opening rule as YAML (rejecting the note, or making its text frontmatter).
+_OPENER = re.compile(r"---[ \t]*(?:\n|$)")
+
+
 def _split(text: str) -> tuple[str | None, str]:
-    """Split off a leading ``---`` YAML block, as python-frontmatter detects it."""
-    if not _YAML.detect(text):
+    """Split off a leading ``---`` YAML block, closed as python-frontmatter closes it."""
+    if not _OPENER.match(text) or not _YAML.detect(text):
         return None, text
     try:
         fm_text, body = _YAML.split(text)
