@@ -19,7 +19,7 @@ from tests.pipeline_support import metadata_values, pipeline_resources
 
 TABLES = [raw_docs, latest_docs, chunks]  # the embeddings step reads no frontmatter
 
-EMPTY = 'line 2: `&anchor` is read as a YAML anchor, not text, so the value is empty: quote the value: write `title: "&anchor"`'  # fmt: skip
+EMPTY = 'line 2: `&anchor` is read as a YAML anchor, not text, so the value is empty: quote it: write `title: "&anchor"`'  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -29,12 +29,17 @@ EMPTY = 'line 2: `&anchor` is read as a YAML anchor, not text, so the value is e
         (
             "title: &amp Co",
             "Co",
-            'line 2: `&amp` is read as a YAML anchor, not text, so the value is `Co`: quote the value: write `title: "&amp Co"`',
+            'line 2: `&amp` is read as a YAML anchor, not text, so the value is `Co`: quote it: write `title: "&amp Co"`',
         ),
         (
             "tags:\n  - &x",
             [None],
-            'line 3: `&x` is read as a YAML anchor, not text, so the value is empty: quote the value: write `- "&x"`',
+            'line 3: `&x` is read as a YAML anchor, not text, so the value is empty: quote it: write `- "&x"`',
+        ),
+        (
+            "tags: [&x, b] # a comment",
+            [None, "b"],
+            'line 2: `&x` is read as a YAML anchor, not text, so the value is empty: quote it: write `tags: ["&x", b] # a comment`',
         ),
         ("base: &b x\ntitle: *b", "x", None),  # an anchor an alias uses is YAML, meant
         ('title: &a "quoted"', "quoted", None),  # quoted: written by someone who knows YAML

@@ -120,9 +120,7 @@ class _BoundedLoader(yaml.SafeLoader):
         """A warning for each plain value's anchor no alias uses, naming its line and the fix."""
         lines = text.split("\n")
         return [
-            clean_text(
-                unused_anchor(lines[mark.line], mark.line + 1, mark.column, name, event.value)
-            )
+            clean_text(unused_anchor(lines[mark.line], mark, event.end_mark, name, event.value))
             for name, (event, mark) in self._anchored.items()
             if name not in self._used and 0 <= mark.line < len(lines)
         ]
