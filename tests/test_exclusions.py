@@ -111,6 +111,15 @@ def test_obsidians_excluded_files_are_read_from_its_settings(
         (b'{"userIgnoreFilters": "Templates/"}', '"userIgnoreFilters" that is not a list'),
         (b'{"userIgnoreFilters": ["Templates/", 3]}', "not a list of texts"),
         (b'{"userIgnoreFilters": ["\x83e"]}', "is not UTF-8 text"),
+        # ignored, the entry's notes (a private folder, perhaps) were indexed unsaid
+        (
+            b'{"userIgnoreFilters": ["/(/"]}',
+            "entry '/(/' that is not a regular expression Python reads (missing ), unterminated subpattern at position 0)",
+        ),
+        (
+            b'{"userIgnoreFilters": ["/^\\\\p{Script=Han}/"]}',
+            "that is not a regular expression Python reads (bad escape \\p",
+        ),
     ],
 )
 def test_a_settings_file_that_is_not_obsidians_settings_is_named_with_its_reason(

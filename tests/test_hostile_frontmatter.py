@@ -77,6 +77,8 @@ ACCEPTED = {
     # YAML 1.2 reads 1e999 as a float too (YAML 1.1 wanted a dot): both overflow to null
     "float-overflow": ("x: 1.0e+999\ny: 1e999", {"x": None, "y": None}),
     "binary-tag": ("b: !!binary aGVsbG8=", {"b": "hello"}),
+    # PyYAML fails on None when an explicit !!timestamp holds no date at all
+    "timestamp-tag-no-date": ("c: !!timestamp abc\nd: !!timestamp ''", {"c": "abc", "d": ""}),
     "duplicate-keys": ("t: one\nt: two", {"t": "two"}),
     "non-string-keys": ("10: a\ntrue: b\nnull: c\n2.5: d", {"10": "a", "True": "b", "None": "c"}),
     "set-tag": ("s: !!set {a, b}", None),

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.sync import store, sync_source
-from knowledge_assets.core.sources.base import SourceError
+from knowledge_assets.core.sources.base import SourceError, UnreadableFile
 from knowledge_assets.core.sources.local import LocalSource
 from knowledge_assets.defs.ingest.checks import raw_docs_match_source
 from knowledge_assets.resources import PostgresResource, VaultResource
@@ -65,13 +66,38 @@ def test_a_fifo_and_a_symlinked_folder_are_recorded_not_skipped_silently(
     (vault / "linked").symlink_to(outside)
     os.mkfifo(vault / "pipe.md")
     rejected, stored = _sync(db_url, vault)
-    assert rejected["pipe.md"] == "not a regular file"
+    assert rejected["pipe.md"] == (
+        "a named pipe (FIFO), not a regular file: rename it so its name does not end in .md,"
+        " or remove it"
+    )
     assert rejected["linked/"] == f"symlink to a folder ({outside}): not followed"
     assert not any(p.startswith("linked/") for p in stored) and "inbox.md" in stored
     (vault / "linked").unlink()
     (vault / "pipe.md").unlink()
     rejected, _ = _sync(db_url, vault)
     assert rejected == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "make"),
+    [
+        ("a socket", lambda p: socket.socket(socket.AF_UNIX).bind(str(p))),
+        ("a named pipe (FIFO)", os.mkfifo),
+        ("a folder", lambda p: p.symlink_to(p.parent)),
+    ],
+)
+def test_what_is_no_file_is_named_with_the_fix(
+    tmp_path: Path, kind: str, make: Callable[[Path], object]
+) -> None:
+    (tmp_path / "note.md").write_text("# ノート\n")
+    make(tmp_path / "odd.md")
+    source = LocalSource(tmp_path)
+    assert sorted(source.scan()) == ["note.md", "odd.md"]
+    with pytest.raises(UnreadableFile) as caught:
+        source.read("odd.md")
+    assert str(caught.value) == (
+        f"{kind}, not a regular file: rename it so its name does not end in .md, or remove it"
+    )
 
 
 def test_a_file_name_that_is_not_utf8_is_rejected_by_name(db_url: str, vault: Path) -> None:

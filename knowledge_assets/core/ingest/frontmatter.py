@@ -27,6 +27,7 @@ import yaml
 
 from knowledge_assets.core.ingest.fullwidth import spaced_key
 from knowledge_assets.core.ingest.yaml_core import use_core_schema
+from knowledge_assets.core.ingest.yaml_fixes import unused_anchor
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 32
@@ -48,6 +49,10 @@ class _BoundedLoader(yaml.SafeLoader):
         self._aliases = 0
         self.warnings: list[str] = []
         self._checked: set[int] = set()
+        # ``title: &anchor`` is valid YAML (an anchor on an empty value) but almost always text
+        # that starts with ``&``: a plain value's anchor that no alias uses is reported.
+        self._anchored: dict[str, tuple[yaml.ScalarEvent, Any]] = {}
+        self._used: set[str] = set()
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:  # type: ignore[override]
         if id(node) not in self._checked and isinstance(node, yaml.MappingNode):
@@ -93,11 +98,15 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
+            self._used.add(self.peek_event().anchor)
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
                 mark = self.peek_event().start_mark
                 raise FrontmatterError(f"more than {MAX_ALIASES} aliases{where(mark)}")
             return super().compose_node(parent, index)
+        event = self.peek_event()
+        if isinstance(event, yaml.ScalarEvent) and event.anchor and event.style is None:
+            self._anchored.setdefault(event.anchor, (event, event.start_mark))
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -107,11 +116,22 @@ class _BoundedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def anchor_warnings(self, text: str) -> list[str]:
+        """A warning for each plain value's anchor no alias uses, naming its line and the fix."""
+        lines = text.split("\n")
+        return [
+            clean_text(unused_anchor(lines[mark.line], mark, event.end_mark, name, event.value))
+            for name, (event, mark) in self._anchored.items()
+            if name not in self._used and 0 <= mark.line < len(lines)
+        ]
+
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
         try:
             return super().construct_yaml_timestamp(node)
-        except (ValueError, OverflowError):
-            return str(node.value)  # e.g. 2024-13-01: kept as written, reported as a bad date
+        except (ValueError, OverflowError, AttributeError):
+            # 2024-13-01, or ``!!timestamp abc`` (no date at all: PyYAML's regex finds no match
+            # and it fails on None): kept as written, reported as a bad date
+            return str(node.value)
 
 
 use_core_schema(_BoundedLoader)
@@ -153,7 +173,8 @@ def load_with_warnings(text: str) -> tuple[Any, list[str]]:
         )
     loader = _BoundedLoader(text)
     try:
-        return loader.get_single_data(), loader.warnings
+        data = loader.get_single_data()
+        return data, loader.warnings + loader.anchor_warnings(text)
     finally:
         loader.dispose()
 

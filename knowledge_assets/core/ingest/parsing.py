@@ -12,6 +12,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from knowledge_assets.core.ingest import frontmatter
 from knowledge_assets.core.ingest.fullwidth import full_width_problem
+from knowledge_assets.core.ingest.yaml_chars import character_problem
 from knowledge_assets.core.ingest.yaml_fixes import yaml_fix
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
@@ -188,9 +189,16 @@ def _parse(path: str, data: bytes, max_bytes: int) -> ParsedDoc | Rejection:
     return ParsedDoc(path, safe, body, content_hash(fm_text, body), tuple(warnings))
 
 
+# The first line opens frontmatter only when it is exactly ``---`` (trailing blanks allowed), as
+# Obsidian and CommonMark's YAML extensions read it: ``----`` or longer is a horizontal rule, and
+# python-frontmatter, which takes any run of three or more dashes, would read the prose under a
+# note's opening rule as YAML (rejecting the note, or making its text frontmatter).
+_OPENER = re.compile(r"---[ \t]*(?:\n|$)")
+
+
 def _split(text: str) -> tuple[str | None, str]:
-    """Split off a leading ``---`` YAML block, as python-frontmatter detects it."""
-    if not _YAML.detect(text):
+    """Split off a leading ``---`` YAML block, closed as python-frontmatter closes it."""
+    if not _OPENER.match(text) or not _YAML.detect(text):
         return None, text
     try:
         fm_text, body = _YAML.split(text)
@@ -208,6 +216,8 @@ def _yaml_message(exc: yaml.YAMLError, fm_text: str) -> str:
     context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     stop = start or mark
     if problem := full_width_problem(fm_text, stop.line if stop else None):
+        return problem
+    if problem := character_problem(exc, fm_text):
         return problem
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     message = f"{problem}{frontmatter.where(mark)}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["yaml_fix"]
+__all__ = ["unused_anchor", "yaml_fix"]
 
 # ``key: value`` (in a list item too, ``- key: value``), or a bare list item ``- value``.
 _KEYED = re.compile(r"^(?P<lead>\s*(?:-\s+)?[^\s#:'\"\-\[\]{}][^:#]*?:\s+)(?P<value>\S.*?)\s*$")
@@ -61,6 +61,23 @@ def yaml_fix(exc: Any, fm_text: str) -> str:
     if mark is not None and (problem.startswith("expected <block end>") or "mapping values" in problem):  # fmt: skip
         return f"indent line {mark.line + 1} as the other lines of its level"
     return ""
+
+
+def unused_anchor(line: str, start_mark: Any, end_mark: Any, anchor: str, value: str) -> str:
+    """The warning for ``&anchor`` written from ``start_mark`` to ``end_mark`` (YAML marks) on
+    frontmatter line ``line``, an anchor no alias uses on a plain value: YAML drops it, so
+    ``title: &anchor`` is empty and ``title: &amp Co`` is "Co", where the author meant text
+    starting with ``&``. The fix quotes just that text (in ``[&a, b]`` too, before a comment)."""
+    kept = f"`{value[:100]}`" if value else "empty"
+    start, number = start_mark.column, start_mark.line + 1
+    end = end_mark.column if end_mark.line == start_mark.line else start  # a value on later lines
+    written = line[start:end]
+    fix = "quote the value if `&` is part of it"
+    if written.startswith("&") and '"' not in written and "\\" not in written:
+        fixed = (line[:start] + f'"{written}"' + line[end:]).strip()
+        if len(fixed) <= _LONGEST_SHOWN:
+            fix = f"quote it: write `{fixed}`"
+    return f"line {number}: `&{anchor[:100]}` is read as a YAML anchor, not text, so the value is {kept}: {fix}"  # fmt: skip
 
 
 def _quote_or(line: str, otherwise: str, at: int | None = None) -> str:

@@ -122,7 +122,25 @@ def obsidian_filters(root: Path) -> tuple[str, ...]:
     filters = settings.get("userIgnoreFilters", [])
     if not isinstance(filters, list) or not all(isinstance(f, str) for f in filters):
         raise SettingsUnreadable('has a "userIgnoreFilters" that is not a list of texts')
+    for entry in filters:
+        # Ignoring the entry would index the notes it leaves out (a private folder, perhaps).
+        if problem := _regex_problem(entry.strip()):
+            raise SettingsUnreadable(
+                f"has an Excluded files entry {entry[:100]!r} that is not a regular expression"
+                f" Python reads ({problem})"
+            )
     return tuple(filters)
+
+
+def _regex_problem(entry: str) -> str | None:
+    """Why ``entry``, written as a regular expression (``/.../``), does not compile, else None."""
+    if not (len(entry) > 2 and entry.startswith("/") and entry.endswith("/")):
+        return None
+    try:
+        re.compile(entry[1:-1])
+    except re.error as exc:
+        return str(exc)
+    return None
 
 
 class SettingsUnreadable(ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -199,9 +200,12 @@ class LocalSource:
         try:
             target = (self.root / path).resolve(strict=True)
             if not target.is_relative_to(self.root):
-                raise UnreadableFile(f"symlink to a file outside the vault ({target})")
+                raise UnreadableFile(
+                    f"symlink to a file outside the vault ({target}): copy the file into the"
+                    " vault in place of the link"
+                )
             if not target.is_file():
-                raise UnreadableFile("not a regular file")
+                raise UnreadableFile(_not_a_file(target))
             with target.open("rb") as file:
                 data = file.read() if limit is None else file.read(limit + 1)
                 if limit is not None and len(data) > limit:
@@ -216,6 +220,27 @@ class LocalSource:
             raise UnreadableFile(f"cannot be read: {_why(exc)}") from exc
         except RuntimeError as exc:  # Path.resolve on a symlink loop (Python < 3.13)
             raise UnreadableFile(f"cannot be read: {_LOOP}") from exc
+
+
+# What a path with a note's name is when it is no file, named so the user knows what to look for.
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def _not_a_file(target: Path) -> str:
+    """Why ``target`` (a FIFO, a socket, a device, or the folder a link points to) cannot be
+    read as a note, with the fix: nothing in it is a note, so only its name is wrong."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        mode = 0
+    kind = next((name for test, name in _KINDS if test(mode)), "something")
+    return f"{kind}, not a regular file: rename it so its name does not end in .md, or remove it"
 
 
 def _missing(link: Path, exc: OSError) -> str:
