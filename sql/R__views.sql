@@ -22,13 +22,25 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT item, pos FROM nested WHERE jsonb_typeof(item) <> 'array'
 $$;
 
+-- Blanks around a tag or an alias (knowledge_assets.core.chunks.chunk_text.BLANKS): every
+-- character Python's str.isspace() accepts (the ideographic space U+3000 a Japanese input method
+-- leaves after a word, tabs, no-break spaces) and the invisible zero-width ones. btrim() removes
+-- only ' ', so `tags: [日記　]` was 日記 to the chunker but `日記　` here, and a filter on 日記
+-- missed the note.
+CREATE OR REPLACE FUNCTION rag.trim_blanks(value text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT regexp_replace(value, format('^%1$s+|%1$s+$',
+        '[\s\u001c-\u001f\u0085\u00a0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]'),
+        '', 'g')
+$$;
+
 -- Frontmatter aliases: one string, or a list of them (nested lists flattened; texts and
 -- numbers), each trimmed and once, in order; blanks dropped.
 CREATE OR REPLACE FUNCTION rag.jsonb_text_array(value jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(array_agg(t ORDER BY first), '{}'::text[])
     FROM (
-        SELECT btrim(item #>> '{}') AS t, min(pos) AS first
+        SELECT rag.trim_blanks(item #>> '{}') AS t, min(pos) AS first
         FROM (
             SELECT f.item, f.pos FROM rag.flat_items(value) f
             WHERE jsonb_typeof(f.item) IN ('string', 'number')
@@ -47,7 +59,7 @@ CREATE OR REPLACE FUNCTION rag.note_tags(value jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(array_agg(t ORDER BY first), '{}'::text[])
     FROM (
-        SELECT btrim(ltrim(btrim(item), '#')) AS t, min(pos) AS first
+        SELECT rag.trim_blanks(ltrim(rag.trim_blanks(item), '#')) AS t, min(pos) AS first
         FROM (
             SELECT f.item #>> '{}' AS item, f.pos
             FROM rag.flat_items(value) f
@@ -57,7 +69,9 @@ LANGUAGE sql IMMUTABLE AS $$
             FROM unnest(CASE jsonb_typeof(value)
                 WHEN 'string' THEN CASE WHEN strpos(value #>> '{}', ',') > 0
                     THEN string_to_array(value #>> '{}', ',')
-                    ELSE regexp_split_to_array(btrim(value #>> '{}'), '\s+') END
+                    -- split where Python's str.split() splits: on its whitespace (no zero-width)
+                    ELSE regexp_split_to_array(rag.trim_blanks(value #>> '{}'),
+                        '[\s\u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+') END
                 WHEN 'number' THEN ARRAY[value #>> '{}']
                 ELSE '{}'::text[]
             END) WITH ORDINALITY AS u(item, n)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
-from knowledge_assets.core.chunks.chunk_text import MAX_LIST_DEPTH
+from knowledge_assets.core.chunks.chunk_text import MAX_LIST_DEPTH, SPACES
 from knowledge_assets.core.chunks.chunking import normalise_tags
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.latest import refresh_latest
@@ -42,7 +43,18 @@ CASES: list[tuple[Any, list[str]]] = [
     ([None, True, {"k": "v"}, ["x", False], 1.5], ["x", "1.5"]),
     (["a", _nested("deepest kept", MAX_LIST_DEPTH - 1), _nested("too deep", MAX_LIST_DEPTH)],
      ["a", "deepest kept"]),
+    # An input method's ideographic space after the word, tabs, no-break and zero-width spaces
+    # are blanks around a tag; inside one they stay (日　記 is its own tag).
+    (["日記\u3000", "\t旅\u00a0", "#\u3000夢", "\u200b日記\ufeff", "日\u3000記"],
+     ["日記", "旅", "夢", "日\u3000記"]),
+    (["\u200b", "\u3000", "#\u2060"], []),
+    ("日記\u3000メモ\u00a0 #旅\u2003", ["日記", "メモ", "旅"]),
+    ("日記 \u200b メモ", ["日記", "メモ"]),
 ]  # fmt: skip
+
+
+def test_spaces_are_every_character_python_takes_for_whitespace() -> None:
+    assert set(SPACES) == {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
 
 
 @pytest.mark.parametrize(("value", "expected"), CASES)
@@ -58,11 +70,12 @@ def test_python_and_sql_normalise_tags_alike(db_url: str, value: Any, expected: 
     [
         ([["シンデレラ", "灰かぶり"], "姫"], ["シンデレラ", "灰かぶり", "姫"]),
         ([" jira:ABC-1 ", ["jira:ABC-1", "", None, 7]], ["jira:ABC-1", "7"]),
+        (["灰かぶり\u3000", "\u200b", "\t姫\u00a0"], ["灰かぶり", "姫"]),
         ("ひとつ", ["ひとつ"]),
         ({"not": "aliases"}, []),
         (None, []),
     ],
-    ids=["nested", "messy", "string", "mapping", "none"],
+    ids=["nested", "messy", "unicode-blanks", "string", "mapping", "none"],
 )
 def test_aliases_are_flattened_trimmed_and_once(
     db_url: str, value: Any, expected: list[str]

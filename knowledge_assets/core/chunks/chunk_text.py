@@ -162,6 +162,17 @@ def build_embedding_text(
     return "\n\n".join(parts)
 
 
+# What is trimmed from around a tag: whitespace as str.strip() knows it (the ideographic space
+# U+3000 a Japanese input method leaves after a word, tabs, no-break spaces) and the invisible
+# zero-width characters, which str.strip() keeps. rag.trim_blanks (sql/R__views.sql) trims the
+# same characters.
+SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)  # every character str.isspace() accepts (a test checks it)
+BLANKS = SPACES + "\u200b\u200c\u200d\u2060\ufeff"
+
+
 def normalise_tags(value: Any) -> list[str]:
     """Frontmatter tags as a list: ``[a, b]``, ``"a, b"``, ``"a b"`` or ``"#a"`` all work.
 
@@ -180,7 +191,7 @@ def normalise_tags(value: Any) -> list[str]:
         items = [value]
     else:  # a mapping or a boolean is not a tag list
         return []
-    tags = (str(item).strip().lstrip("#").strip() for item in items)
+    tags = (str(item).strip(BLANKS).lstrip("#").strip(BLANKS) for item in items)
     return list(dict.fromkeys(tag for tag in tags if tag))
 
 
