@@ -21,7 +21,14 @@ from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import MAX_QUERY_CHARS, SearchFilters
 from knowledge_assets.core.search.note_sources import vault_source
-from knowledge_assets.search_cli import EMPTY_STORE, _fail, _store_is_empty, say
+from knowledge_assets.search_cli import (
+    EMPTY_STORE,
+    _fail,
+    _store_is_empty,
+    one_line,
+    say,
+    shown_path,
+)
 
 MAX_TOP_K = 20  # as the HTTP API's topK
 # A context below a few hundred tokens holds no section; above, it outgrows every model's window.
@@ -35,7 +42,8 @@ def _print_sources(result: Answer, conversation_id: str | None) -> None:
         for i, s in enumerate(result.sources, start=1):
             # A note of another source than the vault is read with `get PATH --source NAME`.
             where = "" if s.source == vault_source() else f", source {s.source}"
-            say(f"  [{i}] {s.title}  ({s.note_id}{where}, relevance {s.relevance})")
+            title, note = one_line(s.title), shown_path(s.note_id)
+            say(f"  [{i}] {title}  ({note}{where}, relevance {s.relevance})")
     for warning in result.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata

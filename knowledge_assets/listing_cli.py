@@ -21,7 +21,7 @@ from knowledge_assets.core.search.listing import (
 )
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.core.search.operators import QueryParts, UnsearchableQuery, listed
-from knowledge_assets.search_cli import _fail, _print_json, say
+from knowledge_assets.search_cli import _fail, _print_json, one_line, say, shown_path
 
 
 def list_notes(
@@ -57,9 +57,9 @@ def list_notes(
 
 def _print_note(rank: int, note: ListedNote) -> None:
     where = "" if note.source == vault_source() else f" ({note.source})"
-    say(f"{rank:2d}. {note.title or note.file_path}")
+    say(f"{rank:2d}. {one_line(note.title or '') or shown_path(note.file_path)}")
     day = note.updated or note.created
-    say(f"    {note.file_path}{where}{f'  {day}' if day else ''}")
+    say(f"    {shown_path(note.file_path)}{where}{f'  {day}' if day else ''}")
     if note.tags:
         say(f"    tags: {', '.join(note.tags)}")
 

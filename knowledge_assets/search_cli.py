@@ -55,22 +55,30 @@ EMPTY_STORE = (
 
 # C0 controls but tab and newline, DEL and C1 controls. A note's text is printed as written, and
 # an escape sequence in it (ESC ] 0; title BEL, ESC [2J) would retitle or clear the terminal: it
-# is shown as \x1b instead. JSON output escapes them already.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# is shown as \x1b instead. JSON output escapes them already. The bidirectional overrides and
+# isolates (U+202A-U+202E, U+2066-U+2069) too: one in a title would print the rest of its line,
+# path and score included, reversed.
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
 def shown(text: str) -> str:
-    """``text`` safe to print on a terminal: control characters as ``\\xNN``."""
+    """``text`` safe to print on a terminal: control characters as ``\\xNN`` (``\\u202e``)."""
     return _escaped(_CONTROLS, text)
 
 
 def _escaped(controls: re.Pattern[str], text: str) -> str:
-    return controls.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    return controls.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 # Every control character: a file's name is printed on one line, and a newline or tab in it
 # (a name saved by a script) would break that line in two or shift its columns.
-_NAME_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_NAME_CONTROLS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
 def shown_path(path: str) -> str:

@@ -17,7 +17,16 @@ from knowledge_assets.core.search.listing import MAX_OFFSET, next_offset
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.core.search.notes import list_tags, notes_tagged
 from knowledge_assets.listing_cli import shown_page
-from knowledge_assets.search_cli import MAX_LIMIT, _add, _connect, _print_json, say, shown
+from knowledge_assets.search_cli import (
+    MAX_LIMIT,
+    _add,
+    _connect,
+    _print_json,
+    one_line,
+    say,
+    shown,
+    shown_path,
+)
 
 
 def _tags(args: argparse.Namespace) -> int:
@@ -53,7 +62,8 @@ def _tagged(args: argparse.Namespace) -> int:
         return 0
     for n in notes:
         where = "" if n.source == vault_source() else f" [{n.source}]"
-        say(f"{n.file_path}{where}  {n.title}  {n.updated or n.created or ''}".rstrip())
+        title = one_line(n.title or "")
+        say(f"{shown_path(n.file_path)}{where}  {title}  {n.updated or n.created or ''}".rstrip())
     page = shown_page(total, len(notes), args.offset, args.limit)
     say(f"-- {counted(total, 'note')} tagged {args.tag}{page}")
     return 0

@@ -90,6 +90,8 @@ def test_a_query_over_the_limit_is_refused_in_words_that_say_so(
         ("title\x1b]0;PWNED\x07end", "title\\x1b]0;PWNED\\x07end"),
         ("clear\x1b[2J now", "clear\\x1b[2J now"),
         ("back\rspace\x08 nul\x00 del\x7f c1\x9b", "back\\x0dspace\\x08 nul\\x00 del\\x7f c1\\x9b"),
+        ("score \u202e0.91 txt.exe", "score \\u202e0.91 txt.exe"),
+        ("\u2066isolated\u2069 \u200fmark", "\\u2066isolated\\u2069 \u200fmark"),
     ],
 )
 def test_shown_escapes_control_characters_only(text: str, expected: str) -> None:
@@ -127,10 +129,33 @@ def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
         ("two\nlines.md", "two\\x0alines.md"),
         ("tab\there\r.md", "tab\\x09here\\x0d.md"),
         ("evil\x1b]0;x\x07.md", "evil\\x1b]0;x\\x07.md"),
+        ("gpj.\u202eexe.md", "gpj.\\u202eexe.md"),
     ],
 )
 def test_shown_path_keeps_a_file_name_on_one_line(path: str, expected: str) -> None:
     assert shown_path(path) == expected
+
+
+def test_tag_listings_and_sources_print_a_title_of_two_lines_on_one(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A title written over two lines (``title: |``) with a right-to-left override in it: each
+    listing prints it on the note's one line, the override shown, not obeyed."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "two.md").write_text(
+        "---\ntitle: |\n  旅の\n  記録\u202eevil\ntags: [旅]\n---\n# 見出し\n\nカワウソの旅。\n"
+    )
+    ingest(db_url, None, vault)
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    title = "旅の 記録\\u202eevil"
+    for argv in (["tags", "旅"], ["search", "tag:旅"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\u202e" not in out
+        assert [line for line in out.splitlines() if title in line], out
+        assert not [line for line in out.splitlines() if line.strip() == "記録\\u202eevil"], out
 
 
 def test_get_and_backlinks_print_a_file_name_with_a_newline_on_one_line(
