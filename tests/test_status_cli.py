@@ -80,6 +80,30 @@ def test_status_lists_notes_a_step_could_not_index_and_caps_each_list(
     assert data["sources"][0]["name"] == "local" and data["sources"][0]["rejected"] == 1
 
 
+def test_status_lists_dates_that_are_none_with_the_notes_warnings(
+    messy: Path, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A date left empty because it is no date is a warning too: listed beside the ones the
+    file's reading stored, on the note's one line when it has both."""
+    (messy / "dated.md").write_text("---\ncreated: 2024-02-30\n---\n# 日付\n\n本文。\n")
+    (messy / TWICE).write_text(
+        "---\ntitle: 一\ntitle: 二\nupdated: いつか\n---\n# 二度\n\n本文。\n", encoding="utf-8"
+    )
+    ingest(db_url, None, messy)
+    assert main(["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("warnings  2 notes")
+    assert lines[at + 1] == (
+        "  local  dated.md  `created: 2024-02-30` is not a date (YYYY-MM-DD); left empty"
+    )
+    assert lines[at + 2].startswith(f"  local  {TWICE}  duplicate frontmatter key `title`")
+    assert lines[at + 2].endswith("; `updated: いつか` is not a date (YYYY-MM-DD); left empty")
+    (messy / "dated.md").write_text("---\ncreated: 2024-02-29\n---\n# 日付\n\n本文。\n")
+    ingest(db_url, None, messy)
+    assert main(["status"]) == 0
+    assert "dated.md" not in capsys.readouterr().out  # fixed: no longer listed
+
+
 def test_status_of_an_empty_store_says_what_to_run(
     db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,6 +18,7 @@ from psycopg import sql
 
 from knowledge_assets.core.index.coverage import missing_vectors
 from knowledge_assets.core.ingest import store
+from knowledge_assets.core.ingest.conventions import bad_date
 
 __all__ = ["Problem", "SourceStatus", "StoreStatus", "read_status"]
 
@@ -105,8 +106,7 @@ def read_status(conn: psycopg.Connection, limit: int | None = None) -> StoreStat
         name = store.source_name(table)
         rows = conn.execute(_REJECTED, (table, fetch)).fetchall()
         rejected = _add(status, "rejected", name, rows)
-        warned = sql.SQL(_WARNED).format(store.raw_table(table))
-        _add(status, "warnings", name, conn.execute(warned, (fetch,)).fetchall())
+        _add(status, "warnings", name, _warned(conn, table, fetch))
         stored = store.raw_count(conn, table)
         status.sources.append(SourceStatus(name, location, synced_at, head, stored, rejected))
     row = conn.execute(_COUNTS).fetchone()
@@ -124,6 +124,39 @@ def read_status(conn: psycopg.Connection, limit: int | None = None) -> StoreStat
         for kind in KINDS:
             setattr(status, kind, getattr(status, kind)[:limit])
     return status
+
+
+# The dates latest_docs left empty because they are no dates (`created: 2024-02-30`), as its last
+# refresh of the source found them (bound to the date keys of that refresh's settings).
+_BAD_DATES = "SELECT plan -> 'plan' -> 'bad_dates' FROM meta.latest_state WHERE source_table = %s"
+_WARNED_AT = (
+    "SELECT file_path, array_to_string(warnings, '; ') FROM {}"
+    " WHERE warnings <> '{{}}' AND file_path = ANY(%s)"
+)
+
+
+def _warned(conn: psycopg.Connection, table: str, fetch: int | None) -> list[tuple[Any, ...]]:
+    """(path, warnings, total) of the first ``fetch`` notes of ``table`` with a warning: one
+    stored when the file was read, or a date that is none, found when latest_docs was."""
+    raw = store.raw_table(table)
+    rows = conn.execute(sql.SQL(_WARNED).format(raw), (fetch,)).fetchall()
+    total = int(rows[0][2]) if rows else 0
+    found = conn.execute(_BAD_DATES, (table,)).fetchone()
+    dates: dict[str, list[str]] = {}
+    for path, key, value in found[0] if found and isinstance(found[0], list) else []:
+        dates.setdefault(path, []).append(bad_date(key, value))
+    if not dates:
+        return rows
+    # A note with both kinds is one note, its warnings on one line.
+    both: dict[str, str] = dict(
+        conn.execute(sql.SQL(_WARNED_AT).format(raw), (list(dates),)).fetchall()
+    )
+    total += len(dates) - len(both)
+    merged = {path: reason for path, reason, _ in rows}
+    for path, warnings in dates.items():
+        merged[path] = "; ".join([*filter(None, [both.get(path)]), *warnings])
+    listed = sorted(merged.items())[:fetch]
+    return [(path, reason, total) for path, reason in listed]
 
 
 def _add(status: StoreStatus, kind: str, source: str, rows: list[tuple[Any, ...]]) -> int:
