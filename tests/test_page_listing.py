@@ -151,6 +151,60 @@ def test_a_listing_loads_its_next_pages_until_every_note_is_shown(base: str) -> 
         expect(notes).to_have_count(PROJECTS)
 
 
+def test_back_and_reload_bring_back_a_listing_as_long_as_it_was(base: str) -> None:
+    """The address keeps how far "さらに表示" reached (?shown=): Back from a note and a reload
+    showed the first 50 notes again, and the reader lost their place."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    order = _api_order(base, "path:日記/")
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        notes, more = page.locator("#results .result"), page.locator("#results .more")
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(50)
+        assert "shown=" not in page.url  # one page: the address a search always had
+        more.click()
+        expect(notes).to_have_count(100)
+        expect(page).to_have_url(f"{base}/?q=path%3A%E6%97%A5%E8%A8%98%2F&mode=hybrid&shown=100")
+        notes.nth(80).locator("h3 a").click()
+        page.wait_for_url("**/notes/**")
+        page.go_back()
+        expect(notes).to_have_count(100)
+        expect(page.locator("#results .more-bar .shown")).to_have_text("100 / 120 件を表示")
+        assert _shown(page) == order[:100]
+        page.reload()
+        expect(notes).to_have_count(100)
+        expect(more).to_have_text("さらに 20 件を表示")
+        # A new query starts from its first page, and so does its address.
+        page.fill("#q", "path:projects/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(PROJECTS)
+        assert "shown=" not in page.url
+        # A hand-written count past the end shows every note once; garbage shows one page.
+        page.goto(base + "/?q=path%3A%E6%97%A5%E8%A8%98%2F&shown=100000")
+        expect(notes).to_have_count(DIARIES)
+        assert _shown(page) == order
+        page.goto(base + "/?q=path%3A%E6%97%A5%E8%A8%98%2F&shown=abc")
+        expect(notes).to_have_count(50)
+
+
+def test_a_tags_listing_keeps_its_length_in_the_address(base: str) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?tag=%E6%97%A5%E8%A8%98")
+        notes = page.locator("#results .result")
+        expect(notes).to_have_count(50)
+        page.locator("#results .more").click()
+        expect(notes).to_have_count(100)
+        expect(page).to_have_url(f"{base}/?tag=%E6%97%A5%E8%A8%98&shown=100")
+        page.reload()
+        expect(notes).to_have_count(100)
+
+
 def test_a_search_with_words_shows_no_listing_control(base: str) -> None:
     """A search of words returns its best hits only: nothing to page through."""
     from playwright.sync_api import expect

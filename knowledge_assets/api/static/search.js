@@ -8,7 +8,9 @@ import { $, params, setAddress } from "./page.js";
 // a new query is typed) is dropped instead of landing in the new one's results.
 let current = 0;
 
-export async function runSearch(event) {
+// shown: how far the listing reached when this page was left (the address's ?shown=), to be
+// loaded again on opening it; a search typed anew starts from the first page.
+export async function runSearch(event, shown = 0) {
   event?.preventDefault();
   const run = ++current;
   const query = $("q").value.trim();
@@ -16,13 +18,13 @@ export async function runSearch(event) {
   const tag = $("tag").value;
   // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
   const typedTag = /^tag:#?([^\s"#][^\s"]*)$/i.exec(query)?.[1]; // "tag:#" names none
-  if (typedTag && !tag) { listTagged(typedTag); return; }
-  if (operatorsAlone(query)) { listKept(query, mode, tag); return; }
+  if (typedTag && !tag) { listTagged(typedTag, shown); return; }
+  if (operatorsAlone(query)) { listKept(query, mode, tag, shown); return; }
   if (!query) {
-    if (tag) { listTagged(tag); return; }
+    if (tag) { listTagged(tag, shown); return; }
     // Nothing to search: a stale error or earlier results go.
     $("search-status").textContent = ""; $("results").innerHTML = "";
-    setAddress({ q: "", mode: "" }, false);
+    setAddress({ q: "", mode: "", shown: "" }, false);
     return;
   }
   $("search-status").textContent = "検索中…";
@@ -41,7 +43,7 @@ export async function runSearch(event) {
 // The search lives in the address (?q=…&mode=…&tag=…): Back from a note, a reload or a shared
 // link shows it again instead of an empty page.
 function rememberSearch(query, mode, tag) {
-  setAddress({ q: query, mode, tag }, false);
+  setAddress({ q: query, mode, tag, shown: "" }, false);
 }
 
 // The search the address names, shown again once the tag list it may filter by (tagsLoaded) is in.
@@ -58,7 +60,9 @@ export async function restoreSearch(tagsLoaded) {
     const listed = [...$("tag").options].find((o) => o.value.toLowerCase() === tag.toLowerCase());
     $("tag").value = listed ? listed.value : "";
   }
-  if (query) runSearch(); else listTagged(tag);
+  // A listing extended with "さらに表示" comes back as long as it was (a bad value: one page).
+  const shown = Math.min(Number.parseInt(params.get("shown"), 10) || 0, MAX_RESTORED);
+  if (query) runSearch(undefined, shown); else listTagged(tag, shown);
 }
 
 // Obsidian's operators as the server reads them (core/search/operators.py): tag:, path:, their
@@ -77,18 +81,19 @@ function operatorsAlone(query) {
 }
 
 // The notes carrying a tag (or one nested under it), most recently updated first, a page at a time.
-function listTagged(tag) {
-  setAddress({ q: "", mode: "", tag }, false); // the address a tag links to: no query, no mode
+function listTagged(tag, shown = 0) {
+  setAddress({ q: "", mode: "", tag, shown: "" }, false); // the address a tag links to: no query, no mode
   listNotes(
     (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=${PAGE}&offset=${offset}`),
     (data) => data.total ? `#${tag} のノート ${count(data.total)} 件` : `#${tag} のノートはありません。`,
     "ノートを読み込めませんでした: ",
+    shown,
   );
 }
 
 // The notes a query of operators alone keeps (path:日記/, tag:日記 -tag:運動), as a tag's are
 // listed. Exclusions alone keep every other note: the status says so, lest it read as a folder's.
-function listKept(query, mode, tag) {
+function listKept(query, mode, tag, shown = 0) {
   rememberSearch(query, mode, tag);
   const body = (offset) => ({ query, limit: PAGE, offset, filters: tag ? { tags: [tag] } : undefined });
   listNotes(
@@ -98,17 +103,22 @@ function listKept(query, mode, tag) {
       return data.total ? `${which} ${count(data.total)} 件` : `「${query}」に当てはまるノートはありません。`;
     },
     "検索できませんでした: ", // an operator that names nothing (tag:#) is refused as a search is
+    shown,
   );
 }
 
 // Notes listed per request: a folder of 3,000 daily notes comes a page at a time, on demand.
 const PAGE = 50;
 const count = (n) => n.toLocaleString("ja-JP");
+// The most notes an address brings back at once (20 pages): a hand-edited ?shown=999999 must not
+// walk a whole store.
+const MAX_RESTORED = 1000;
 
 // A listing of notes (load(offset) fetches a page; title(data) heads it), newest first: its first
 // page, then each next one appended on "さらに表示" below the notes, which says how many are shown
-// of how many and goes once all are.
-function listNotes(load, title, failed) {
+// of how many and goes once all are. The address keeps how far it reached (?shown=), and opening
+// it loads the pages up to there again (shown), so Back from a note finds the reader's place.
+function listNotes(load, title, failed, shown = 0) {
   const run = ++current;
   let next = 0; // the offset of the next page: where the server's pages end, whatever was shown
   let total = 0;
@@ -155,6 +165,7 @@ function listNotes(load, title, failed) {
     const more = data.count > 0 && data.total > next;
     $("search-status").textContent = title(data)
       + (!data.total ? "" : more ? `（新しい順に ${count(seen.size)} 件を表示）` : "（新しい順）");
+    if (next > PAGE) setAddress({ shown: String(next) }, false);
     if (!button) {
       results.innerHTML = `<div class="listing">${items}</div>`;
       if (!more) return; // a listing of one page needs no control
@@ -177,6 +188,7 @@ function listNotes(load, title, failed) {
     }
     results.querySelector(".more-bar .shown").textContent = `${count(seen.size)} / ${count(Math.max(total, seen.size))} 件を表示`;
     if (more) { button.removeAttribute("aria-disabled"); button.textContent = moreLabel(); }
+    if (more && next < shown) await loadPage(); // the rest of the listing the address names
   }
 
   // What the next click brings: a full page, or the few that remain.
