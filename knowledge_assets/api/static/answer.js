@@ -35,6 +35,13 @@ function startAnswer(question, waiting) {
   return ++answerTicket;
 }
 
+// What the ask form says of the question itself, under the box (nothing: the note goes).
+export function askStatus(message) {
+  $("ask-status").textContent = message;
+  $("ask-status").hidden = !message;
+  if (message) $("question").setAttribute("aria-invalid", "true"); else $("question").removeAttribute("aria-invalid");
+}
+
 function answerFailed(message) {
   $("answer-text").innerHTML = "<p class='warn'>" + escape(message) + "</p>";
 }
@@ -48,7 +55,9 @@ function postQuestion(question) {
 export async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
-  if (!question) return;
+  // An empty question is not sent: the reader is told what the button waits for.
+  if (!question) { askStatus("質問を入力してから「質問する」を押してください。"); $("question").focus(); return; }
+  askStatus("");
   const button = $("ask-form").querySelector("button");
   button.disabled = true;
   const ticket = startAnswer(question, "ノートを探しています…");

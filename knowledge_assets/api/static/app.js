@@ -4,7 +4,7 @@
 // every text from the store goes through textContent or escape() (markup.js), and a note's body
 // arrives as HTML the server rendered safely (GET /api/notes/{id}, field html).
 
-import { ask, loadHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
+import { ask, askStatus, loadHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
 import { addressPath, showNote } from "./note.js";
 import { $ } from "./page.js";
 import { loadTags, restoreSearch, runSearch } from "./search.js";
@@ -22,6 +22,7 @@ if (location.pathname.startsWith("/notes/")) {
       $("ask-form").requestSubmit();
     }
   });
+  $("question").addEventListener("input", () => askStatus("")); // typing answers the note
   $("history").addEventListener("click", openHistoryEntry);
   $("new-conversation").addEventListener("click", newConversation);
   window.addEventListener("popstate", showAddressedAnswer);
