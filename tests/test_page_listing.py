@@ -21,7 +21,7 @@ from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Locator, Page
 
 pytestmark = [
     pytest.mark.browser,
@@ -168,15 +168,20 @@ def test_back_and_reload_bring_back_a_listing_as_long_as_it_was(base: str) -> No
         more.click()
         expect(notes).to_have_count(100)
         expect(page).to_have_url(f"{base}/?q=path%3A%E6%97%A5%E8%A8%98%2F&mode=hybrid&shown=100")
-        notes.nth(80).locator("h3 a").click()
+        opened = notes.nth(80).locator("h3 a")
+        opened.scroll_into_view_if_needed()
+        assert page.evaluate("scrollY") > 1000  # far down the second page
+        opened.click()
         page.wait_for_url("**/notes/**")
         page.go_back()
         expect(notes).to_have_count(100)
         expect(page.locator("#results .more-bar .shown")).to_have_text("100 / 120 件を表示")
         assert _shown(page) == order[:100]
+        assert _in_view(page, opened), "Back did not return to the note the reader had opened"
         page.reload()
         expect(notes).to_have_count(100)
         expect(more).to_have_text("さらに 20 件を表示")
+        assert _in_view(page, opened), "a reload did not return to where the reader was"
         # A new query starts from its first page, and so does its address.
         page.fill("#q", "path:projects/")
         page.press("#q", "Enter")
@@ -188,6 +193,16 @@ def test_back_and_reload_bring_back_a_listing_as_long_as_it_was(base: str) -> No
         assert _shown(page) == order
         page.goto(base + "/?q=path%3A%E6%97%A5%E8%A8%98%2F&shown=abc")
         expect(notes).to_have_count(50)
+
+
+def _in_view(page: Page, note: Locator) -> bool:
+    """Whether ``note`` comes into the viewport within 5 s (the notes load after the page)."""
+    inside = "e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }"  # fmt: skip
+    for _ in range(50):
+        if page.evaluate("scrollY") > 0 and note.evaluate(inside):
+            return True
+        page.wait_for_timeout(100)
+    return False
 
 
 def test_a_tags_listing_keeps_its_length_in_the_address(base: str) -> None:

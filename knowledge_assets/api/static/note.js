@@ -2,7 +2,7 @@
 // link to the search it was opened from.
 import { api, headers, japanese, token } from "./api.js";
 import { cleanText, escape, noteLink, noteRef, noteUrl, sourceLabel, tagChips } from "./markup.js";
-import { $, params } from "./page.js";
+import { $, params, restoreScroll } from "./page.js";
 
 // The back link returns to the search the note was opened from: through the browser's history
 // when the previous page is that search (as it was, answer and scroll included), else to this
@@ -83,6 +83,7 @@ export async function showNote(id) {
     // The server renders the Markdown: raw HTML in the note arrives through its allowlist, links checked.
     showBody(data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : ""), data.title || id);
     showHeading();
+    restoreScroll(); // Back to this note: where the reader was, rather than its heading
     showBacklinks(id);
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {

@@ -2,7 +2,7 @@
 // the address so that Back, a reload or a shared link shows it again.
 import { api, japanese } from "./api.js";
 import { escape, noteHeading, snippet, tagChips } from "./markup.js";
-import { $, params, setAddress } from "./page.js";
+import { $, params, restoreScroll, setAddress } from "./page.js";
 
 // Each search or listing started: a reply to an earlier one (a page of notes still loading when
 // a new query is typed) is dropped instead of landing in the new one's results.
@@ -18,10 +18,10 @@ export async function runSearch(event, shown = 0) {
   const tag = $("tag").value;
   // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
   const typedTag = /^tag:#?([^\s"#][^\s"]*)$/i.exec(query)?.[1]; // "tag:#" names none
-  if (typedTag && !tag) { listTagged(typedTag, shown); return; }
-  if (operatorsAlone(query)) { listKept(query, mode, tag, shown); return; }
+  if (typedTag && !tag) return listTagged(typedTag, shown);
+  if (operatorsAlone(query)) return listKept(query, mode, tag, shown);
   if (!query) {
-    if (tag) { listTagged(tag, shown); return; }
+    if (tag) return listTagged(tag, shown);
     // Nothing to search: a stale error or earlier results go.
     $("search-status").textContent = ""; $("results").innerHTML = "";
     setAddress({ q: "", mode: "", shown: "" }, false);
@@ -50,7 +50,7 @@ function rememberSearch(query, mode, tag) {
 export async function restoreSearch(tagsLoaded) {
   const query = params.get("q");
   const tag = params.get("tag");
-  if (!query && !tag) return;
+  if (!query && !tag) { restoreScroll(false); return; }
   $("q").value = query || "";
   const mode = document.querySelector(`input[name=mode][value="${CSS.escape(params.get("mode") || "")}"]`);
   if (mode) mode.checked = true;
@@ -62,7 +62,8 @@ export async function restoreSearch(tagsLoaded) {
   }
   // A listing extended with "さらに表示" comes back as long as it was (a bad value: one page).
   const shown = Math.min(Number.parseInt(params.get("shown"), 10) || 0, MAX_RESTORED);
-  if (query) runSearch(undefined, shown); else listTagged(tag, shown);
+  await (query ? runSearch(undefined, shown) : listTagged(tag, shown));
+  restoreScroll();
 }
 
 // Obsidian's operators as the server reads them (core/search/operators.py): tag:, path:, their
@@ -83,7 +84,7 @@ function operatorsAlone(query) {
 // The notes carrying a tag (or one nested under it), most recently updated first, a page at a time.
 function listTagged(tag, shown = 0) {
   setAddress({ q: "", mode: "", tag, shown: "" }, false); // the address a tag links to: no query, no mode
-  listNotes(
+  return listNotes(
     (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=${PAGE}&offset=${offset}`),
     (data) => data.total ? `#${tag} のノート ${count(data.total)} 件` : `#${tag} のノートはありません。`,
     "ノートを読み込めませんでした: ",
@@ -96,7 +97,7 @@ function listTagged(tag, shown = 0) {
 function listKept(query, mode, tag, shown = 0) {
   rememberSearch(query, mode, tag);
   const body = (offset) => ({ query, limit: PAGE, offset, filters: tag ? { tags: [tag] } : undefined });
-  listNotes(
+  return listNotes(
     (offset) => api("/api/search/notes", body(offset)),
     (data) => {
       const which = data.excludesOnly ? `「${query}」で除外したもの以外のすべてのノート` : `「${query}」のノート`;
@@ -193,7 +194,7 @@ function listNotes(load, title, failed, shown = 0) {
 
   // What the next click brings: a full page, or the few that remain.
   const moreLabel = () => `さらに ${count(Math.min(PAGE, Math.max(total - next, 1)))} 件を表示`;
-  loadPage();
+  return loadPage(); // done once the pages the address names are in
 }
 
 
