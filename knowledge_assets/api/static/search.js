@@ -22,8 +22,9 @@ export async function runSearch(event, shown = 0) {
   if (operatorsAlone(query)) return listKept(query, mode, tag, shown);
   if (!query) {
     if (tag) return listTagged(tag, shown);
-    // Nothing to search: a stale error or earlier results go.
-    $("search-status").textContent = ""; $("results").innerHTML = "";
+    // Nothing to search: a stale error or earlier results go, and 検索 clicked says what it needs.
+    $("search-status").textContent = event ? "検索語を入力してください（例: 会議メモ、tag:日記）。" : "";
+    $("results").innerHTML = "";
     setAddress({ q: "", mode: "", shown: "" }, false);
     return;
   }
