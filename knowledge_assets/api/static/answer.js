@@ -92,11 +92,14 @@ export async function ask(event) {
   }
 }
 
+// The offline answerer's model name (answer/config.py) means nothing to a reader: said in words.
+const modelName = (model) => model === "extractive" ? "引用のみ（LLM なし）" : model;
+
 // An answer from the history may be older than some of its metadata: what it lacks is left out.
 function answerMeta(m, createdAt) {
   return [
     createdAt && new Date(createdAt).toLocaleString("ja-JP") + " の回答",
-    m.model,
+    m.model && modelName(m.model),
     m.retrievedNotes != null && `ノート ${m.retrievedNotes} 件を検索`,
     m.responseTime != null && `${Math.round(m.responseTime)} ms`,
     m.tokensUsed && `${m.tokensUsed} トークン`,
@@ -190,7 +193,7 @@ export async function loadHistory() {
     $("history").innerHTML = data.data.length ? data.data.map((e) => `
       <li><a class="history-entry" href="/?answer=${encodeURIComponent(e.id)}" data-id="${escape(e.id)}">
       <div class="q">${escape(e.question)}</div><div class="a">${escape(preview(e))}</div>
-      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></a></li>`).join("")
+      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(modelName(e.model))}</div></a></li>`).join("")
       : "<li class='meta'>まだ質問はありません。</li>";
     markShown();
   } catch (err) {
