@@ -206,6 +206,22 @@ def test_back_to_a_note_returns_to_where_the_reader_was_in_it(base: str) -> None
         expect(link).to_be_in_viewport()
 
 
+def test_a_similar_notes_preview_ends_in_an_ellipsis_only_when_cut(base: str) -> None:
+    """Every preview ended in "…", a short note's whole text too."""
+    from playwright.sync_api import expect
+
+    short, long = "短いノートです。", "長い" * 60
+    similar = [
+        {"id": f"{i}.md", "source": "local", "title": f"ノート{i}", "tags": [], "preview": text}
+        for i, text in enumerate((short, long))
+    ]
+    with chromium_page(timeout_ms=60_000) as page:
+        page.route("**/api/ai/similar/**", lambda route: route.fulfill(json={"success": True, "count": 2, "data": similar}))  # fmt: skip
+        page.goto(note(base, GUIDE))
+        previews = page.locator("#similar .preview")
+        expect(previews).to_have_text([short, "長い" * 40 + "…"])
+
+
 def test_the_back_link_returns_to_the_search_the_note_was_opened_from(base: str) -> None:
     """It led to the empty home page."""
     from playwright.sync_api import expect

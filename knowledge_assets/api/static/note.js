@@ -96,11 +96,14 @@ export async function showNote(id) {
   }
   try {
     const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
-    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(shortened(cleanText(n.preview), 80))}</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
   }
 }
+
+// A preview cut to its first characters: "…" says that more follows, so a short note gets none.
+const shortened = (text, chars) => text.length > chars ? text.slice(0, chars) + "…" : text;
 
 // The notes whose links lead to this one (Obsidian's linked mentions), by title.
 async function showBacklinks(id) {
