@@ -106,3 +106,38 @@ def test_a_server_failure_is_said_in_japanese(
         page.fill("#question", "ラーメンの店は？")
         page.click("#ask-form button")
         expect(page.locator("#answer-text")).to_have_text("答えられませんでした: " + FAILED.format(status))  # fmt: skip
+
+
+def test_an_answers_warnings_are_said_in_japanese(base: str) -> None:
+    """The API words an answer's warnings in English; the page showed them so."""
+    from playwright.sync_api import expect
+
+    warnings = [
+        "dropped citations of notes that were not retrieved: 日記/x.md, y.md",
+        "the model did not answer in clean JSON (read as text)",
+        "the answer stopped at its length limit of 1,024 tokens: raise KA_LLM_MAX_TOKENS for a whole answer",
+        "Anthropic retires claude-old on 2026-01-05: set KA_LLM_MODEL to a current model (unset, it is claude-new)",
+        "something new",  # one the page does not know is shown as it comes
+    ]
+    said = [
+        "検索で見つからなかったノートが出典に挙がっていたため外しました: 日記/x.md, y.md",
+        "モデルの返答が決まった形（JSON）ではなかったため、読み取れた範囲で表示しています（text）",
+        "回答は長さの上限（1,024 トークン）で途切れています。全文には KA_LLM_MAX_TOKENS を増やしてください",
+        "claude-old は 2026-01-05 に提供が終わります。KA_LLM_MODEL を現行のモデルにしてください（未設定なら claude-new）",
+        "something new",
+    ]
+    answer = {
+        "id": "a1",
+        "conversationId": "c1",
+        "question": "質問",
+        "answer": "答え。",
+        "confidence": "medium",
+        "metadata": {"model": "claude-old"},
+        "createdAt": "2026-01-05T00:00:00Z",
+        "sources": [],
+        "warnings": warnings,
+    }
+    with chromium_page() as page:
+        page.route("**/api/ai/qa/history/a1", lambda route: route.fulfill(json={"success": True, "data": answer}))  # fmt: skip
+        page.goto(base + "/?answer=a1")
+        expect(page.locator("#answer-warnings")).to_have_text(" / ".join(said), timeout=30_000)

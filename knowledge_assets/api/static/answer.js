@@ -118,9 +118,26 @@ function showAnswer(data) {
   $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
   $("no-citations").hidden = data.sources.length > 0;
   $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
-  $("answer-warnings").textContent = (data.warnings || []).join(" / ");
+  $("answer-warnings").textContent = (data.warnings || []).map(japaneseWarning).join(" / ");
   $("answer-foot").hidden = false;
   markShown();
+}
+
+// The answer's warnings come in the API's English (answer/pipeline.py, answer/config.py): the
+// page says the known ones in Japanese, with the values they carry; others as they come.
+const WARNINGS = [
+  [/^dropped citations of notes that were not retrieved: (.*)$/s, (ids) => `検索で見つからなかったノートが出典に挙がっていたため外しました: ${ids}`],
+  [/^the model did not answer in clean JSON \(read as (.*)\)$/s, (how) => `モデルの返答が決まった形（JSON）ではなかったため、読み取れた範囲で表示しています（${how}）`],
+  [/^the answer stopped at its length limit of ([\d,]+) tokens/, (n) => `回答は長さの上限（${n} トークン）で途切れています。全文には KA_LLM_MAX_TOKENS を増やしてください`],
+  [/^Anthropic retires (\S+) on (\S+): set KA_LLM_MODEL to a current model \(unset, it is (\S+)\)$/, (model, day, current) => `${model} は ${day} に提供が終わります。KA_LLM_MODEL を現行のモデルにしてください（未設定なら ${current}）`],
+];
+
+function japaneseWarning(warning) {
+  for (const [pattern, say] of WARNINGS) {
+    const found = pattern.exec(warning);
+    if (found) return say(...found.slice(1));
+  }
+  return warning;
 }
 
 // A past answer, shown as it was first given (no new LLM call); the next question follows it up.
