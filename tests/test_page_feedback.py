@@ -141,3 +141,21 @@ def test_an_answers_warnings_are_said_in_japanese(base: str) -> None:
         page.route("**/api/ai/qa/history/a1", lambda route: route.fulfill(json={"success": True, "data": answer}))  # fmt: skip
         page.goto(base + "/?answer=a1")
         expect(page.locator("#answer-warnings")).to_have_text(" / ".join(said), timeout=30_000)
+
+
+@pytest.mark.parametrize("sent", ["", 'event: delta\ndata: {"text": "途中まで"}\n\n'])
+def test_an_answer_whose_stream_ends_early_says_so(base: str, sent: str) -> None:
+    """A stream closed before its answer (a proxy's timeout, a server stopped) left the panel
+    saying ノートを探しています… for good."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as page:
+        page.route("**/api/ai/qa", lambda route: route.fulfill(body=sent, content_type="text/event-stream"))  # fmt: skip
+        page.goto(base + "/")
+        page.fill("#question", "ラーメンの店は？")
+        page.click("#ask-form button")
+        expect(page.locator("#answer-text")).to_have_text(
+            "答えられませんでした: 回答の途中でサーバーとの接続が切れました。もう一度質問してください。",
+            timeout=30_000,
+        )
+        expect(page.locator("#ask-form button")).to_be_enabled()

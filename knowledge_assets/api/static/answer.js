@@ -47,6 +47,7 @@ function answerFailed(message) {
 }
 
 const RESTARTED = "前の会話が履歴に見つからないため、新しい会話として答えました。";
+const CUT_SHORT = "回答の途中でサーバーとの接続が切れました。もう一度質問してください。";
 
 function postQuestion(question) {
   return fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
@@ -64,7 +65,7 @@ export async function ask(event) {
   // The button is disabled while the answer comes: the focus goes to the answer, not to <body>.
   $("answer").focus({ preventScroll: true });
   $("answer-text").setAttribute("aria-busy", "true");
-  let text = "";
+  let text = "", done = false;
   try {
     let res = await postQuestion(question);
     // The conversation followed is no longer in the history (deleted since, or an old page's):
@@ -76,11 +77,14 @@ export async function ask(event) {
       if (ticket !== answerTicket) return; // a past answer was opened meanwhile
       if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
       else if (kind === "done") {
+        done = true;
         showAnswer(restarted ? { ...data, warnings: [RESTARTED, ...(data.warnings || [])] } : data);
         setAddress({ answer: data.id }, true);
       }
       else if (kind === "error") throw new Error(data.error);
     });
+    // A stream that ends before its answer (a proxy's timeout, a server stopped) said nothing.
+    if (!done) throw new Error(CUT_SHORT);
   } catch (err) {
     if (ticket !== answerTicket) return;
     answerFailed("答えられませんでした: " + japanese(err));
