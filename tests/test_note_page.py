@@ -222,6 +222,25 @@ def test_a_similar_notes_preview_ends_in_an_ellipsis_only_when_cut(base: str) ->
         expect(previews).to_have_text([short, "長い" * 40 + "…"])
 
 
+def test_a_hits_section_opens_the_note_at_that_section(base: str) -> None:
+    """A hit far down a long note opened the note at its top, the passage a scroll away."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?q=" + quote("ここから使い方") + "&mode=keyword")
+        section = page.locator(".result .section .heading a", has_text="使い方").first
+        expect(section).to_have_text("サブフォルダの README › 使い方")
+        section.click()
+        page.wait_for_url("**/notes/" + quote(BESIDE) + "#" + quote("使い方"))
+        expect(page.locator("#note-body h3", has_text="使い方")).to_be_in_viewport()
+    # A heading whose slug differs from its text (capitals, a dot) is found by its text.
+    with chromium_page(width=390, height=250, timeout_ms=60_000) as page:
+        page.goto(note(base, GUIDE) + "#" + quote(f"{LONG}の見出し"))
+        heading = page.locator("#note-body h3", has_text="の見出し")
+        expect(heading).to_be_in_viewport()
+        assert page.evaluate("scrollY") > 0
+
+
 def test_the_back_link_returns_to_the_search_the_note_was_opened_from(base: str) -> None:
     """It led to the empty home page."""
     from playwright.sync_api import expect

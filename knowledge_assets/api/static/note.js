@@ -24,12 +24,16 @@ export function addressPath() {
 }
 
 // The note arrives after the page has loaded, so the browser cannot go to the heading the
-// address names: #h-… as the note's links write it, or a heading's bare slug.
+// address names: #h-… as the note's links write it, a heading's bare slug, or its text as a
+// search hit names its section (the Markdown of the heading, which its rendered text drops).
 function showHeading() {
   let name = location.hash.slice(1);
   if (!name) return;
   try { name = decodeURIComponent(name); } catch { /* not an escape: the name as written */ }
-  const heading = [name, "h-" + name].map((h) => document.getElementById(h)).find((e) => e && $("note-body").contains(e));
+  const body = $("note-body");
+  const text = cleanText(name).trim();
+  const heading = [name, "h-" + name].map((h) => document.getElementById(h)).find((e) => e && body.contains(e))
+    || [...body.querySelectorAll("h1, h2, h3, h4, h5, h6")].find((h) => h.textContent.trim() === text);
   heading?.scrollIntoView();
 }
 

@@ -1,7 +1,7 @@
 // The search panel: a query in one of the three modes, the notes of a tag, and the search kept in
 // the address so that Back, a reload or a shared link shows it again.
 import { api, japanese } from "./api.js";
-import { escape, noteHeading, snippet, tagChips } from "./markup.js";
+import { escape, noteHeading, noteUrl, snippet, tagChips } from "./markup.js";
 import { $, params, restoreScroll, setAddress } from "./page.js";
 
 // Each search or listing started: a reply to an earlier one (a page of notes still loading when
@@ -207,6 +207,13 @@ const FOUND_BY = {
   vector: ["セマンティック", "セマンティック検索（意味の近さ）で見つかった箇所"],
 };
 
+// Where a hit is in its note (parent › heading), a link to that section: a long note opened
+// from its hit otherwise starts at its top, the passage a scroll away.
+function sectionLink(note, hit) {
+  const where = escape([hit.parentHeading, hit.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › "));
+  return hit.heading ? `<a href="${noteUrl(note.id, note.source)}#${encodeURIComponent(hit.heading)}">${where}</a>` : where;
+}
+
 function renderResults(data, query) {
   const groups = new Map();
   for (const hit of data.data) {
@@ -225,7 +232,7 @@ function renderResults(data, query) {
       ${g.hits.slice(0, 3).map((h) => `
         <div class="section">
           <span class="score" title="${FOUND_BY[h.matchType]?.[1] ?? ""}">${FOUND_BY[h.matchType]?.[0] ?? escape(h.matchType)} · ${h.score.toFixed(3)}</span>
-          <div class="heading">${escape([h.parentHeading, h.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › "))}</div>
+          <div class="heading">${sectionLink(g, h)}</div>
           <p class="snippet">${snippet(h.content, terms)}</p>
         </div>`).join("")}
     </div>`).join("");
