@@ -209,9 +209,18 @@ const FOUND_BY = {
 
 // Where a hit is in its note (parent › heading), a link to that section: a long note opened
 // from its hit otherwise starts at its top, the passage a scroll away.
-function sectionLink(note, hit) {
-  const where = escape([hit.parentHeading, hit.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › "));
-  return hit.heading ? `<a href="${noteUrl(note.id, note.source)}#${encodeURIComponent(hit.heading)}">${where}</a>` : where;
+function sectionLink(note, hit, label = [hit.parentHeading, hit.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › ")) {
+  return hit.heading ? `<a href="${noteUrl(note.id, note.source)}#${encodeURIComponent(hit.heading)}">${escape(label)}</a>` : escape(label);
+}
+
+// A note's hits past the first few, by their headings: the status counts them, and a long note
+// may hold most of a search's hits.
+const SHOWN_HITS = 3;
+function moreHits(note) {
+  const rest = note.hits.slice(SHOWN_HITS);
+  if (!rest.length) return "";
+  const links = rest.map((h) => sectionLink(note, h, h.heading || "見出しのない箇所")).join("、");
+  return `<p class="more-hits">このノートのほかの一致 ${rest.length} 箇所: ${links}</p>`;
 }
 
 function renderResults(data, query) {
@@ -229,12 +238,13 @@ function renderResults(data, query) {
     <div class="result">
       ${noteHeading(g)}
       <div class="tags">${tagChips(g.tags)}</div>
-      ${g.hits.slice(0, 3).map((h) => `
+      ${g.hits.slice(0, SHOWN_HITS).map((h) => `
         <div class="section">
           <span class="score" title="${FOUND_BY[h.matchType]?.[1] ?? ""}">${FOUND_BY[h.matchType]?.[0] ?? escape(h.matchType)} · ${h.score.toFixed(3)}</span>
           <div class="heading">${sectionLink(g, h)}</div>
           <p class="snippet">${snippet(h.content, terms)}</p>
         </div>`).join("")}
+      ${moreHits(g)}
     </div>`).join("");
 }
 
