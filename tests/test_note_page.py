@@ -207,13 +207,14 @@ def test_back_to_a_note_returns_to_where_the_reader_was_in_it(base: str) -> None
 
 
 def test_a_similar_notes_preview_ends_in_an_ellipsis_only_when_cut(base: str) -> None:
-    """Every preview ended in "…", a short note's whole text too."""
+    """Every preview ended in "…", a short note's whole text too; and one opening with the
+    note's H1 said its title twice, under the title's link."""
     from playwright.sync_api import expect
 
     short, long = "短いノートです。", "長い" * 60
     similar = [
         {"id": f"{i}.md", "source": "local", "title": f"ノート{i}", "tags": [], "preview": text}
-        for i, text in enumerate((short, long))
+        for i, text in enumerate((f"# ノート0\n\n{short}", long))
     ]
     with chromium_page(timeout_ms=60_000) as page:
         page.route("**/api/ai/similar/**", lambda route: route.fulfill(json={"success": True, "count": 2, "data": similar}))  # fmt: skip

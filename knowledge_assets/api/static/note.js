@@ -100,10 +100,16 @@ export async function showNote(id) {
   }
   try {
     const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
-    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(shortened(cleanText(n.preview), 80))}</div></li>`).join("") || "<li class='meta'>ありません</li>";
+    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(shortened(preview(n), 80))}</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
   }
+}
+
+// A note's text under its title link: its body opens with the title (its H1), said once.
+function preview(note) {
+  const text = cleanText(note.preview).trim(), title = String(note.title || "").trim();
+  return title && text.startsWith(title) ? text.slice(title.length).trim() : text;
 }
 
 // A preview cut to its first characters: "…" says that more follows, so a short note gets none.
