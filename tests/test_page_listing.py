@@ -256,3 +256,34 @@ def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
         page.press("#q", "Enter")
         expect(status).to_contain_text("検索できませんでした: ")
         expect(status).to_contain_text("OR joins two tag: or two path: operators")
+
+
+def test_back_past_an_answer_shows_the_search_its_address_names(base: str) -> None:
+    """A search typed after an answer was opened changes only the newer entry of the history:
+    Back closed the answer and left that search on the page, under an address naming the one
+    before, which a reload then showed instead."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    entry = {"id": "a1", "question": "計画は？", "answer": "計画 0 です。", "createdAt": "2026-01-05T00:00:00Z", "model": "extractive"}  # fmt: skip
+    answer = entry | {"conversationId": "c1", "confidence": "low", "metadata": {}, "sources": []}
+    with chromium_page(timeout_ms=60_000) as page:
+        page.route("**/api/ai/qa/history?*", lambda route: route.fulfill(json={"success": True, "data": [entry]}))  # fmt: skip
+        page.route("**/api/ai/qa/history/a1", lambda route: route.fulfill(json={"success": True, "data": answer}))  # fmt: skip
+        page.goto(base + "/?q=" + urllib.parse.quote("path:projects/"))
+        notes, status = page.locator("#results .result"), page.locator("#search-status")
+        expect(notes).to_have_count(PROJECTS)
+        page.locator("a.history-entry").click()
+        expect(page.locator("#answer-question")).to_have_text("計画は？")
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(50)
+        page.go_back()
+        expect(page.locator("#answer")).to_be_hidden()
+        expect(page.locator("#q")).to_have_value("path:projects/")
+        expect(status).to_have_text("「path:projects/」のノート 3 件（新しい順）")
+        expect(notes).to_have_count(PROJECTS)
+        page.go_forward()  # and Forward shows the later search with its answer
+        expect(page.locator("#q")).to_have_value("path:日記/")
+        expect(notes).to_have_count(50)
+        expect(page.locator("#answer-question")).to_have_text("計画は？")

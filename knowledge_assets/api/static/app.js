@@ -7,7 +7,7 @@
 import { ask, askStatus, loadHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
 import { addressPath, showNote } from "./note.js";
 import { $ } from "./page.js";
-import { loadTags, restoreSearch, runSearch } from "./search.js";
+import { loadTags, restoreSearch, runSearch, showAddressedSearch } from "./search.js";
 import { showStoreStatus } from "./status.js";
 
 if (location.pathname.startsWith("/notes/")) {
@@ -25,7 +25,7 @@ if (location.pathname.startsWith("/notes/")) {
   $("question").addEventListener("input", () => askStatus("")); // typing answers the note
   $("history").addEventListener("click", openHistoryEntry);
   $("new-conversation").addEventListener("click", newConversation);
-  window.addEventListener("popstate", showAddressedAnswer);
+  window.addEventListener("popstate", () => { showAddressedSearch(); showAddressedAnswer(); });
   document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
   $("tag").addEventListener("change", () => runSearch());
   const tagsLoaded = loadTags();

@@ -25,7 +25,7 @@ export async function runSearch(event, shown = 0) {
     // Nothing to search: a stale error or earlier results go, and 検索 clicked says what it needs.
     $("search-status").textContent = event ? "検索語を入力してください（例: 会議メモ、tag:日記）。" : "";
     $("results").innerHTML = "";
-    setAddress({ q: "", mode: "", shown: "" }, false);
+    remember({ q: "", mode: "", shown: "" });
     return;
   }
   $("search-status").textContent = "検索中…";
@@ -44,17 +44,36 @@ export async function runSearch(event, shown = 0) {
 // The search lives in the address (?q=…&mode=…&tag=…): Back from a note, a reload or a shared
 // link shows it again instead of an empty page.
 function rememberSearch(query, mode, tag) {
-  setAddress({ q: query, mode, tag, shown: "" }, false);
+  remember({ q: query, mode, tag, shown: "" });
+}
+
+// The search the address names, as last shown: Back or Forward to an entry naming another one
+// (a search typed after an answer was opened changed only the newer entry) shows that one.
+const searchKey = () => JSON.stringify(["q", "mode", "tag"].map((n) => new URLSearchParams(location.search).get(n) || ""));
+let addressed = searchKey();
+function remember(values) {
+  setAddress(values, false);
+  addressed = searchKey();
+}
+
+export function showAddressedSearch() {
+  if (searchKey() === addressed) return;
+  addressed = searchKey();
+  const address = new URLSearchParams(location.search);
+  if (address.get("q") || address.get("tag")) { restoreSearch(Promise.resolve(), address); return; }
+  $("q").value = ""; $("tag").value = "";
+  runSearch();
 }
 
 // The search the address names, shown again once the tag list it may filter by (tagsLoaded) is in.
-export async function restoreSearch(tagsLoaded) {
-  const query = params.get("q");
-  const tag = params.get("tag");
+export async function restoreSearch(tagsLoaded, address = params) {
+  const query = address.get("q");
+  const tag = address.get("tag");
   if (!query && !tag) { restoreScroll(false); return; }
   $("q").value = query || "";
-  const mode = document.querySelector(`input[name=mode][value="${CSS.escape(params.get("mode") || "")}"]`);
+  const mode = document.querySelector(`input[name=mode][value="${CSS.escape(address.get("mode") || "")}"]`);
   if (mode) mode.checked = true;
+  $("tag").value = "";
   if (tag) {
     await tagsLoaded;
     // The list names each tag in its most common spelling: a note's chip may spell it otherwise.
@@ -62,7 +81,7 @@ export async function restoreSearch(tagsLoaded) {
     $("tag").value = listed ? listed.value : "";
   }
   // A listing extended with "さらに表示" comes back as long as it was (a bad value: one page).
-  const shown = Math.min(Number.parseInt(params.get("shown"), 10) || 0, MAX_RESTORED);
+  const shown = Math.min(Number.parseInt(address.get("shown"), 10) || 0, MAX_RESTORED);
   await (query ? runSearch(undefined, shown) : listTagged(tag, shown));
   restoreScroll();
 }
@@ -84,7 +103,7 @@ function operatorsAlone(query) {
 
 // The notes carrying a tag (or one nested under it), most recently updated first, a page at a time.
 function listTagged(tag, shown = 0) {
-  setAddress({ q: "", mode: "", tag, shown: "" }, false); // the address a tag links to: no query, no mode
+  remember({ q: "", mode: "", tag, shown: "" }); // the address a tag links to: no query, no mode
   return listNotes(
     (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=${PAGE}&offset=${offset}`),
     (data) => data.total ? `#${tag} のノート ${count(data.total)} 件` : `#${tag} のノートはありません。`,
