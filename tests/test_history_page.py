@@ -68,7 +68,11 @@ def test_a_history_entry_reopens_its_answer_and_the_next_question_follows_it_up(
         expect(citation).to_have_text("2026年1月10日の日記")
         expect(citation).to_have_attribute("href", href or "")  # the note, as when first given
         expect(page.locator("#confidence")).to_have_text(confidence)
-        expect(page.locator("#answer-meta")).to_contain_text("の回答 · extractive · ノート")
+        # The offline answerer is named in words, not by its internal name "extractive".
+        expect(page.locator("#answer-meta")).to_contain_text(
+            "の回答 · 引用のみ（LLM なし） · ノート"
+        )
+        expect(entry.locator(".meta")).to_contain_text(" · 引用のみ（LLM なし）")
         expect(entry).to_have_attribute("aria-current", "true")
         screenshot(page, Path(os.environ.get("KA_SHOTS", tmp_path)) / "reopened-answer.png")
 

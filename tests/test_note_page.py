@@ -187,6 +187,61 @@ def test_links_open_the_note_beside_and_land_on_the_heading(base: str) -> None:
         expect(page.locator("#note-body h3", has_text="使い方")).to_be_in_viewport()
 
 
+def test_back_to_a_note_returns_to_where_the_reader_was_in_it(base: str) -> None:
+    """The note arrives after the page has loaded: Back from a link in it left the reader at
+    its top whenever the browser's own attempt to scroll back came before the note (a long
+    one, a busy server). Here the browser makes none, so the page's own is what shows."""
+    from playwright.sync_api import expect
+
+    with chromium_page(width=390, height=300, timeout_ms=60_000) as page:
+        page.add_init_script("history.scrollRestoration = 'manual'")
+        page.goto(note(base, GUIDE))
+        link = page.locator("#note-body a", has_text="隣の README")
+        link.scroll_into_view_if_needed()
+        assert page.evaluate("scrollY") > 0  # the link is below the first screen
+        link.click()
+        page.wait_for_url("**/notes/" + BESIDE)
+        page.go_back()
+        expect(page.locator("#note-title")).to_contain_text("設定ガイド")
+        expect(link).to_be_in_viewport()
+
+
+def test_a_similar_notes_preview_ends_in_an_ellipsis_only_when_cut(base: str) -> None:
+    """Every preview ended in "…", a short note's whole text too; and one opening with the
+    note's H1 said its title twice, under the title's link."""
+    from playwright.sync_api import expect
+
+    short, long = "短いノートです。", "長い" * 60
+    similar = [
+        {"id": f"{i}.md", "source": "local", "title": f"ノート{i}", "tags": [], "preview": text}
+        for i, text in enumerate((f"# ノート0\n\n{short}", long))
+    ]
+    with chromium_page(timeout_ms=60_000) as page:
+        page.route("**/api/ai/similar/**", lambda route: route.fulfill(json={"success": True, "count": 2, "data": similar}))  # fmt: skip
+        page.goto(note(base, GUIDE))
+        previews = page.locator("#similar .preview")
+        expect(previews).to_have_text([short, "長い" * 40 + "…"])
+
+
+def test_a_hits_section_opens_the_note_at_that_section(base: str) -> None:
+    """A hit far down a long note opened the note at its top, the passage a scroll away."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?q=" + quote("ここから使い方") + "&mode=keyword")
+        section = page.locator(".result .section .heading a", has_text="使い方").first
+        expect(section).to_have_text("サブフォルダの README › 使い方")
+        section.click()
+        page.wait_for_url("**/notes/" + quote(BESIDE) + "#" + quote("使い方"))
+        expect(page.locator("#note-body h3", has_text="使い方")).to_be_in_viewport()
+    # A heading whose slug differs from its text (capitals, a dot) is found by its text.
+    with chromium_page(width=390, height=250, timeout_ms=60_000) as page:
+        page.goto(note(base, GUIDE) + "#" + quote(f"{LONG}の見出し"))
+        heading = page.locator("#note-body h3", has_text="の見出し")
+        expect(heading).to_be_in_viewport()
+        assert page.evaluate("scrollY") > 0
+
+
 def test_the_back_link_returns_to_the_search_the_note_was_opened_from(base: str) -> None:
     """It led to the empty home page."""
     from playwright.sync_api import expect
@@ -408,6 +463,6 @@ def test_a_refused_query_says_why_in_japanese_and_a_blank_one_clears_it(base: st
         status = page.locator("#search-status")
         expect(status).to_have_text("検索できませんでした: 検索語が長すぎます。2,000 文字までにしてください。")  # fmt: skip
         page.fill("#q", "   ")
-        page.click("#search-form button")
-        expect(status).to_have_text("")
+        page.click("#search-form button")  # the refusal goes; what to type is said instead
+        expect(status).to_have_text("検索語を入力してください（例: 会議メモ、tag:日記）。")
         expect(page.locator("#results .result")).to_have_count(0)

@@ -21,7 +21,7 @@ from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Locator, Page
 
 pytestmark = [
     pytest.mark.browser,
@@ -151,6 +151,75 @@ def test_a_listing_loads_its_next_pages_until_every_note_is_shown(base: str) -> 
         expect(notes).to_have_count(PROJECTS)
 
 
+def test_back_and_reload_bring_back_a_listing_as_long_as_it_was(base: str) -> None:
+    """The address keeps how far "さらに表示" reached (?shown=): Back from a note and a reload
+    showed the first 50 notes again, and the reader lost their place."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    order = _api_order(base, "path:日記/")
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        notes, more = page.locator("#results .result"), page.locator("#results .more")
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(50)
+        assert "shown=" not in page.url  # one page: the address a search always had
+        more.click()
+        expect(notes).to_have_count(100)
+        expect(page).to_have_url(f"{base}/?q=path%3A%E6%97%A5%E8%A8%98%2F&mode=hybrid&shown=100")
+        opened = notes.nth(80).locator("h3 a")
+        opened.scroll_into_view_if_needed()
+        assert page.evaluate("scrollY") > 1000  # far down the second page
+        opened.click()
+        page.wait_for_url("**/notes/**")
+        page.go_back()
+        expect(notes).to_have_count(100)
+        expect(page.locator("#results .more-bar .shown")).to_have_text("100 / 120 件を表示")
+        assert _shown(page) == order[:100]
+        assert _in_view(page, opened), "Back did not return to the note the reader had opened"
+        page.reload()
+        expect(notes).to_have_count(100)
+        expect(more).to_have_text("さらに 20 件を表示")
+        assert _in_view(page, opened), "a reload did not return to where the reader was"
+        # A new query starts from its first page, and so does its address.
+        page.fill("#q", "path:projects/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(PROJECTS)
+        assert "shown=" not in page.url
+        # A hand-written count past the end shows every note once; garbage shows one page.
+        page.goto(base + "/?q=path%3A%E6%97%A5%E8%A8%98%2F&shown=100000")
+        expect(notes).to_have_count(DIARIES)
+        assert _shown(page) == order
+        page.goto(base + "/?q=path%3A%E6%97%A5%E8%A8%98%2F&shown=abc")
+        expect(notes).to_have_count(50)
+
+
+def _in_view(page: Page, note: Locator) -> bool:
+    """Whether ``note`` comes into the viewport within 5 s (the notes load after the page)."""
+    inside = "e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }"  # fmt: skip
+    for _ in range(50):
+        if page.evaluate("scrollY") > 0 and note.evaluate(inside):
+            return True
+        page.wait_for_timeout(100)
+    return False
+
+
+def test_a_tags_listing_keeps_its_length_in_the_address(base: str) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/?tag=%E6%97%A5%E8%A8%98")
+        notes = page.locator("#results .result")
+        expect(notes).to_have_count(50)
+        page.locator("#results .more").click()
+        expect(notes).to_have_count(100)
+        expect(page).to_have_url(f"{base}/?tag=%E6%97%A5%E8%A8%98&shown=100")
+        page.reload()
+        expect(notes).to_have_count(100)
+
+
 def test_a_search_with_words_shows_no_listing_control(base: str) -> None:
     """A search of words returns its best hits only: nothing to page through."""
     from playwright.sync_api import expect
@@ -187,3 +256,34 @@ def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
         page.press("#q", "Enter")
         expect(status).to_contain_text("検索できませんでした: ")
         expect(status).to_contain_text("OR joins two tag: or two path: operators")
+
+
+def test_back_past_an_answer_shows_the_search_its_address_names(base: str) -> None:
+    """A search typed after an answer was opened changes only the newer entry of the history:
+    Back closed the answer and left that search on the page, under an address naming the one
+    before, which a reload then showed instead."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    entry = {"id": "a1", "question": "計画は？", "answer": "計画 0 です。", "createdAt": "2026-01-05T00:00:00Z", "model": "extractive"}  # fmt: skip
+    answer = entry | {"conversationId": "c1", "confidence": "low", "metadata": {}, "sources": []}
+    with chromium_page(timeout_ms=60_000) as page:
+        page.route("**/api/ai/qa/history?*", lambda route: route.fulfill(json={"success": True, "data": [entry]}))  # fmt: skip
+        page.route("**/api/ai/qa/history/a1", lambda route: route.fulfill(json={"success": True, "data": answer}))  # fmt: skip
+        page.goto(base + "/?q=" + urllib.parse.quote("path:projects/"))
+        notes, status = page.locator("#results .result"), page.locator("#search-status")
+        expect(notes).to_have_count(PROJECTS)
+        page.locator("a.history-entry").click()
+        expect(page.locator("#answer-question")).to_have_text("計画は？")
+        page.fill("#q", "path:日記/")
+        page.press("#q", "Enter")
+        expect(notes).to_have_count(50)
+        page.go_back()
+        expect(page.locator("#answer")).to_be_hidden()
+        expect(page.locator("#q")).to_have_value("path:projects/")
+        expect(status).to_have_text("「path:projects/」のノート 3 件（新しい順）")
+        expect(notes).to_have_count(PROJECTS)
+        page.go_forward()  # and Forward shows the later search with its answer
+        expect(page.locator("#q")).to_have_value("path:日記/")
+        expect(notes).to_have_count(50)
+        expect(page.locator("#answer-question")).to_have_text("計画は？")

@@ -3,6 +3,7 @@ says it, never inside the escaping of the characters around it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,33 @@ def test_a_snippet_leaves_out_the_text_of_scripts_and_styles(
         page.goto(f"{base}/?q=記録&mode=keyword")
         snippet = page.locator(".result .snippet").first
         expect(snippet).to_have_text("水やりの記録 を付けた。 の後も記録は続く。")
+
+
+def test_a_notes_hits_past_the_first_three_are_named_with_links(
+    server_url: str, tmp_path: Path
+) -> None:
+    """The status counted every hit, but a note showed three and said nothing of the others."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    sections = "".join(f"## 第{i}段落\n\n{i}日目も雪が降った。\n\n" for i in range(1, 6))
+    (vault / "snow.md").write_text(f"# 雪の記録\n\n{sections}", encoding="utf-8")
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings())) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(f"{base}/?q=雪&mode=keyword")
+        expect(page.locator("#search-status")).to_contain_text("1 件のノート（5 箇所）")
+        expect(page.locator(".result .section")).to_have_count(3)
+        more = page.locator(".result .more-hits")
+        expect(more).to_have_text(
+            re.compile(r"^このノートのほかの一致 2 箇所: 第\d段落、第\d段落$")
+        )
+        shown = page.locator(".result .section .heading").all_inner_texts()
+        named = more.locator("a").all_inner_texts()
+        assert sorted([h.split(" › ")[-1] for h in shown] + named) == [f"第{i}段落" for i in range(1, 6)]  # fmt: skip
+        more.locator("a").first.click()
+        page.wait_for_url(re.compile(r"/notes/snow\.md#"))
+        expect(page.locator("#note-body h3", has_text=named[0])).to_be_in_viewport()

@@ -35,11 +35,19 @@ function startAnswer(question, waiting) {
   return ++answerTicket;
 }
 
+// What the ask form says of the question itself, under the box (nothing: the note goes).
+export function askStatus(message) {
+  $("ask-status").textContent = message;
+  $("ask-status").hidden = !message;
+  if (message) $("question").setAttribute("aria-invalid", "true"); else $("question").removeAttribute("aria-invalid");
+}
+
 function answerFailed(message) {
   $("answer-text").innerHTML = "<p class='warn'>" + escape(message) + "</p>";
 }
 
 const RESTARTED = "前の会話が履歴に見つからないため、新しい会話として答えました。";
+const CUT_SHORT = "回答の途中でサーバーとの接続が切れました。もう一度質問してください。";
 
 function postQuestion(question) {
   return fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
@@ -48,14 +56,16 @@ function postQuestion(question) {
 export async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
-  if (!question) return;
+  // An empty question is not sent: the reader is told what the button waits for.
+  if (!question) { askStatus("質問を入力してから「質問する」を押してください。"); $("question").focus(); return; }
+  askStatus("");
   const button = $("ask-form").querySelector("button");
   button.disabled = true;
   const ticket = startAnswer(question, "ノートを探しています…");
   // The button is disabled while the answer comes: the focus goes to the answer, not to <body>.
   $("answer").focus({ preventScroll: true });
   $("answer-text").setAttribute("aria-busy", "true");
-  let text = "";
+  let text = "", done = false;
   try {
     let res = await postQuestion(question);
     // The conversation followed is no longer in the history (deleted since, or an old page's):
@@ -67,11 +77,14 @@ export async function ask(event) {
       if (ticket !== answerTicket) return; // a past answer was opened meanwhile
       if (kind === "delta") { text += data.text; $("answer-text").innerHTML = renderAnswer(text); }
       else if (kind === "done") {
+        done = true;
         showAnswer(restarted ? { ...data, warnings: [RESTARTED, ...(data.warnings || [])] } : data);
         setAddress({ answer: data.id }, true);
       }
       else if (kind === "error") throw new Error(data.error);
     });
+    // A stream that ends before its answer (a proxy's timeout, a server stopped) said nothing.
+    if (!done) throw new Error(CUT_SHORT);
   } catch (err) {
     if (ticket !== answerTicket) return;
     answerFailed("答えられませんでした: " + japanese(err));
@@ -83,11 +96,14 @@ export async function ask(event) {
   }
 }
 
+// The offline answerer's model name (answer/config.py) means nothing to a reader: said in words.
+const modelName = (model) => model === "extractive" ? "引用のみ（LLM なし）" : model;
+
 // An answer from the history may be older than some of its metadata: what it lacks is left out.
 function answerMeta(m, createdAt) {
   return [
     createdAt && new Date(createdAt).toLocaleString("ja-JP") + " の回答",
-    m.model,
+    m.model && modelName(m.model),
     m.retrievedNotes != null && `ノート ${m.retrievedNotes} 件を検索`,
     m.responseTime != null && `${Math.round(m.responseTime)} ms`,
     m.tokensUsed && `${m.tokensUsed} トークン`,
@@ -106,9 +122,26 @@ function showAnswer(data) {
   $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
   $("no-citations").hidden = data.sources.length > 0;
   $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
-  $("answer-warnings").textContent = (data.warnings || []).join(" / ");
+  $("answer-warnings").textContent = (data.warnings || []).map(japaneseWarning).join(" / ");
   $("answer-foot").hidden = false;
   markShown();
+}
+
+// The answer's warnings come in the API's English (answer/pipeline.py, answer/config.py): the
+// page says the known ones in Japanese, with the values they carry; others as they come.
+const WARNINGS = [
+  [/^dropped citations of notes that were not retrieved: (.*)$/s, (ids) => `検索で見つからなかったノートが出典に挙がっていたため外しました: ${ids}`],
+  [/^the model did not answer in clean JSON \(read as (.*)\)$/s, (how) => `モデルの返答が決まった形（JSON）ではなかったため、読み取れた範囲で表示しています（${how}）`],
+  [/^the answer stopped at its length limit of ([\d,]+) tokens/, (n) => `回答は長さの上限（${n} トークン）で途切れています。全文には KA_LLM_MAX_TOKENS を増やしてください`],
+  [/^Anthropic retires (\S+) on (\S+): set KA_LLM_MODEL to a current model \(unset, it is (\S+)\)$/, (model, day, current) => `${model} は ${day} に提供が終わります。KA_LLM_MODEL を現行のモデルにしてください（未設定なら ${current}）`],
+];
+
+function japaneseWarning(warning) {
+  for (const [pattern, say] of WARNINGS) {
+    const found = pattern.exec(warning);
+    if (found) return say(...found.slice(1));
+  }
+  return warning;
 }
 
 // A past answer, shown as it was first given (no new LLM call); the next question follows it up.
@@ -181,7 +214,7 @@ export async function loadHistory() {
     $("history").innerHTML = data.data.length ? data.data.map((e) => `
       <li><a class="history-entry" href="/?answer=${encodeURIComponent(e.id)}" data-id="${escape(e.id)}">
       <div class="q">${escape(e.question)}</div><div class="a">${escape(preview(e))}</div>
-      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(e.model)}</div></a></li>`).join("")
+      <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(modelName(e.model))}</div></a></li>`).join("")
       : "<li class='meta'>まだ質問はありません。</li>";
     markShown();
   } catch (err) {

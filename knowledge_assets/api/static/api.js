@@ -34,6 +34,8 @@ export function japanese(err) {
   if (err.status === 503 && /renders stayed busy/.test(err.message)) return "長いノートの表示が混み合っています。少し待ってから、もう一度開いてください。";
   if (err.status === 503 && /stayed busy/.test(err.message)) return "サーバーが混み合っています。少し待ってから、もう一度試してください。";
   if (err.status === 503) return "ノートの保存先に接続できません。サーバーを確認してから、もう一度試してください。";
+  // The server's own failure (its message is in English, for its log) or a proxy's HTML page.
+  if (err.status >= 500) return `サーバーでエラーが起きました（${err.status}）。もう一度試して、続くようならサーバーのログを確認してください。`;
   if (err instanceof TypeError) return "サーバーに接続できません。サーバーが動いているか確認してください。";
   return err.message;
 }

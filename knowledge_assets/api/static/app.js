@@ -4,10 +4,10 @@
 // every text from the store goes through textContent or escape() (markup.js), and a note's body
 // arrives as HTML the server rendered safely (GET /api/notes/{id}, field html).
 
-import { ask, loadHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
+import { ask, askStatus, loadHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
 import { addressPath, showNote } from "./note.js";
 import { $ } from "./page.js";
-import { loadTags, restoreSearch, runSearch } from "./search.js";
+import { loadTags, restoreSearch, runSearch, showAddressedSearch } from "./search.js";
 import { showStoreStatus } from "./status.js";
 
 if (location.pathname.startsWith("/notes/")) {
@@ -22,9 +22,10 @@ if (location.pathname.startsWith("/notes/")) {
       $("ask-form").requestSubmit();
     }
   });
+  $("question").addEventListener("input", () => askStatus("")); // typing answers the note
   $("history").addEventListener("click", openHistoryEntry);
   $("new-conversation").addEventListener("click", newConversation);
-  window.addEventListener("popstate", showAddressedAnswer);
+  window.addEventListener("popstate", () => { showAddressedSearch(); showAddressedAnswer(); });
   document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
   $("tag").addEventListener("change", () => runSearch());
   const tagsLoaded = loadTags();

@@ -2,7 +2,7 @@
 // link to the search it was opened from.
 import { api, headers, japanese, token } from "./api.js";
 import { cleanText, escape, noteLink, noteRef, noteUrl, sourceLabel, tagChips } from "./markup.js";
-import { $, params } from "./page.js";
+import { $, params, restoreScroll } from "./page.js";
 
 // The back link returns to the search the note was opened from: through the browser's history
 // when the previous page is that search (as it was, answer and scroll included), else to this
@@ -24,12 +24,16 @@ export function addressPath() {
 }
 
 // The note arrives after the page has loaded, so the browser cannot go to the heading the
-// address names: #h-… as the note's links write it, or a heading's bare slug.
+// address names: #h-… as the note's links write it, a heading's bare slug, or its text as a
+// search hit names its section (the Markdown of the heading, which its rendered text drops).
 function showHeading() {
   let name = location.hash.slice(1);
   if (!name) return;
   try { name = decodeURIComponent(name); } catch { /* not an escape: the name as written */ }
-  const heading = [name, "h-" + name].map((h) => document.getElementById(h)).find((e) => e && $("note-body").contains(e));
+  const body = $("note-body");
+  const text = cleanText(name).trim();
+  const heading = [name, "h-" + name].map((h) => document.getElementById(h)).find((e) => e && body.contains(e))
+    || [...body.querySelectorAll("h1, h2, h3, h4, h5, h6")].find((h) => h.textContent.trim() === text);
   heading?.scrollIntoView();
 }
 
@@ -83,6 +87,7 @@ export async function showNote(id) {
     // The server renders the Markdown: raw HTML in the note arrives through its allowlist, links checked.
     showBody(data.html + (data.empty ? "<p class='meta'>本文のない空のノートです（検索には出ません）</p>" : ""), data.title || id);
     showHeading();
+    restoreScroll(); // Back to this note: where the reader was, rather than its heading
     showBacklinks(id);
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
   } catch (err) {
@@ -95,11 +100,20 @@ export async function showNote(id) {
   }
   try {
     const similar = await api("/api/ai/similar/" + noteRef(id, params.get("source")));
-    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(cleanText(n.preview).slice(0, 80))}…</div></li>`).join("") || "<li class='meta'>ありません</li>";
+    $("similar").innerHTML = similar.data.map((n) => `<li>${noteLink(n)}${sourceLabel(n.source)}<div class="preview">${escape(shortened(preview(n), 80))}</div></li>`).join("") || "<li class='meta'>ありません</li>";
   } catch (err) {
     $("similar").innerHTML = "<li class='meta'>" + escape(japanese(err)) + "</li>";
   }
 }
+
+// A note's text under its title link: its body opens with the title (its H1), said once.
+function preview(note) {
+  const text = cleanText(note.preview).trim(), title = String(note.title || "").trim();
+  return title && text.startsWith(title) ? text.slice(title.length).trim() : text;
+}
+
+// A preview cut to its first characters: "…" says that more follows, so a short note gets none.
+const shortened = (text, chars) => text.length > chars ? text.slice(0, chars) + "…" : text;
 
 // The notes whose links lead to this one (Obsidian's linked mentions), by title.
 async function showBacklinks(id) {

@@ -1,14 +1,16 @@
 // The search panel: a query in one of the three modes, the notes of a tag, and the search kept in
 // the address so that Back, a reload or a shared link shows it again.
 import { api, japanese } from "./api.js";
-import { escape, noteHeading, snippet, tagChips } from "./markup.js";
-import { $, params, setAddress } from "./page.js";
+import { escape, noteHeading, noteUrl, snippet, tagChips } from "./markup.js";
+import { $, params, restoreScroll, setAddress } from "./page.js";
 
 // Each search or listing started: a reply to an earlier one (a page of notes still loading when
 // a new query is typed) is dropped instead of landing in the new one's results.
 let current = 0;
 
-export async function runSearch(event) {
+// shown: how far the listing reached when this page was left (the address's ?shown=), to be
+// loaded again on opening it; a search typed anew starts from the first page.
+export async function runSearch(event, shown = 0) {
   event?.preventDefault();
   const run = ++current;
   const query = $("q").value.trim();
@@ -16,13 +18,14 @@ export async function runSearch(event) {
   const tag = $("tag").value;
   // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
   const typedTag = /^tag:#?([^\s"#][^\s"]*)$/i.exec(query)?.[1]; // "tag:#" names none
-  if (typedTag && !tag) { listTagged(typedTag); return; }
-  if (operatorsAlone(query)) { listKept(query, mode, tag); return; }
+  if (typedTag && !tag) return listTagged(typedTag, shown);
+  if (operatorsAlone(query)) return listKept(query, mode, tag, shown);
   if (!query) {
-    if (tag) { listTagged(tag); return; }
-    // Nothing to search: a stale error or earlier results go.
-    $("search-status").textContent = ""; $("results").innerHTML = "";
-    setAddress({ q: "", mode: "" }, false);
+    if (tag) return listTagged(tag, shown);
+    // Nothing to search: a stale error or earlier results go, and 検索 clicked says what it needs.
+    $("search-status").textContent = event ? "検索語を入力してください（例: 会議メモ、tag:日記）。" : "";
+    $("results").innerHTML = "";
+    remember({ q: "", mode: "", shown: "" });
     return;
   }
   $("search-status").textContent = "検索中…";
@@ -41,24 +44,46 @@ export async function runSearch(event) {
 // The search lives in the address (?q=…&mode=…&tag=…): Back from a note, a reload or a shared
 // link shows it again instead of an empty page.
 function rememberSearch(query, mode, tag) {
-  setAddress({ q: query, mode, tag }, false);
+  remember({ q: query, mode, tag, shown: "" });
+}
+
+// The search the address names, as last shown: Back or Forward to an entry naming another one
+// (a search typed after an answer was opened changed only the newer entry) shows that one.
+const searchKey = () => JSON.stringify(["q", "mode", "tag"].map((n) => new URLSearchParams(location.search).get(n) || ""));
+let addressed = searchKey();
+function remember(values) {
+  setAddress(values, false);
+  addressed = searchKey();
+}
+
+export function showAddressedSearch() {
+  if (searchKey() === addressed) return;
+  addressed = searchKey();
+  const address = new URLSearchParams(location.search);
+  if (address.get("q") || address.get("tag")) { restoreSearch(Promise.resolve(), address); return; }
+  $("q").value = ""; $("tag").value = "";
+  runSearch();
 }
 
 // The search the address names, shown again once the tag list it may filter by (tagsLoaded) is in.
-export async function restoreSearch(tagsLoaded) {
-  const query = params.get("q");
-  const tag = params.get("tag");
-  if (!query && !tag) return;
+export async function restoreSearch(tagsLoaded, address = params) {
+  const query = address.get("q");
+  const tag = address.get("tag");
+  if (!query && !tag) { restoreScroll(false); return; }
   $("q").value = query || "";
-  const mode = document.querySelector(`input[name=mode][value="${CSS.escape(params.get("mode") || "")}"]`);
+  const mode = document.querySelector(`input[name=mode][value="${CSS.escape(address.get("mode") || "")}"]`);
   if (mode) mode.checked = true;
+  $("tag").value = "";
   if (tag) {
     await tagsLoaded;
     // The list names each tag in its most common spelling: a note's chip may spell it otherwise.
     const listed = [...$("tag").options].find((o) => o.value.toLowerCase() === tag.toLowerCase());
     $("tag").value = listed ? listed.value : "";
   }
-  if (query) runSearch(); else listTagged(tag);
+  // A listing extended with "さらに表示" comes back as long as it was (a bad value: one page).
+  const shown = Math.min(Number.parseInt(address.get("shown"), 10) || 0, MAX_RESTORED);
+  await (query ? runSearch(undefined, shown) : listTagged(tag, shown));
+  restoreScroll();
 }
 
 // Obsidian's operators as the server reads them (core/search/operators.py): tag:, path:, their
@@ -77,38 +102,44 @@ function operatorsAlone(query) {
 }
 
 // The notes carrying a tag (or one nested under it), most recently updated first, a page at a time.
-function listTagged(tag) {
-  setAddress({ q: "", mode: "", tag }, false); // the address a tag links to: no query, no mode
-  listNotes(
+function listTagged(tag, shown = 0) {
+  remember({ q: "", mode: "", tag, shown: "" }); // the address a tag links to: no query, no mode
+  return listNotes(
     (offset) => api(`/api/tags/${encodeURIComponent(tag)}/notes?limit=${PAGE}&offset=${offset}`),
     (data) => data.total ? `#${tag} のノート ${count(data.total)} 件` : `#${tag} のノートはありません。`,
     "ノートを読み込めませんでした: ",
+    shown,
   );
 }
 
 // The notes a query of operators alone keeps (path:日記/, tag:日記 -tag:運動), as a tag's are
 // listed. Exclusions alone keep every other note: the status says so, lest it read as a folder's.
-function listKept(query, mode, tag) {
+function listKept(query, mode, tag, shown = 0) {
   rememberSearch(query, mode, tag);
   const body = (offset) => ({ query, limit: PAGE, offset, filters: tag ? { tags: [tag] } : undefined });
-  listNotes(
+  return listNotes(
     (offset) => api("/api/search/notes", body(offset)),
     (data) => {
       const which = data.excludesOnly ? `「${query}」で除外したもの以外のすべてのノート` : `「${query}」のノート`;
       return data.total ? `${which} ${count(data.total)} 件` : `「${query}」に当てはまるノートはありません。`;
     },
     "検索できませんでした: ", // an operator that names nothing (tag:#) is refused as a search is
+    shown,
   );
 }
 
 // Notes listed per request: a folder of 3,000 daily notes comes a page at a time, on demand.
 const PAGE = 50;
 const count = (n) => n.toLocaleString("ja-JP");
+// The most notes an address brings back at once (20 pages): a hand-edited ?shown=999999 must not
+// walk a whole store.
+const MAX_RESTORED = 1000;
 
 // A listing of notes (load(offset) fetches a page; title(data) heads it), newest first: its first
 // page, then each next one appended on "さらに表示" below the notes, which says how many are shown
-// of how many and goes once all are.
-function listNotes(load, title, failed) {
+// of how many and goes once all are. The address keeps how far it reached (?shown=), and opening
+// it loads the pages up to there again (shown), so Back from a note finds the reader's place.
+function listNotes(load, title, failed, shown = 0) {
   const run = ++current;
   let next = 0; // the offset of the next page: where the server's pages end, whatever was shown
   let total = 0;
@@ -155,6 +186,7 @@ function listNotes(load, title, failed) {
     const more = data.count > 0 && data.total > next;
     $("search-status").textContent = title(data)
       + (!data.total ? "" : more ? `（新しい順に ${count(seen.size)} 件を表示）` : "（新しい順）");
+    if (next > PAGE) setAddress({ shown: String(next) }, false);
     if (!button) {
       results.innerHTML = `<div class="listing">${items}</div>`;
       if (!more) return; // a listing of one page needs no control
@@ -177,11 +209,12 @@ function listNotes(load, title, failed) {
     }
     results.querySelector(".more-bar .shown").textContent = `${count(seen.size)} / ${count(Math.max(total, seen.size))} 件を表示`;
     if (more) { button.removeAttribute("aria-disabled"); button.textContent = moreLabel(); }
+    if (more && next < shown) await loadPage(); // the rest of the listing the address names
   }
 
   // What the next click brings: a full page, or the few that remain.
   const moreLabel = () => `さらに ${count(Math.min(PAGE, Math.max(total - next, 1)))} 件を表示`;
-  loadPage();
+  return loadPage(); // done once the pages the address names are in
 }
 
 
@@ -192,6 +225,22 @@ const FOUND_BY = {
   keyword: ["キーワード", "キーワード検索で見つかった箇所"],
   vector: ["セマンティック", "セマンティック検索（意味の近さ）で見つかった箇所"],
 };
+
+// Where a hit is in its note (parent › heading), a link to that section: a long note opened
+// from its hit otherwise starts at its top, the passage a scroll away.
+function sectionLink(note, hit, label = [hit.parentHeading, hit.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › ")) {
+  return hit.heading ? `<a href="${noteUrl(note.id, note.source)}#${encodeURIComponent(hit.heading)}">${escape(label)}</a>` : escape(label);
+}
+
+// A note's hits past the first few, by their headings: the status counts them, and a long note
+// may hold most of a search's hits.
+const SHOWN_HITS = 3;
+function moreHits(note) {
+  const rest = note.hits.slice(SHOWN_HITS);
+  if (!rest.length) return "";
+  const links = rest.map((h) => sectionLink(note, h, h.heading || "見出しのない箇所")).join("、");
+  return `<p class="more-hits">このノートのほかの一致 ${rest.length} 箇所: ${links}</p>`;
+}
 
 function renderResults(data, query) {
   const groups = new Map();
@@ -208,12 +257,13 @@ function renderResults(data, query) {
     <div class="result">
       ${noteHeading(g)}
       <div class="tags">${tagChips(g.tags)}</div>
-      ${g.hits.slice(0, 3).map((h) => `
+      ${g.hits.slice(0, SHOWN_HITS).map((h) => `
         <div class="section">
           <span class="score" title="${FOUND_BY[h.matchType]?.[1] ?? ""}">${FOUND_BY[h.matchType]?.[0] ?? escape(h.matchType)} · ${h.score.toFixed(3)}</span>
-          <div class="heading">${escape([h.parentHeading, h.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › "))}</div>
+          <div class="heading">${sectionLink(g, h)}</div>
           <p class="snippet">${snippet(h.content, terms)}</p>
         </div>`).join("")}
+      ${moreHits(g)}
     </div>`).join("");
 }
 
