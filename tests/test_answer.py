@@ -11,6 +11,7 @@ import typing
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -22,7 +23,7 @@ from knowledge_assets.answer.llm import LLMClient, length_field
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from tests.fakes.llm_server import FakeLLMServer
-from tests.test_search import DIARY
+from tests.test_search import DIARY, notes_store
 
 PROVIDERS = ["anthropic", "openai"]
 
@@ -84,6 +85,24 @@ def test_a_question_with_search_operators_is_answered_from_the_notes_they_keep(c
     elsewhere = asker.ask(conn, "path:projects/ 夜に何のラーメンを作った？")
     assert all(s.note_id.startswith("projects/") for s in elsewhere.sources)
     assert "味噌ラーメン" not in elsewhere.answer
+
+
+def test_a_follow_up_asking_for_more_is_answered_about_the_earlier_question(
+    server_url: str, tmp_path: Path
+) -> None:
+    """「もっと詳しく」 names no topic: it is answered from the earlier question's note, not from
+    a note that happens to hold もっと and 詳しい (which it was, with high confidence)."""
+    notes = {
+        "diary.md": "# 日記\n\n夜は味噌ラーメンを作った。\n",
+        "writing.md": "# 文章の練習\n\nもっと詳しく書くこと。詳しい説明はもっと後で足す。\n",
+    }
+    with notes_store(server_url, tmp_path, notes) as url, db.connect(url) as conn:
+        asker = Asker(LLMSettings())
+        first = asker.ask(conn, "夜に何のラーメンを作った？")
+        assert first.sources[0].note_id == "diary.md"
+        more = asker.ask(conn, "もっと詳しく", history=[Turn(first.question, first.answer)])
+    assert [s.note_id for s in more.sources] == ["diary.md"], more.answer
+    assert "味噌ラーメン" in more.answer
 
 
 def test_a_follow_up_with_search_operators_is_read_without_them(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip

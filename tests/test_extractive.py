@@ -145,6 +145,12 @@ def test_the_kind_and_topic_of_a_question(question: str, kind: str, topics: tupl
         ("夜に何のラーメンを作った？", ["夜", "ラーメン", "作る"]),
         ("What is the difference between interface and type alias?", ["difference", "interface", "type", "alias"]),
         ("それはいつ？", []),
+        ("もっと詳しく教えて", []),
+        ("ほかには？", []),
+        ("具体的には？", []),
+        ("それについてもっと", []),
+        ("Tell me more details, please", []),
+        ("北海道は？", ["北海道"]),
     ],
 )  # fmt: skip
 def test_question_words_are_not_terms(question: str, terms: list[str]) -> None:

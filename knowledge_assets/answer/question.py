@@ -20,11 +20,15 @@ from dataclasses import dataclass, field
 
 from knowledge_assets.core.chunks.tokenize import query_terms, tokens
 
-# Normalized forms as the tokenizer gives them (する → 為る, いる → 居る, それ → 其れ).
+# Normalized forms as the tokenizer gives them (する → 為る, いる → 居る, それ → 其れ). The words
+# that ask to go on about the same topic (もっと詳しく, 他には？, それについて, tell me more) say
+# nothing about a topic either: taken for terms, any note holding もっと and 詳しい answered
+# 「もっと詳しく」 with high confidence, where the follow-up is read with the question before it.
 _JA_FUNCTION = """
 何 なに なん 何故 なぜ どう どの どのよう どのような どんな どこ どれ どちら どっち いつ 誰 だれ 幾 幾つ
 いくつ いくら 如何 教える 下さる くださる 願う 為る 居る 有る 成る 出来る 御座る
-其れ 此れ 彼れ 其の 此の 彼の 其処 此処 よう こと もの ため 為 ところ
+其れ 此れ 彼れ 其の 此の 彼の 其処 此処 よう こと もの ため 為 ところ つく
+もっと 更に 詳しい 詳細 他 続き 具体 的
 """
 _EN_FUNCTION = """
 a an the is are was were be been being am do does did doing done what which who whom whose when
@@ -32,6 +36,7 @@ where why how of in on at to for from by with about between among into onto over
 nor but not no if then than so as i me my you your we our us he she it its they them their this
 that these those there here can could should would will shall may might must have has had having
 please tell explain know does anything something thing things whats what's
+more further detail details detailed else also elaborate continue
 """
 FUNCTION_WORDS = frozenset(_JA_FUNCTION.split()) | frozenset(_EN_FUNCTION.split())
 
