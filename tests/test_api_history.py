@@ -109,7 +109,7 @@ def test_an_answer_recorded_before_the_history_kept_metadata_still_opens(
     data = client.get(f"/api/ai/qa/history/{old}").json()["data"]
     assert data["metadata"] == {"model": "claude-old", "tokensUsed": 42, "responseTime": 812.5}
     assert data["warnings"] == [] and data["confidence"] == "medium"
-    assert data["sources"] == [cited[0] | {"source": None, "note": {"title": "2026年1月10日の日記", "tags": ["日記"], "url": "/notes/%E6%97%A5%E8%A8%98/2026-01-10.md"}}]  # fmt: skip
+    assert data["sources"] == [cited[0] | {"source": None, "heading": None, "note": {"title": "2026年1月10日の日記", "tags": ["日記"], "url": "/notes/%E6%97%A5%E8%A8%98/2026-01-10.md"}}]  # fmt: skip
 
 
 def test_the_openapi_docs_list_the_history_entry(client: httpx.Client) -> None:

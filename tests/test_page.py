@@ -63,8 +63,8 @@ def test_search_ask_and_open_a_citation(base: str) -> None:
         expect(page.locator("#history li .q").first).to_have_text("夜に何のラーメンを作った？")
         screenshot(page, DOCS / "search-page.png", full_page=True)
 
-        citation.click()
-        page.wait_for_url("**/notes/**")
+        citation.click()  # opens the note at the section that answers
+        page.wait_for_url("**/notes/**#%E6%96%99%E7%90%86")  # 料理
         expect(page.locator("#note-title")).to_have_text("2026年1月10日の日記")
         expect(page.locator("#note-body")).to_contain_text("夜は味噌ラーメンを作った。")
         expect(page.locator("#note-meta")).to_contain_text(DIARY)

@@ -81,9 +81,9 @@ def _entry(row: tuple[Any, ...]) -> HistoryEntry:
 
 
 def _cited(note: dict[str, str]) -> dict[str, str | None]:
-    """A recorded citation with its ``source``: None for answers recorded before citations
-    kept their source, whose ``noteId`` alone names the note as a path alone does."""
-    return {**note, "source": note.get("source")}
+    """A recorded citation with its ``source`` and ``heading``: None for answers recorded before
+    citations kept them (a ``noteId`` alone names the note as a path alone does)."""
+    return {**note, "source": note.get("source"), "heading": note.get("heading")}
 
 
 def new_conversation_id() -> str:

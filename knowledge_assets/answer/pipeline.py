@@ -46,11 +46,14 @@ class Source:
     source: str
     title: str
     relevance: str
+    # The heading of the note's section that covers most of the question (a citation opens the
+    # note there: the passage may be far down a long note); None when the note has no passage.
+    heading: str | None = None
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str | None]:
         return {
             "noteId": self.note_id, "source": self.source, "noteTitle": self.title,
-            "relevance": self.relevance,
+            "relevance": self.relevance, "heading": self.heading,
         }  # fmt: skip
 
 
@@ -222,9 +225,12 @@ class Asker:
 
 
 def _source(note: RetrievedNote, relevance: str | None = None) -> Source:
+    # max() keeps the first of equals: the section search ranked higher.
+    best = max(note.passages, key=lambda p: p.coverage, default=None)
     return Source(
-        note.note_id, note.source, note.title or note.note_id, relevance or note.relevance
-    )
+        note.note_id, note.source, note.title or note.note_id, relevance or note.relevance,
+        best.heading if best is not None and best.heading else None,
+    )  # fmt: skip
 
 
 def check_citations(retrieval: Retrieval, reply: ModelAnswer, meta: dict[str, Any]) -> Answer:
