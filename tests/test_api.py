@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -19,7 +20,7 @@ from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.mcp.reader import reader_url
 from tests.api_support import api_server
 from tests.fakes.llm_server import FakeLLMServer
-from tests.test_search import DIARY, DRAFT, LATEST
+from tests.test_search import DIARY, DRAFT, LATEST, notes_store
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +49,35 @@ def test_semantic_and_keyword_search(client: httpx.Client, path: str, mode: str)
     body = client.post(f"/api/search/{path}", json={"query": "ラーメン", "filters": {"tags": ["日記"]}, **({"threshold": -1} if path == "semantic" else {})}).json()  # fmt: skip
     assert body["mode"] == mode and body["count"] >= 1
     assert all("日記" in hit["tags"] for hit in body["data"])
+
+
+def test_a_search_by_note_lists_distinct_notes_with_their_other_sections(
+    server_url: str, tmp_path: Path
+) -> None:
+    """Six sections of one note match best: as passages they fill the list, by note the other
+    notes are there too and the long note's other sections come with its best one."""
+    long = "# 梅雨の記録\n\n" + "".join(f"## 第{i}週\n\n梅雨。梅雨の雨。\n\n" for i in range(1, 7))
+    notes = {
+        "long.md": long,
+        "a.md": "# 旅\n\n旅先は梅雨だったが、それ以外の話が長く続いた一日の記録。\n",
+        "b.md": "# 庭\n\n庭の紫陽花は梅雨に咲くが、今日は手入れの話ばかりを書いた。\n",
+    }
+    with (
+        notes_store(server_url, tmp_path, notes) as url,
+        api_server(url, Asker(LLMSettings())) as base,
+        httpx.Client(base_url=base, timeout=60) as client,
+    ):
+        passages = client.post("/api/search/keyword", json={"query": "梅雨", "limit": 3}).json()
+        by_note = client.post(
+            "/api/search/keyword",
+            json={"query": "梅雨", "limit": 3, "perNote": True, "sections": 5},
+        ).json()
+    assert [h["id"] for h in passages["data"]] == ["long.md"] * 3
+    assert "sections" not in passages["data"][0]
+    assert sorted(h["id"] for h in by_note["data"]) == ["a.md", "b.md", "long.md"]
+    sections = next(h["sections"] for h in by_note["data"] if h["id"] == "long.md")
+    assert len(sections) == 5 and {s["id"] for s in sections} == {"long.md"}
+    assert len({s["heading"] for s in sections}) == 5
 
 
 def test_bad_requests_are_422_with_the_reason(client: httpx.Client) -> None:

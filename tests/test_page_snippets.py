@@ -96,3 +96,31 @@ def test_a_notes_hits_past_the_first_three_are_named_with_links(
         more.locator("a").first.click()
         page.wait_for_url(re.compile(r"/notes/snow\.md#"))
         expect(page.locator("#note-body h3", has_text=named[0])).to_be_in_viewport()
+
+
+def test_a_long_note_of_many_matches_leaves_room_for_the_other_notes(
+    server_url: str, tmp_path: Path
+) -> None:
+    """Two dozen sections of one note matched best: twenty passages were that note's alone, and
+    the page showed one note. By note, the others are listed too, the long note's further
+    sections linked under its first three."""
+    from playwright.sync_api import expect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    long = "# 梅雨の記録\n\n" + "".join(f"## 第{i}週\n\n梅雨。梅雨の雨。\n\n" for i in range(1, 25))
+    (vault / "long.md").write_text(long, encoding="utf-8")
+    for name, place in (("a", "旅先"), ("b", "庭")):
+        text = f"# {place}\n\n{place}は梅雨だったが、それ以外の話が長く続いた一日の記録。\n"
+        (vault / f"{name}.md").write_text(text, encoding="utf-8")
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings())) as base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        page.goto(f"{base}/?q=梅雨&mode=keyword")
+        expect(page.locator(".result")).to_have_count(3)
+        first = page.locator(".result").first
+        expect(first.locator(".section")).to_have_count(3)
+        expect(first.locator(".more-hits a")).to_have_count(7)  # its best and 9 more: 3 + 7
+        expect(page.locator("#search-status")).to_contain_text("3 件のノート（12 箇所）")

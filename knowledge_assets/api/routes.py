@@ -17,6 +17,7 @@ from knowledge_assets.answer import history as qa_history
 from knowledge_assets.api import answers, store
 from knowledge_assets.api.errors import UNEXPECTED, error_body, quoted
 from knowledge_assets.api.schemas import (  # fmt: skip
+    ByNote,
     Filters,
     HybridSearch,
     KeywordSearch,
@@ -64,16 +65,20 @@ def _match_type(hit: SearchHit) -> str:
     )
 
 
-def _search_result(response: SearchResponse) -> dict[str, Any]:
+def _hit(h: SearchHit) -> dict[str, Any]:
+    return {
+        "id": h.file_path, "title": h.title, "heading": h.heading, "parentHeading": h.parent_heading,
+        "content": h.content, "score": round(h.score, 4), "matchType": _match_type(h),
+        "tags": list(h.tags), "chunkId": h.chunk_id, "source": h.source,
+    }  # fmt: skip
+
+
+def _search_result(response: SearchResponse, per_note: bool = False) -> dict[str, Any]:
     t = response.timings
     data = [
-        {
-            "id": h.file_path, "title": h.title, "heading": h.heading, "parentHeading": h.parent_heading,
-            "content": h.content, "score": round(h.score, 4), "matchType": _match_type(h),
-            "tags": list(h.tags), "chunkId": h.chunk_id, "source": h.source,
-        }
+        _hit(h) | ({"sections": [_hit(s) for s in h.sections]} if per_note else {})
         for h in response.hits
-    ]  # fmt: skip
+    ]
     return {
         "success": True, "count": len(data), "data": data, "mode": response.mode,
         "model": response.model, "terms": query_terms(split_query(response.query).words),
@@ -114,14 +119,20 @@ def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
 
     # A hybrid search runs its keyword and vector legs at once, on two pooled connections.
     pair = kwargs.get("mode") == "hybrid"
-    return _search_result(store.read(_readers(request), run, pair=pair))
+    return _search_result(
+        store.read(_readers(request), run, pair=pair), kwargs.get("per_note", False)
+    )
+
+
+def _by_note(body: ByNote) -> dict[str, Any]:
+    return {"per_note": body.perNote, "sections": body.sections}
 
 
 @router.post("/search/semantic", summary="Semantic (vector) search")
 def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
     """Chunks whose embedding is closest to the query's (cosine similarity, active model).
     ``timing`` is in milliseconds: ``embedding`` the query, ``search``, and ``total``."""
-    return _search(request, body.query, mode="vector", limit=body.limit, threshold=body.threshold, filters=_filters(body.filters))  # fmt: skip
+    return _search(request, body.query, mode="vector", limit=body.limit, threshold=body.threshold, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
 
 
 @router.post("/search/hybrid", summary="Hybrid search (keyword + vector)")
@@ -136,13 +147,13 @@ def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
             keyword=base.keyword if body.keywordWeight is None else body.keywordWeight,
             vector=base.vector if body.vectorWeight is None else body.vectorWeight,
         )  # fmt: skip
-    return _search(request, body.query, mode="hybrid", limit=body.limit, weights=weights, filters=_filters(body.filters))  # fmt: skip
+    return _search(request, body.query, mode="hybrid", limit=body.limit, weights=weights, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
 
 
 @router.post("/search/keyword", summary="Keyword search (BM25)")
 def keyword(body: KeywordSearch, request: Request) -> dict[str, Any]:
     """BM25 over Japanese morphemes and English words. ``timing`` is in milliseconds."""
-    return _search(request, body.query, mode="keyword", limit=body.limit, filters=_filters(body.filters))  # fmt: skip
+    return _search(request, body.query, mode="keyword", limit=body.limit, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
 
 
 def _qa_data(conn: Any, result: Answer, conversation_id: str) -> dict[str, Any]:

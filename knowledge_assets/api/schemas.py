@@ -103,14 +103,22 @@ class Filters(RequestBody):
     dateRange: DateRange | None = Field(default=None, description="inclusive bounds on created")
 
 
-class SemanticSearch(RequestBody):
+class ByNote(RequestBody):
+    """A search's results as notes instead of passages: several matching sections of one long
+    note would otherwise fill the list and push every other note out of it."""
+
+    perNote: bool = Field(default=False, description="true: `limit` distinct notes, each its best passage with its further matching sections in `sections`; false: the best passages, several possibly from one note")  # fmt: skip
+    sections: int = Field(default=3, ge=0, le=20, description="with perNote, the further matching sections listed per note")  # fmt: skip
+
+
+class SemanticSearch(ByNote):
     query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
     threshold: float | None = Field(default=None, ge=-1, le=1, description="minimum cosine similarity (default: the model's)")  # fmt: skip
     filters: Filters | None = None
 
 
-class HybridSearch(RequestBody):
+class HybridSearch(ByNote):
     query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
     vectorWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the vector list (default: tuned, 0.2)")  # fmt: skip
@@ -118,7 +126,7 @@ class HybridSearch(RequestBody):
     filters: Filters | None = None
 
 
-class KeywordSearch(RequestBody):
+class KeywordSearch(ByNote):
     query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
     filters: Filters | None = None

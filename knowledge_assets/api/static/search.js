@@ -31,7 +31,9 @@ export async function runSearch(event, shown = 0) {
   $("search-status").textContent = "検索中…";
   rememberSearch(query, mode, tag);
   try {
-    const body = { query, limit: 20, filters: tag ? { tags: [tag] } : undefined };
+    // Ten notes, each with its further matching sections: twenty passages asked for as such
+    // were often two long notes' and nothing else.
+    const body = { query, limit: NOTES, perNote: true, sections: SECTIONS, filters: tag ? { tags: [tag] } : undefined };
     const data = await api("/api/search/" + mode, body);
     if (run === current) renderResults(data, query);
   } catch (err) {
@@ -242,16 +244,22 @@ function moreHits(note) {
   return `<p class="more-hits">このノートのほかの一致 ${rest.length} 箇所: ${links}</p>`;
 }
 
+const NOTES = 10;
+const SECTIONS = 9; // a note's matching sections after its best one: three shown, the rest linked
+
 function renderResults(data, query) {
   const groups = new Map();
+  let passages = 0;
   for (const hit of data.data) {
     const key = JSON.stringify([hit.source, hit.id]);
     if (!groups.has(key)) groups.set(key, { id: hit.id, source: hit.source, title: hit.title, tags: hit.tags, hits: [] });
-    groups.get(key).hits.push(hit);
+    const hits = [hit, ...(hit.sections ?? [])];
+    groups.get(key).hits.push(...hits);
+    passages += hits.length;
   }
   const terms = data.terms.length ? data.terms : [query];
   $("search-status").textContent = groups.size
-    ? `${groups.size} 件のノート（${data.count} 箇所）· ${Math.round(data.timing.total)} ms`
+    ? `${groups.size} 件のノート（${passages} 箇所）· ${Math.round(data.timing.total)} ms`
     : "一致するノートはありませんでした。別の言葉やモードで試してください。";
   $("results").innerHTML = [...groups.values()].map((g) => `
     <div class="result">
