@@ -13,6 +13,7 @@ from knowledge_assets.answer import Asker, LLMSettings
 from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page
+from tests.fakes.llm_server import FakeLLMServer
 
 pytestmark = [
     pytest.mark.browser,
@@ -159,3 +160,30 @@ def test_an_answer_whose_stream_ends_early_says_so(base: str, sent: str) -> None
             timeout=30_000,
         )
         expect(page.locator("#ask-form button")).to_be_enabled()
+
+
+def test_an_answer_can_be_stopped_while_the_model_is_slow(server_url: str) -> None:
+    """A slow model's answer kept the ask button disabled until the stream ended: 回答を止める
+    ends it at once, says so, and the next question can be asked."""
+    from playwright.sync_api import expect
+
+    with FakeLLMServer(delay_s=3) as llm:
+        settings = LLMSettings(
+            provider="openai", model="test-model", base_url=llm.openai_base_url,
+            api_key=llm.api_key,
+        )  # fmt: skip
+        with (
+            sample_vault_database(server_url, None) as url,
+            api_server(url, Asker(settings)) as base,
+            chromium_page() as page,
+        ):
+            page.goto(base + "/")
+            stop = page.locator("#answer-stop")
+            expect(stop).to_be_hidden()
+            page.fill("#question", "夜に何のラーメンを作った？")
+            page.click("#ask-form button")
+            expect(page.locator("#ask-form button")).to_be_disabled()
+            stop.click(timeout=2_000)  # while the model has not answered yet
+            expect(page.locator("#answer-text")).to_have_text("回答を止めました。", timeout=2_000)
+            expect(stop).to_be_hidden()
+            expect(page.locator("#ask-form button")).to_be_enabled()

@@ -49,8 +49,20 @@ function answerFailed(message) {
 const RESTARTED = "前の会話が履歴に見つからないため、新しい会話として答えました。";
 const CUT_SHORT = "回答の途中でサーバーとの接続が切れました。もう一度質問してください。";
 
-function postQuestion(question) {
-  return fetch("/api/ai/qa", { method: "POST", headers: headers(), body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
+const STOPPED = "回答を止めました。";
+
+function postQuestion(question, signal) {
+  return fetch("/api/ai/qa", { method: "POST", headers: headers(), signal, body: JSON.stringify({ question, conversationId, options: { stream: true } }) });
+}
+
+// While an answer comes, 回答を止める ends it: a slow model (or one that writes at length) need
+// not be waited out before the next question. What it wrote so far stays.
+function stoppable() {
+  const controller = new AbortController();
+  const stop = $("answer-stop");
+  stop.hidden = false;
+  stop.onclick = () => controller.abort();
+  return controller.signal;
 }
 
 export async function ask(event) {
@@ -66,12 +78,13 @@ export async function ask(event) {
   $("answer").focus({ preventScroll: true });
   $("answer-text").setAttribute("aria-busy", "true");
   let text = "", done = false;
+  const signal = stoppable();
   try {
-    let res = await postQuestion(question);
+    let res = await postQuestion(question, signal);
     // The conversation followed is no longer in the history (deleted since, or an old page's):
     // the question starts a new one, and the answer says so.
     const restarted = res.status === 404 && conversationId !== null;
-    if (restarted) { conversationId = null; res = await postQuestion(question); }
+    if (restarted) { conversationId = null; res = await postQuestion(question, signal); }
     if (!res.ok) throw refused(await res.json().catch(() => ({})), res);
     await readEvents(res, (kind, data) => {
       if (ticket !== answerTicket) return; // a past answer was opened meanwhile
@@ -87,9 +100,11 @@ export async function ask(event) {
     if (!done) throw new Error(CUT_SHORT);
   } catch (err) {
     if (ticket !== answerTicket) return;
-    answerFailed("答えられませんでした: " + japanese(err));
+    if (signal.aborted) $("answer-text").innerHTML = renderAnswer(text) + "<p class='warn'>" + STOPPED + "</p>";
+    else answerFailed("答えられませんでした: " + japanese(err));
     $("answer-foot").hidden = !conversationId; // a failed follow-up leaves the conversation open
   } finally {
+    $("answer-stop").hidden = true;
     button.disabled = false;
     $("answer-text").removeAttribute("aria-busy");
     loadHistory();
