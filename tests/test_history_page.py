@@ -170,3 +170,33 @@ def test_code_in_a_quoted_passage_is_shown_as_code_and_markup_as_text(
     finally:
         with psycopg.connect(vault_url, autocommit=True) as conn:
             conn.execute("DELETE FROM qa.history WHERE id = %s", (entry,))
+
+
+def test_older_questions_are_listed_on_asking_for_more(server_url: str) -> None:
+    """Only the last eight questions were listed, with no way to the ones before."""
+    from playwright.sync_api import expect
+
+    from tests.answer_support import sample_vault_database
+
+    with sample_vault_database(server_url, None) as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            for i in range(30):
+                conn.execute(
+                    "INSERT INTO qa.history (id, conversation_id, question, answer, sources,"
+                    " confidence, model, tokens_used, created_at) VALUES (%s, %s, %s, '答え。',"
+                    " '[]', 'low', 'extractive', 0, now() - %s * interval '1 minute')",
+                    (str(uuid.uuid4()), str(uuid.uuid4()), f"質問{i}", i),
+                )
+        with api_server(url, Asker(LLMSettings())) as base, chromium_page() as page:
+            page.goto(base + "/")
+            entries, more = page.locator("#history .q"), page.locator("#history-more")
+            expect(entries).to_have_count(8)
+            expect(entries.first).to_have_text("質問0")  # the newest first
+            expect(more).to_have_text("さらに 20 件を表示（全 30 件）")
+            more.click()
+            expect(entries).to_have_count(28)
+            expect(more).to_have_text("さらに 2 件を表示（全 30 件）")
+            more.click()
+            expect(entries).to_have_count(30)
+            expect(entries.last).to_have_text("質問29")
+            expect(more).to_be_hidden()

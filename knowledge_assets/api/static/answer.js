@@ -223,16 +223,31 @@ function preview(entry) {
   return cleanText(entry.answer.replace(/^>\s?/gm, "")).replace(OFFLINE_INTRO, "");
 }
 
+// The newest questions first, HISTORY_PAGE of them; さらに表示 lists older ones, up to what one
+// request of the history returns (its limit, 200).
+const HISTORY_PAGE = 8, HISTORY_MORE = 20, HISTORY_MAX = 200;
+let historyShown = HISTORY_PAGE;
+
 export async function loadHistory() {
+  const more = $("history-more");
   try {
-    const data = await api("/api/ai/qa/history?limit=8");
+    const data = await api(`/api/ai/qa/history?limit=${historyShown}`);
     $("history").innerHTML = data.data.length ? data.data.map((e) => `
       <li><a class="history-entry" href="/?answer=${encodeURIComponent(e.id)}" data-id="${escape(e.id)}">
       <div class="q">${escape(e.question)}</div><div class="a">${escape(preview(e))}</div>
       <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(modelName(e.model))}</div></a></li>`).join("")
       : "<li class='meta'>まだ質問はありません。</li>";
+    const left = Math.min(data.total, HISTORY_MAX) - data.data.length;
+    more.hidden = left <= 0;
+    more.textContent = `さらに ${Math.min(left, HISTORY_MORE)} 件を表示（全 ${data.total.toLocaleString("ja-JP")} 件）`;
     markShown();
   } catch (err) {
+    more.hidden = true;
     $("history").innerHTML = "<li class='warn'>" + escape(japanese(err)) + "</li>";
   }
+}
+
+export function moreHistory() {
+  historyShown = Math.min(historyShown + HISTORY_MORE, HISTORY_MAX);
+  loadHistory();
 }

@@ -4,7 +4,7 @@
 // every text from the store goes through textContent or escape() (markup.js), and a note's body
 // arrives as HTML the server rendered safely (GET /api/notes/{id}, field html).
 
-import { ask, askStatus, loadHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
+import { ask, askStatus, loadHistory, moreHistory, newConversation, openHistoryEntry, showAddressedAnswer } from "./answer.js";
 import { addressPath, showNote } from "./note.js";
 import { $ } from "./page.js";
 import { loadTags, restoreSearch, runSearch, showAddressedSearch } from "./search.js";
@@ -24,6 +24,7 @@ if (location.pathname.startsWith("/notes/")) {
   });
   $("question").addEventListener("input", () => askStatus("")); // typing answers the note
   $("history").addEventListener("click", openHistoryEntry);
+  $("history-more").addEventListener("click", moreHistory);
   $("new-conversation").addEventListener("click", newConversation);
   window.addEventListener("popstate", () => { showAddressedSearch(); showAddressedAnswer(); });
   document.querySelectorAll("input[name=mode]").forEach((r) => r.addEventListener("change", () => $("q").value && runSearch()));
