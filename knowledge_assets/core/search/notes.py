@@ -15,7 +15,13 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.ingest.conventions import Conventions
-from knowledge_assets.core.search import NoActiveModel, hnsw_scan, notes_sql, search_sql
+from knowledge_assets.core.search import (
+    NoActiveModel,
+    hnsw_scan,
+    notes_sql,
+    search_sql,
+    similar_words,
+)
 from knowledge_assets.core.search.engine import NO_ACTIVE_MODEL
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.listing import ListedNote, notes_kept
@@ -67,7 +73,7 @@ class SimilarNote:
 def similar(
     conn: psycopg.Connection, file_path: str, *, limit: int = 5, source: str | None = None
 ) -> list[SimilarNote]:
-    """Notes whose chunks lie nearest to ``file_path``'s mean vector (active model), best first;
+    """Notes nearest to ``file_path`` in meaning and in the words that set it apart, best first;
     see :func:`similar_to`."""
     return similar_to(conn, file_path, limit=limit, source=source)[1]
 
@@ -76,7 +82,9 @@ def similar_to(
     conn: psycopg.Connection, file_path: str, *, limit: int = 5, source: str | None = None
 ) -> tuple[NoteRef, list[SimilarNote]]:
     """The note compared with (its source and the other sources holding its path) and the notes
-    whose chunks lie nearest to its mean vector (active model), best first.
+    most like it, best first: those whose chunks lie nearest to its mean vector (active model)
+    fused with those BM25 finds for its title and distinctive words
+    (:mod:`~knowledge_assets.core.search.similar_words`); ``score`` is the fused score (0 to 1).
 
     ``source`` names the source of the note (None: as :func:`locate` chooses). The note itself
     and every version of it (older or newer, through ``previous``) are left out; a note of
@@ -93,14 +101,21 @@ def similar_to(
     vector, family = notes_sql.note_vector(conn, info, ref.file_path, ref.table)
     if vector is None:
         return ref, []
-    k = max(8 * limit, 40)
+    # Each list's candidates: enough notes beyond ``limit`` for the other list to lift some.
+    candidates = max(4 * limit, 20)
+    k = max(8 * candidates, 40)
     while True:
         rows, got = notes_sql.similar_notes(
-            conn, info, vector, table=ref.table, exclude=family, limit=limit, k=k
+            conn, info, vector, table=ref.table, exclude=family, limit=candidates, k=k
         )
-        if len(rows) >= limit or got < k or k >= hnsw_scan.EF_SEARCH_MAX:
+        if len(rows) >= candidates or got < k or k >= hnsw_scan.EF_SEARCH_MAX:
             break
         k = min(4 * k, hnsw_scan.EF_SEARCH_MAX)
+    query = similar_words.note_words(conn, ref.table, ref.file_path)
+    words = similar_words.keyword_neighbours(
+        conn, query, table=ref.table, exclude=family, k=candidates
+    )
+    rows = similar_words.fuse(rows, words, limit)
     return ref, [
         SimilarNote(
             file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
