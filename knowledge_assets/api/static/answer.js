@@ -237,9 +237,10 @@ export async function loadHistory() {
       <div class="q">${escape(e.question)}</div><div class="a">${escape(preview(e))}</div>
       <div class="meta">${new Date(e.createdAt).toLocaleString("ja-JP")} · ${escape(modelName(e.model))}</div></a></li>`).join("")
       : "<li class='meta'>まだ質問はありません。</li>";
-    const left = Math.min(data.total, HISTORY_MAX) - data.data.length;
+    const total = data.total ?? data.data.length; // a server from before the total: no more
+    const left = Math.min(total, HISTORY_MAX) - data.data.length;
     more.hidden = left <= 0;
-    more.textContent = `さらに ${Math.min(left, HISTORY_MORE)} 件を表示（全 ${data.total.toLocaleString("ja-JP")} 件）`;
+    more.textContent = `さらに ${Math.min(left, HISTORY_MORE)} 件を表示（全 ${total.toLocaleString("ja-JP")} 件）`;
     markShown();
   } catch (err) {
     more.hidden = true;
