@@ -4,6 +4,7 @@ Open pages in headless Chromium and save what they show."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -16,17 +17,17 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from knowledge_assets.core.database.db import PROJECT_ROOT
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_MISSING = f"{CHROMIUM} is missing (apt-get install chromium)"
@@ -79,21 +80,52 @@ def chromium_args() -> list[str]:
     return args
 
 
+# One Chromium per test process, started by its first page and stopped as the process ends (or
+# before a test that is not a browser test, see stop_browser):
+# starting Playwright's driver and the browser took 1-2 s, which every browser test paid. Each
+# page gets a browser context of its own, as isolated as a new browser (cookies, storage,
+# history, routes).
+_shared: dict[str, Any] = {}
+
+
+def _browser() -> Browser:
+    browser: Browser | None = _shared.get("browser")
+    if browser is not None and browser.is_connected():
+        return browser
+    if "playwright" not in _shared:
+        from playwright.sync_api import sync_playwright
+
+        _shared["playwright"] = sync_playwright().start()
+        atexit.register(stop_browser)
+    browser = _shared["playwright"].chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=chromium_args()
+    )
+    _shared["browser"] = browser
+    return browser
+
+
+def stop_browser() -> None:
+    """Stop the shared Chromium and Playwright's driver, if started. Playwright's sync API keeps
+    an event loop running in the thread while it lives, so a test that runs asyncio itself (the
+    MCP client) must not start with it alive: conftest stops it before every test not marked
+    ``browser``."""
+    with suppress(Exception):  # already gone with a crashed driver
+        _shared.pop("browser").close()
+    with suppress(Exception):
+        _shared.pop("playwright").stop()
+
+
 @contextmanager
 def chromium_page(width: int = 1400, height: int = 900, timeout_ms: int = 30_000) -> Iterator[Page]:
-    """A page of Debian's Chromium, headless; the browser is closed on leaving the block."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=chromium_args()
-        )
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.set_default_timeout(timeout_ms)
-            yield page
-        finally:
-            browser.close()
+    """A page of Debian's Chromium, headless, in a browser context of its own that is closed on
+    leaving the block."""
+    context = _browser().new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(timeout_ms)
+        yield page
+    finally:
+        context.close()
 
 
 @contextmanager

@@ -38,6 +38,14 @@ def pytest_configure(config: pytest.Config) -> None:
         _session_cache.append(os.environ["KA_CACHE_DIR"])
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Browser tests share one Chromium in a row; any other test starts with it stopped."""
+    if "browser" not in item.keywords:
+        from tests.browser_support import stop_browser
+
+        stop_browser()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for folder in _session_cache:
         shutil.rmtree(folder, ignore_errors=True)
