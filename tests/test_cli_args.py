@@ -98,17 +98,23 @@ def test_shown_escapes_control_characters_only(text: str, expected: str) -> None
     assert shown(text) == expected
 
 
-def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def _one_note_store(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
 ) -> None:
+    """A vault of the one note ``name``, ingested without vectors, for the commands to read."""
     vault = tmp_path / "vault"
     vault.mkdir()
-    (vault / "ctrl.md").write_text(
-        "---\ntags: [日本語タグ, ab]\n---\n# 制御\n\nカワウソ\x1b]0;PWNED\x07と\x1b[2J消去。\n"
-    )
+    (vault / name).write_text(text)
     ingest(db_url, None, vault)
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+
+
+def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    note = "---\ntags: [日本語タグ, ab]\n---\n# 制御\n\nカワウソ\x1b]0;PWNED\x07と\x1b[2J消去。\n"
+    _one_note_store(db_url, tmp_path, monkeypatch, "ctrl.md", note)
     for argv in (["search", "カワウソ", "--mode", "keyword"], ["get", "ctrl.md"]):
         assert main(argv) == 0
         out = capsys.readouterr().out
@@ -141,14 +147,8 @@ def test_tag_listings_and_sources_print_a_title_of_two_lines_on_one(
 ) -> None:
     """A title written over two lines (``title: |``) with a right-to-left override in it: each
     listing prints it on the note's one line, the override shown, not obeyed."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "two.md").write_text(
-        "---\ntitle: |\n  旅の\n  記録\u202eevil\ntags: [旅]\n---\n# 見出し\n\nカワウソの旅。\n"
-    )
-    ingest(db_url, None, vault)
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    note = "---\ntitle: |\n  旅の\n  記録\u202eevil\ntags: [旅]\n---\n# 見出し\n\nカワウソの旅。\n"
+    _one_note_store(db_url, tmp_path, monkeypatch, "two.md", note)
     title = "旅の 記録\\u202eevil"
     for argv in (["tags", "旅"], ["search", "tag:旅"]):
         assert main(argv) == 0
