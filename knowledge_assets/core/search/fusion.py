@@ -176,7 +176,7 @@ def _rerank(keyword: list[T], fused: list[T], weights: HybridWeights) -> list[T]
     return ordered + [i for i in fused if i not in taken]
 
 
-def _scaled(values: dict[T, float]) -> dict[T, float]:
+def scaled(values: dict[T, float]) -> dict[T, float]:
     """Each value scaled to 0..1 over the query's candidates. Equal values all get 1 when they
     are a score (a single match is the best one), 0 when they are nothing: without a keyword
     match every BM25 is 0, and scaling those to 1 gave gibberish queries the score of a match
@@ -194,10 +194,10 @@ def _minmax(
     bm25 = {i: 0.0 for i, _ in vector} | dict(keyword)
     cosine = {i: dense[i] for i, _ in keyword if i in dense} | dict(vector)
     if not cosine:  # no dense scores at all (no active model): keyword order
-        return {i: weights.keyword * s for i, s in _scaled(bm25).items()}
+        return {i: weights.keyword * s for i, s in scaled(bm25).items()}
     floor = min(cosine.values())  # a candidate without a cosine counts as the worst one
     cosine = {i: cosine.get(i, floor) for i in bm25}
-    kw_s, vec_s = _scaled(bm25), _scaled(cosine)
+    kw_s, vec_s = scaled(bm25), scaled(cosine)
     return {i: weights.keyword * kw_s[i] + weights.vector * vec_s[i] for i in bm25}
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.search import keyword_sql
+from knowledge_assets.core.search.fusion import scaled
 
 __all__ = ["TERMS", "VECTOR_WEIGHT", "fuse", "keyword_neighbours", "note_words"]
 
@@ -28,25 +29,22 @@ CHUNKS_PER_NOTE = 3  # keyword candidates read per note asked for: a note's sect
 # Words of one character and numbers say little of a topic (型, 1); pairs of words (bigram
 # lexemes, with a space) are left to the query's own tokenization.
 _NOTE_WORDS = (
-    "SELECT u.lexeme FROM rag.latest_docs d JOIN rag.chunks c ON c.document_id = d.id,"
-    " unnest(c.tokens) u, rag.keyword_lexemes k, rag.keyword_totals t"
-    " WHERE d.source_table = %(t)s AND d.file_path = %(p)s AND k.lexeme = u.lexeme AND k.ndoc > 0"
+    "SELECT d.title, ARRAY(SELECT u.lexeme FROM rag.chunks c, unnest(c.tokens) u,"
+    "  rag.keyword_lexemes k, rag.keyword_totals t"
+    "  WHERE c.document_id = d.id AND k.lexeme = u.lexeme AND k.ndoc > 0"
     "  AND char_length(u.lexeme) > 1 AND strpos(u.lexeme, ' ') = 0 AND u.lexeme !~ '^[0-9]+$'"
-    " GROUP BY u.lexeme, k.ndoc, t.ndocs"
-    " ORDER BY sum(coalesce(cardinality(u.positions), 1)) * ln(1 + t.ndocs / (k.ndoc + 1.0)) DESC,"
-    "  u.lexeme LIMIT %(n)s"
+    "  GROUP BY u.lexeme, k.ndoc, t.ndocs"
+    "  ORDER BY sum(coalesce(cardinality(u.positions), 1)) * ln(1 + t.ndocs / (k.ndoc + 1.0)) DESC,"
+    "  u.lexeme LIMIT %(n)s)"
+    " FROM rag.latest_docs d WHERE d.source_table = %(t)s AND d.file_path = %(p)s"
 )
 
 
 def note_words(conn: psycopg.Connection, table: str, path: str) -> str:
     """The keyword query of the note at ``path`` of raw table ``table``: its title and its
     ``TERMS`` words of highest TF-IDF."""
-    title = conn.execute(
-        "SELECT coalesce(title, '') FROM rag.latest_docs WHERE source_table = %s AND file_path = %s",
-        (table, path),
-    ).fetchone()
-    rows = conn.execute(_NOTE_WORDS, {"t": table, "p": path, "n": TERMS}).fetchall()
-    return " ".join([title[0] if title else "", *(r[0] for r in rows)]).strip()
+    row = conn.execute(_NOTE_WORDS, {"t": table, "p": path, "n": TERMS}).fetchone()
+    return " ".join([row[0] or "", *(row[1] or [])]).strip() if row else ""
 
 
 def keyword_neighbours(
@@ -67,9 +65,8 @@ def keyword_neighbours(
 
 
 def _scaled(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
-    scores = {(r["source_table"], r["file_path"]): float(r["score"]) for r in rows}
-    lo, hi = min(scores.values(), default=0.0), max(scores.values(), default=0.0)
-    return {key: (s - lo) / (hi - lo) if hi > lo else 1.0 for key, s in scores.items()}
+    """Each note's score scaled to 0..1 over its list, as hybrid search scales its legs."""
+    return scaled({(r["source_table"], r["file_path"]): float(r["score"]) for r in rows})
 
 
 def fuse(
