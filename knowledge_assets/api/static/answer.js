@@ -136,7 +136,7 @@ function showAnswer(data) {
   $("confidence").className = "badge " + data.confidence;
   $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
   $("no-citations").hidden = data.sources.length > 0;
-  $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source)}${s.heading ? `#${encodeURIComponent(s.heading)}` : ""}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
+  $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source, s.heading)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
   $("answer-warnings").textContent = (data.warnings || []).map(japaneseWarning).join(" / ");
   $("answer-foot").hidden = false;
   markShown();

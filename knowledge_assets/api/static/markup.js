@@ -19,8 +19,10 @@ export function noteRef(id, source) {
   return segments.map(encodeURIComponent).join("/") + (named ? "?source=" + encodeURIComponent(source) : "");
 }
 
-export function noteUrl(id, source) {
-  try { return "/notes/" + noteRef(id, source); } catch { return "#"; }
+export function noteUrl(id, source, heading) {
+  // With a heading, the note view opens at that section (note.js finds it by its text).
+  const at = heading ? "#" + encodeURIComponent(heading) : "";
+  try { return "/notes/" + noteRef(id, source) + at; } catch { return "#"; }
 }
 
 export function sourceLabel(source) {

@@ -231,7 +231,7 @@ const FOUND_BY = {
 // Where a hit is in its note (parent › heading), a link to that section: a long note opened
 // from its hit otherwise starts at its top, the passage a scroll away.
 function sectionLink(note, hit, label = [hit.parentHeading, hit.heading].filter((x, i, a) => x && a.indexOf(x) === i).join(" › ")) {
-  return hit.heading ? `<a href="${noteUrl(note.id, note.source)}#${encodeURIComponent(hit.heading)}">${escape(label)}</a>` : escape(label);
+  return hit.heading ? `<a href="${noteUrl(note.id, note.source, hit.heading)}">${escape(label)}</a>` : escape(label);
 }
 
 // A note's hits past the first few, by their headings: the status counts them, and a long note
