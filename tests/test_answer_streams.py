@@ -7,6 +7,7 @@ in the history."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -110,3 +111,33 @@ def test_a_streamed_answer_with_escaped_astral_characters_is_shown_and_kept_whol
         kept = client.get(f"/api/ai/qa/history/{done['id']}").json()["data"]
     assert "".join(d["text"] for k, d in events if k == "delta") == done["answer"]
     assert done["answer"] == "𠮷野家で味噌ラーメンを食べた😀" == kept["answer"]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_reader_who_stops_a_streamed_answer_stops_the_model_too(
+    vault_url: str, usem3: Embedder, provider: str
+) -> None:
+    """The page's stop button closes the answer's connection: the API then closes its own
+    connection to the provider, so a model that would go on for a minute is not paid for, and
+    nothing is kept in the history."""
+    long_answer = json.dumps({"answer": "味噌ラーメンです。" * 100, "sources": [], "confidence": "high"}, ensure_ascii=False)  # fmt: skip
+    with psycopg.connect(vault_url) as conn:
+        kept = conn.execute("SELECT count(*) FROM qa.history").fetchone()
+    with FakeLLMServer(pace_s=0.1) as llm:  # some 130 pieces: 13 s if nobody stops it
+        llm.reply(long_answer)
+        with api_server(vault_url, Asker(_settings(llm, provider), embedder=usem3)) as url:
+            with (
+                httpx.Client(base_url=url, timeout=30) as client,
+                client.stream(
+                    "POST",
+                    "/api/ai/qa",
+                    json={"question": "夜に何を作った？", "options": {"stream": True}},
+                ) as response,  # fmt: skip
+            ):
+                assert any(line == "event: delta" for line in response.iter_lines())
+            deadline = time.monotonic() + 5
+            while not llm.abandoned and time.monotonic() < deadline:
+                time.sleep(0.05)
+    assert llm.abandoned and llm.abandoned[0] < 20, llm.abandoned
+    with psycopg.connect(vault_url) as conn:
+        assert conn.execute("SELECT count(*) FROM qa.history").fetchone() == kept

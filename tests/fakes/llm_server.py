@@ -17,7 +17,9 @@ none is queued, from :func:`default_reply`: JSON in seed 001's format citing the
 the prompt's context. :meth:`FakeLLMServer.fail` queues faults (429 with ``Retry-After``, 500)
 served before any answer; :meth:`FakeLLMServer.cut` makes the next streamed answer stop after a
 few pieces, its connection closed cleanly (no end event), broken mid-body, or after the
-provider's error event (an overload). Every request is logged with its headers and body.
+provider's error event (an overload). With ``pace_s`` a streamed answer sends one piece per
+``pace_s`` seconds, and a client that goes away meanwhile is recorded in ``abandoned`` (the
+events it had been sent). Every request is logged with its headers and body.
 """
 
 from __future__ import annotations
@@ -63,10 +65,14 @@ def default_reply(prompt: str) -> str:
 class FakeLLMServer:
     """Both wire formats on one loopback port; use as a context manager."""
 
-    def __init__(self, api_key: str = "sk-test-secret", delay_s: float = 0.0) -> None:
+    def __init__(
+        self, api_key: str = "sk-test-secret", delay_s: float = 0.0, pace_s: float = 0.0
+    ) -> None:
         self.api_key = api_key
         self.delay_s = delay_s
+        self.pace_s = pace_s
         self.log: list[Logged] = []
+        self.abandoned: list[int] = []  # per stream the client left: events sent
         self._replies: deque[str] = deque()
         self._faults: deque[tuple[int, str | None]] = deque()
         self._cuts: deque[tuple[int, str]] = deque()
@@ -172,11 +178,19 @@ class FakeLLMServer:
                     self.send_header("Content-Length", "1000000")
                 self.send_header("Connection", "close")
                 self.end_headers()
+                self.close_connection = True
+                sent = 0
                 for name, data in events:
                     line = (f"event: {name}\n" if name else "") + "data: " + (data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)) + "\n\n"  # fmt: skip
-                    self.wfile.write(line.encode())
-                    self.wfile.flush()
-                self.close_connection = True
+                    try:
+                        self.wfile.write(line.encode())
+                        self.wfile.flush()
+                    except OSError:  # the client closed the connection
+                        fake.abandoned.append(sent)
+                        return
+                    sent += 1
+                    if fake.pace_s:
+                        time.sleep(fake.pace_s)
 
             def _error(
                 self, status: int, retry_after: str | None, flavor: str, message: str
