@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +18,8 @@ from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.api import ApiConfigError, ApiSettings
 from knowledge_assets.api.settings import writer_url
 from knowledge_assets.core.embedders import Embedder
+from knowledge_assets.core.search import search
+from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.mcp.reader import reader_url
 from tests.api_support import api_server
 from tests.fakes.llm_server import FakeLLMServer
@@ -240,12 +243,27 @@ def test_qa_with_an_llm_drops_a_made_up_citation(vault_url: str, usem3: Embedder
 def test_hybrid_search_without_weights_uses_the_active_models_fusion(
     client: httpx.Client, vault_url: str, usem3: Embedder
 ) -> None:
-    from knowledge_assets.core.search import search
 
     body = client.post("/api/search/hybrid", json={"query": "ラーメン 設計", "limit": 5}).json()
     with psycopg.connect(vault_url) as conn:
         hits = search(conn, "ラーメン 設計", mode="hybrid", limit=5, embedder=usem3).hits
     assert [d["score"] for d in body["data"]] == [round(h.score, 4) for h in hits]
+
+
+def test_a_hybrid_search_given_one_weight_keeps_the_active_models_fusion_for_the_rest(
+    client: httpx.Client, vault_url: str, usem3: Embedder
+) -> None:
+    """keywordWeight alone: usem3's measured method (rerank) and vector weight (0.5) stay; the
+    defaults of no model (minmax, 1.0) would rank differently."""
+    query = "ラーメン 設計"
+    body = client.post("/api/search/hybrid", json={"query": query, "limit": 5, "keywordWeight": 0.7}).json()  # fmt: skip
+    weights = replace(HybridWeights.from_env("usem3"), keyword=0.7)
+    assert (weights.method, weights.vector) == ("rerank", 0.5)
+    with psycopg.connect(vault_url) as conn:
+        hits = search(conn, query, mode="hybrid", limit=5, embedder=usem3, weights=weights).hits
+        untuned = search(conn, query, mode="hybrid", limit=5, embedder=usem3, weights=HybridWeights(keyword=0.7)).hits  # fmt: skip
+    assert [d["score"] for d in body["data"]] == [round(h.score, 4) for h in hits]
+    assert [round(h.score, 4) for h in untuned] != [round(h.score, 4) for h in hits]
 
 
 SEARCHES = ("/api/search/semantic", "/api/search/hybrid", "/api/search/keyword")

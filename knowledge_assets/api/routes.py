@@ -7,6 +7,7 @@ import json
 import logging
 import unicodedata
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -27,7 +28,7 @@ from knowledge_assets.api.schemas import (  # fmt: skip
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core.chunks.tokenize import query_terms
-from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse
+from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse, search_sql
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.core.search.note_sources import (
@@ -113,8 +114,17 @@ def _read(request: Request, fn: Callable[[Any], T]) -> T:
     return store.read(_readers(request), lambda conn, _companion: fn(conn))
 
 
-def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
+def _search(
+    request: Request, query: str, overrides: dict[str, float] | None = None, **kwargs: Any
+) -> dict[str, Any]:
+    """``overrides``: weights of a hybrid search given in the request; the others are the
+    active model's (its measured fusion, as without any)."""
+
     def run(conn: Any, companion: Any) -> SearchResponse:
+        if overrides:
+            info = search_sql.get_model(conn)
+            base = HybridWeights.from_env(info.model if info is not None else None)
+            kwargs["weights"] = replace(base, **overrides)
         return core_search.search(conn, query, companion=companion, **kwargs)
 
     # A hybrid search runs its keyword and vector legs at once, on two pooled connections.
@@ -139,15 +149,9 @@ def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
 def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
     """Keyword (BM25) and vector results fused with the given weights (defaults: tuned).
     ``timing`` is in milliseconds: ``embedding`` the query, ``search``, and ``total``."""
-    weights = None  # None: the fusion measured for the active model
-    if body.keywordWeight is not None or body.vectorWeight is not None:
-        base = HybridWeights.from_env()
-        weights = HybridWeights(
-            method=base.method, k=base.k, candidates=base.candidates,
-            keyword=base.keyword if body.keywordWeight is None else body.keywordWeight,
-            vector=base.vector if body.vectorWeight is None else body.vectorWeight,
-        )  # fmt: skip
-    return _search(request, body.query, mode="hybrid", limit=body.limit, weights=weights, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
+    given = (("keyword", body.keywordWeight), ("vector", body.vectorWeight))
+    overrides = {name: weight for name, weight in given if weight is not None}
+    return _search(request, body.query, mode="hybrid", limit=body.limit, overrides=overrides, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
 
 
 @router.post("/search/keyword", summary="Keyword search (BM25)")

