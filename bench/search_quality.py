@@ -27,7 +27,7 @@ import statistics
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,13 @@ from knowledge_assets.core.index.models import activate_model
 from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchHit, search, search_sql
-from knowledge_assets.core.search.fusion import HybridWeights, fuse, fusion_method, vector_weight
+from knowledge_assets.core.search.fusion import (
+    HybridWeights,
+    fuse,
+    fusion_method,
+    leg_depths,
+    vector_weight,
+)
 from knowledge_assets.core.search.keyword_sql import K1_JAPANESE, KeywordSettings, keyword_bm25
 from knowledge_assets.core.sources.local import LocalSource
 
@@ -52,6 +58,8 @@ Key = tuple[str, str]
 NO_THRESHOLD = -1.0  # cosine similarity is >= -1: keeps every vector candidate
 METRICS = ("R@1", "R@5", "R@10", "MRR@10")
 DEPTH = 50
+# Vector list depths the default fusion is also measured at (bench/results/search_quality.txt).
+VECTOR_CANDIDATES = (50, 40, 30, 20)
 
 
 @dataclass
@@ -171,9 +179,16 @@ def dense_rescoring(url: str, emb: Embedder, texts: list[str], kw: list[list[Sea
 
 def fused(kw: list[list[SearchHit]], vec: list[list[SearchHit]], dense: list[dict[str, float]],
           w: HybridWeights) -> list[list[Key]]:  # fmt: skip
+    """The top 10 of each question, each candidate list as deep as search() takes it (the
+    lists here are DEPTH deep); keyword candidates below the vector list's depth get their
+    cosine similarity, as search's re-scoring gives it."""
     ranked = []
+    kw_depth, vec_depth = leg_depths(w, 10)
     for k, v, d in zip(kw, vec, dense, strict=True):
         by_id = {h.chunk_id: h for h in v + k}
+        keyword = {h.chunk_id for h in k[:kw_depth]}
+        d = d | {str(h.chunk_id): h.score for h in v[vec_depth:] if h.chunk_id in keyword}
+        k, v = k[:kw_depth], v[:vec_depth]
         ids = fuse([(h.chunk_id, h.score) for h in v], [(h.chunk_id, h.score) for h in k], w, 10, d)
         ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids])
     return ranked
@@ -245,6 +260,10 @@ def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, fl
         *((f"{m}, w_vector {wv} (tuned)", HybridWeights(method=m, vector=wv)) for m, wv in chosen.items()),
     ):  # fmt: skip
         ev.row(f"hybrid {emb.model} {label}", fused(kw_hits, vec, dense, w))
+    default = HybridWeights.from_env(emb.model)
+    for depth in VECTOR_CANDIDATES:  # the default fusion with the vector list cut shorter
+        ev.row(f"hybrid {emb.model} default fusion, {depth} vector candidates",
+               fused(kw_hits, vec, dense, replace(default, vector_candidates=depth)))  # fmt: skip
     hyb, hyb_ms = run_search(url, ev, cached, "hybrid", limit=10)
     hrow = ev.row(f"hybrid {emb.model} search() default ({fusion_method(emb.model)} "
                   f"{vector_weight(emb.model)})", [keys(h) for h in hyb],

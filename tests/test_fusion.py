@@ -9,6 +9,7 @@ from knowledge_assets.core.search.fusion import (
     MODEL_VECTOR_WEIGHTS,
     HybridWeights,
     fuse,
+    leg_depths,
 )
 
 # Keyword order a..l (BM25 falling by 1 per rank); the dense model prefers the reverse order and
@@ -82,3 +83,31 @@ def test_without_a_keyword_match_the_keyword_part_adds_nothing(method: str) -> N
     assert [(i, round(s, 6)) for i, s, _ in fused] == [("a", 0.5), ("b", 0.227273), ("c", 0.0)]
     one = fuse([], [("k", 3.2)], weights, 10, {})  # a single keyword match is still the best
     assert [(i, s) for i, s, _ in one] == [("k", 1.0)]
+
+
+# (limit, pool, candidates, vector candidates) -> (keyword depth, vector depth)
+LEG_DEPTHS = [
+    ((10, None, 50, 30), (50, 30)),  # a top 10: each list its candidates
+    ((10, 50, 50, 30), (50, 30)),  # 10 notes from 50 chunks: the vector list as for a top 10
+    ((20, 100, 50, 30), (100, 30)),  # 20 notes: the keyword list finds their further sections
+    ((40, None, 50, 30), (50, 40)),  # more results than vector candidates
+    ((100, None, 50, 30), (100, 100)),  # more than either: each list gives as many as asked
+]
+
+
+@pytest.mark.parametrize(("args", "depths"), LEG_DEPTHS)
+def test_each_list_goes_as_deep_as_the_results_asked_for_need(
+    args: tuple[int, int | None, int, int], depths: tuple[int, int]
+) -> None:
+    limit, pool, candidates, vector_candidates = args
+    weights = HybridWeights(candidates=candidates, vector_candidates=vector_candidates)
+    assert leg_depths(weights, limit, pool) == depths
+
+
+def test_the_vector_candidates_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert HybridWeights.from_env("usem3").vector_candidates == 30
+    monkeypatch.setenv("KA_HYBRID_VECTOR_CANDIDATES", "50")
+    assert HybridWeights.from_env("usem3").vector_candidates == 50
+    monkeypatch.setenv("KA_HYBRID_VECTOR_CANDIDATES", "0")
+    with pytest.raises(ValueError, match="KA_HYBRID_VECTOR_CANDIDATES"):
+        HybridWeights.from_env("usem3")

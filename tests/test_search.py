@@ -247,6 +247,38 @@ def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Co
     assert {h.chunk_id for h in hits} == kw | vec
 
 
+def test_the_vector_leg_of_hybrid_search_goes_as_deep_as_its_candidates_or_the_limit(
+    conn: psycopg.Connection,
+) -> None:
+    """The vector list contributes its ``vector_candidates`` nearest chunks, or as many as the
+    results asked for (its cost grows with depth on a large store): a hit found by both lists
+    is marked as found by the vector leg only when it is among those."""
+    query = "設計"
+    nearest = {h.chunk_id for h in search(conn, query, mode="vector", threshold=-1.0, limit=3).hits}
+
+    def by_vector(vector_candidates: int) -> set[str]:
+        weights = HybridWeights(candidates=50, vector_candidates=vector_candidates)
+        hits = search(conn, query, mode="hybrid", limit=3, weights=weights).hits
+        return {h.chunk_id for h in hits if "vector" in h.retrievers}
+
+    assert not by_vector(50) <= nearest, (
+        "the query must find keyword hits deeper in the vector list"
+    )
+    assert by_vector(1) <= nearest
+
+
+def test_hybrid_search_gives_as_many_results_as_asked_beyond_its_candidates(
+    conn: psycopg.Connection,
+) -> None:
+    """A search asking more results than either list's candidates takes that many from each:
+    the fusion of two lists of 2 chunks would give 4 at most."""
+    query = "ラーメン"
+    weights = HybridWeights(candidates=2, vector_candidates=2)
+    every = search(conn, query, mode="vector", threshold=-1.0, limit=50).hits
+    assert len(every) >= 8, "the store must hold more chunks than asked for"
+    assert len(search(conn, query, mode="hybrid", limit=8, weights=weights).hits) == 8
+
+
 @pytest.mark.parametrize("method", ["minmax", "rerank", "score", "rrf"])
 def test_hybrid_with_vector_weight_zero_keeps_keyword_order(
     conn: psycopg.Connection, method: str

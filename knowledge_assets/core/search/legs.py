@@ -15,7 +15,12 @@ import psycopg
 
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.search import hnsw_scan, keyword_sql, search_sql
-from knowledge_assets.core.search.fusion import HybridWeights, default_threshold, fuse
+from knowledge_assets.core.search.fusion import (
+    HybridWeights,
+    default_threshold,
+    fuse,
+    leg_depths,
+)
 from knowledge_assets.core.search.search_hits import SearchHit, make_hit
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
 from knowledge_assets.core.workers import Closing
@@ -100,13 +105,26 @@ def _similar_enough(
     return [hit for hit in fused if cosine.get(hit[0], 1.0) >= threshold]
 
 
+@dataclass(frozen=True)
+class HybridPlan:
+    """The fusion of a hybrid search, how many candidates its keyword and vector legs find, and
+    how many keyword candidates get their cosine similarity (dense re-scoring; 0 for fusions
+    without it)."""
+
+    weights: HybridWeights
+    keyword_depth: int
+    vector_depth: int
+    rescore: int
+
+
 def hybrid_plan(
-    limit: int, weights: HybridWeights | None, info: ModelInfo | None
-) -> tuple[HybridWeights, int, int]:
-    """The fusion of a hybrid search, how many candidates each leg finds, and how many keyword
-    candidates get their cosine similarity (dense re-scoring; 0 for fusions without it)."""
+    limit: int, weights: HybridWeights | None, info: ModelInfo | None, pool: int | None = None
+) -> HybridPlan:
+    """The plan of a hybrid search for ``limit`` results, ranking ``pool`` chunks (more for
+    results by note: :func:`fusion.leg_depths`)."""
     w = weights or HybridWeights.from_env(info.model if info is not None else None)
-    return w, max(limit, w.candidates), w.candidates if w.rescores else 0
+    keyword_depth, vector_depth = leg_depths(w, limit, pool)
+    return HybridPlan(w, keyword_depth, vector_depth, w.candidates if w.rescores else 0)
 
 
 class KeywordAhead(Closing):
@@ -149,9 +167,11 @@ class KeywordAhead(Closing):
 
 def run(
     legs: Legs, mode: str, limit: int, weights: HybridWeights | None,
-    ahead: KeywordAhead | None = None,
+    ahead: KeywordAhead | None = None, asked: int | None = None,
 ) -> list[SearchHit]:  # fmt: skip
-    """The hits of ``mode``; a hybrid search takes its keyword leg from ``ahead`` when given."""
+    """The ``limit`` best hits of ``mode``; a hybrid search takes its keyword leg from ``ahead``
+    when given. ``asked``: the results the caller wants of them, when fewer (notes, which the
+    hits are grouped into): a hybrid search's vector leg goes only as deep as those need."""
     if mode == "vector":
         if legs.info is None:
             return []
@@ -160,13 +180,14 @@ def run(
         return [make_hit(r, r["score"], ("vector",)) for r in rows]
     if mode == "keyword":
         return [make_hit(r, r["score"], ("keyword",)) for r in legs.keyword(limit)]
-    w, depth, rescore = hybrid_plan(limit, weights, legs.info)
+    plan = hybrid_plan(limit if asked is None else asked, weights, legs.info, pool=limit)
+    w, rescore = plan.weights, plan.rescore
     if ahead is not None:
-        vec_rows = legs.vector_rows(depth, legs.threshold)
+        vec_rows = legs.vector_rows(plan.vector_depth, legs.threshold)
         kw_rows, cos = ahead.result()
     else:
-        kw_rows = legs.keyword(depth)
-        vec_rows = legs.vector_rows(depth, legs.threshold)
+        kw_rows = legs.keyword(plan.keyword_depth)
+        vec_rows = legs.vector_rows(plan.vector_depth, legs.threshold)
         cos = {}
         if rescore and legs.vector is not None and legs.info is not None:
             have = {r["chunk_id"] for r in vec_rows}
