@@ -115,16 +115,21 @@ def _read(request: Request, fn: Callable[[Any], T]) -> T:
 
 
 def _search(
-    request: Request, query: str, overrides: dict[str, float] | None = None, **kwargs: Any
-) -> dict[str, Any]:
-    """``overrides``: weights of a hybrid search given in the request; the others are the
-    active model's (its measured fusion, as without any)."""
+    request: Request, query: str, given: tuple[float | None, float | None] = (None, None),
+    **kwargs: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """``given``: the keyword and vector weights of a hybrid search, when the request gives
+    them; the others are the active model's (its measured fusion, as without any)."""
 
     def run(conn: Any, companion: Any) -> SearchResponse:
-        if overrides:
+        keyword, vector = given
+        if keyword is not None or vector is not None:
             info = search_sql.get_model(conn)
-            base = HybridWeights.from_env(info.model if info is not None else None)
-            kwargs["weights"] = replace(base, **overrides)
+            w = HybridWeights.from_env(info.model if info is not None else None)
+            kwargs["weights"] = replace(
+                w, keyword=w.keyword if keyword is None else keyword,
+                vector=w.vector if vector is None else vector,
+            )  # fmt: skip
         return core_search.search(conn, query, companion=companion, **kwargs)
 
     # A hybrid search runs its keyword and vector legs at once, on two pooled connections.
@@ -149,9 +154,8 @@ def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
 def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
     """Keyword (BM25) and vector results fused with the given weights (defaults: tuned).
     ``timing`` is in milliseconds: ``embedding`` the query, ``search``, and ``total``."""
-    given = (("keyword", body.keywordWeight), ("vector", body.vectorWeight))
-    overrides = {name: weight for name, weight in given if weight is not None}
-    return _search(request, body.query, mode="hybrid", limit=body.limit, overrides=overrides, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
+    given = (body.keywordWeight, body.vectorWeight)
+    return _search(request, body.query, given, mode="hybrid", limit=body.limit, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
 
 
 @router.post("/search/keyword", summary="Keyword search (BM25)")
