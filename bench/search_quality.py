@@ -46,6 +46,7 @@ from knowledge_assets.core.ingest.sync import sync_source
 from knowledge_assets.core.search import SearchHit, search, search_sql
 from knowledge_assets.core.search.fusion import (
     HybridWeights,
+    default_threshold,
     fuse,
     fusion_method,
     leg_depths,
@@ -178,10 +179,13 @@ def dense_rescoring(url: str, emb: Embedder, texts: list[str], kw: list[list[Sea
 
 
 def fused(kw: list[list[SearchHit]], vec: list[list[SearchHit]], dense: list[dict[str, float]],
-          w: HybridWeights) -> list[list[Key]]:  # fmt: skip
+          w: HybridWeights, threshold: float | None = None,
+          dropped: list[int] | None = None) -> list[list[Key]]:  # fmt: skip
     """The top 10 of each question, each candidate list as deep as search() takes it (the
     lists here are DEPTH deep); keyword candidates below the vector list's depth get their
-    cosine similarity, as search's re-scoring gives it."""
+    cosine similarity, as search's re-scoring gives it. With ``threshold``, hits only the vector
+    list holds need that cosine similarity, as search() keeps them; ``dropped`` then counts the
+    others, over each question's fused top DEPTH."""
     ranked = []
     kw_depth, vec_depth = leg_depths(w, 10)
     for k, v, d in zip(kw, vec, dense, strict=True):
@@ -189,8 +193,16 @@ def fused(kw: list[list[SearchHit]], vec: list[list[SearchHit]], dense: list[dic
         keyword = {h.chunk_id for h in k[:kw_depth]}
         d = d | {str(h.chunk_id): h.score for h in v[vec_depth:] if h.chunk_id in keyword}
         k, v = k[:kw_depth], v[:vec_depth]
-        ids = fuse([(h.chunk_id, h.score) for h in v], [(h.chunk_id, h.score) for h in k], w, 10, d)
-        ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids])
+        ids = fuse(
+            [(h.chunk_id, h.score) for h in v], [(h.chunk_id, h.score) for h in k], w, DEPTH, d
+        )
+        if threshold is not None:
+            cosine = {h.chunk_id: h.score for h in v}
+            kept = [x for x in ids if x[2] != ("vector",) or cosine[x[0]] >= threshold]
+            if dropped is not None:
+                dropped.append(len(ids) - len(kept))
+            ids = kept
+        ranked.append([(by_id[i].file_path, by_id[i].heading) for i, _, _ in ids[:10]])
     return ranked
 
 
@@ -264,6 +276,13 @@ def model_rows(url: str, ev: Eval, name: str, kw_hits: Any, kw_row: dict[str, fl
     for depth in VECTOR_CANDIDATES:  # the default fusion with the vector list cut shorter
         ev.row(f"hybrid {emb.model} default fusion, {depth} vector candidates",
                fused(kw_hits, vec, dense, replace(default, vector_candidates=depth)))  # fmt: skip
+    dropped: list[int] = []
+    threshold = default_threshold(emb.model)
+    ev.row(f"hybrid {emb.model} default fusion, vector-only hits >= {threshold}",
+           fused(kw_hits, vec, dense, default, threshold, dropped))  # fmt: skip
+    print(
+        f"  (vector-only hits under {threshold} dropped from the fused top {DEPTH}s: {sum(dropped):,})"
+    )
     hyb, hyb_ms = run_search(url, ev, cached, "hybrid", limit=10)
     hrow = ev.row(f"hybrid {emb.model} search() default ({fusion_method(emb.model)} "
                   f"{vector_weight(emb.model)})", [keys(h) for h in hyb],

@@ -337,9 +337,9 @@ def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(
     out = capsys.readouterr().out
     assert "> 夜は味噌ラーメンを作った。" in out and f"[1] 2026年1月10日の日記  ({DIARY}" in out
     # An offline answer uses no tokens: its line said "0 tokens" all the same.
-    assert re.search(r"^-- confidence \w+ · extractive · 5 notes retrieved · \d+ ms$", out, re.M), (
-        out
-    )
+    assert re.search(
+        r"^-- confidence \w+ · extractive · \d+ notes? retrieved · \d+ ms$", out, re.M
+    ), out
     conversation = out.rsplit("--conversation ", 1)[1].split()[0]
     assert main(["ask", "--conversation", conversation, "それは何時？", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -52,6 +52,11 @@ def test_search_ask_and_open_a_citation(base: str) -> None:
         page.select_option("#tag", "")
         page.get_by_text("ハイブリッド", exact=True).click()
         expect(page.locator(".result").first.locator("h3 a")).to_have_text("2026年1月10日の日記")
+        # What the picture shows: notes found both ways and by meaning alone, with their sections.
+        page.fill("#q", "ハイブリッド検索")
+        page.click("#search-form button")
+        expect(page.locator(".result .score").first).to_contain_text("両方")
+        expect(page.locator(".result .score").last).to_contain_text("セマンティック")
 
         page.fill("#question", "夜に何のラーメンを作った？")
         page.click("#ask-form button")
@@ -126,7 +131,9 @@ def test_each_hit_says_in_japanese_which_search_found_it(base: str) -> None:
 
     expect.set_options(timeout=60_000)
     with chromium_page(timeout_ms=60_000) as page:
-        page.goto(base + "/?q=%E3%83%A9%E3%83%BC%E3%83%A1%E3%83%B3")  # ラーメン, hybrid
+        page.goto(
+            base + "/?q=%E3%83%8F%E3%82%A4%E3%83%96%E3%83%AA%E3%83%83%E3%83%89%E6%A4%9C%E7%B4%A2"
+        )  # ハイブリッド検索, hybrid
         expect(page.locator(".result").first).to_be_visible()
         badges = page.locator(".section .score")
         texts = badges.all_inner_texts()

