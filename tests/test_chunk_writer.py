@@ -360,3 +360,23 @@ def test_a_bulk_load_builds_the_keyword_index_on_a_second_connection_while_it_re
     assert opened == [(False, True)]
     _stats_match(db_url)
     assert _keyword_hits(db_url, "名古屋") == 1
+
+
+# (frontmatter, text) -> the heading lines a chunk's keyword tokens are made from
+TITLE_WORDS = [
+    ({"title": "2026年1月10日の日記"}, "# 2026年1月10日\n\n## 料理\n\n夜は味噌ラーメン。\n", "2026年1月10日の日記\n2026年1月10日\n料理"),
+    ({"title": "梅雨"}, "# 梅雨\n\n## 第1段落\n\n雨が続く。\n", "梅雨\n第1段落"),  # the same name once
+    ({}, "# 梅雨\n\n## 第1段落\n\n雨が続く。\n", "梅雨\n第1段落"),
+    ({"title": "梅雨"}, "## 第1段落\n\n雨が続く。\n", "梅雨\n第1段落"),  # no H1: the title leads
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("frontmatter", "text", "headings"), TITLE_WORDS)
+def test_a_notes_title_is_among_its_heading_words_when_its_h1_says_something_else(
+    frontmatter: dict[str, str], text: str, headings: str
+) -> None:
+    """A keyword search for 日記 found no note titled …の日記 whose H1 is the date alone."""
+    chunk = next(
+        c for c in chunk_document("note.md", frontmatter, text) if c.heading != c.parent_heading
+    )
+    assert chunk_writer.token_source(chunk)[0] == headings

@@ -247,6 +247,13 @@ def test_hybrid_hits_carry_both_retrievers_when_both_found_them(conn: psycopg.Co
     assert {h.chunk_id for h in hits} == kw | vec
 
 
+def test_keyword_search_finds_notes_by_a_word_of_their_title(conn: psycopg.Connection) -> None:
+    """The diary notes are titled 2026年1月10日の日記 in their frontmatter over an H1 of the date
+    alone: a keyword search for 日記 found none of them."""
+    hits = search(conn, "日記", mode="keyword", limit=10).hits
+    assert {h.file_path for h in hits} == {DIARY, "日記/2026-01-11.md"}
+
+
 def test_the_vector_leg_of_hybrid_search_goes_as_deep_as_its_candidates_or_the_limit(
     conn: psycopg.Connection,
 ) -> None:

@@ -96,8 +96,12 @@ class NoteChunks:
 def token_source(chunk: Chunk) -> TokenSource:
     """What a chunk's keyword tokens are made from: its headings (weighted) and its body
     (inherited metadata such as ``characters`` counts as body words), links reduced to their
-    text (sql/038)."""
+    text (sql/038). The headings start with the note's title when it is not the parent
+    heading (a frontmatter ``title: 2026年1月10日の日記`` over ``# 2026年1月10日``): the
+    embedding text carries it, and a keyword search for 日記 found none of those notes."""
     headings = f"{chunk.parent_heading}\n{chunk.heading}"
+    if chunk.title and chunk.title != chunk.parent_heading:
+        headings = f"{chunk.title}\n{headings}"
     body = without_link_targets(chunk.content)
     if chunk.meta:
         from knowledge_assets.core.chunks.strategies import meta_line

@@ -9,8 +9,9 @@ reduced to its normalized form (``行い`` → ``行う``); Latin-script words a
 Chunks are stored as a ``tsvector`` literal built here (:func:`chunk_tsvector`), one position per
 token in token order, so BM25 reads term frequencies and the document length (in tokens) from it:
 
-- heading tokens (the note title / parent heading and the section heading) carry weight ``A``,
-  body tokens weight ``D``; keyword search counts a heading occurrence ``HEADING_TF`` times;
+- heading tokens (the note title, the parent heading when it is another, and the section
+  heading) carry weight ``A``, body tokens weight ``D``; keyword search counts a heading
+  occurrence ``HEADING_TF`` times;
 - every pair of adjacent tokens is also indexed as one extra lexeme ``"first second"`` (weight
   ``B`` in headings, ``C`` in the body), so a query whose words stand next to each other in a
   chunk (``東京 大学``) gets phrase evidence with its own document frequency.
@@ -173,7 +174,8 @@ def cap_lexemes(words: list[str], max_bytes: int = MAX_LEXEME_BYTES) -> list[str
 # keep distinct positions; its token count saturates there too).
 _MAX_POSITION = 16383
 # Part of the chunker signature: a new keyword index format re-indexes stored chunks once.
-KEYWORD_INDEX_VERSION = "2"
+# 3: a note's title is among its chunks' heading words when its H1 says something else.
+KEYWORD_INDEX_VERSION = "3"
 BIGRAM_SEP = " "  # never inside a token (tokens are letters and digits), so bigrams cannot collide
 
 
