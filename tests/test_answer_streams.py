@@ -132,7 +132,7 @@ def test_a_reader_who_stops_a_streamed_answer_stops_the_model_too(
                     "POST",
                     "/api/ai/qa",
                     json={"question": "夜に何を作った？", "options": {"stream": True}},
-                ) as response,  # fmt: skip
+                ) as response,
             ):
                 assert any(line == "event: delta" for line in response.iter_lines())
             deadline = time.monotonic() + 5
