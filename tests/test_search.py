@@ -304,7 +304,7 @@ def test_hybrid_adds_to_keyword_matches_only_the_vector_hits_vector_search_keeps
     conn: psycopg.Connection, query: str
 ) -> None:
     """Below the keyword matches, hybrid search used to fill the list with the nearest chunks
-    however far they were (a garden plan under 味噌ラーメン); a hit only meaning found must now
+    however far they were (unrelated notes under 味噌ラーメン); a hit only meaning found must now
     be as similar as vector mode asks (seed 000: results under the threshold are not returned).
     A given threshold still decides instead."""
     keyword = search(conn, query, mode="keyword", limit=10).hits
