@@ -7,6 +7,7 @@ import pytest
 from knowledge_assets.core.search.fusion import (
     MODEL_METHODS,
     MODEL_VECTOR_WEIGHTS,
+    GivenWeights,
     HybridWeights,
     fuse,
     leg_depths,
@@ -111,3 +112,14 @@ def test_the_vector_candidates_come_from_the_environment(monkeypatch: pytest.Mon
     monkeypatch.setenv("KA_HYBRID_VECTOR_CANDIDATES", "0")
     with pytest.raises(ValueError, match="KA_HYBRID_VECTOR_CANDIDATES"):
         HybridWeights.from_env("usem3")
+
+
+@pytest.mark.parametrize(
+    ("given", "keyword", "vector"),
+    [(GivenWeights(), 1.0, 0.5), (GivenWeights(keyword=0.7), 0.7, 0.5), (GivenWeights(vector=2.0), 1.0, 2.0)],
+)  # fmt: skip
+def test_given_weights_replace_only_their_own_in_the_models_fusion(
+    given: GivenWeights, keyword: float, vector: float
+) -> None:
+    weights = given.over(HybridWeights(method="rerank", vector=0.5))
+    assert (weights.method, weights.keyword, weights.vector) == ("rerank", keyword, vector)

@@ -7,7 +7,6 @@ import json
 import logging
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -28,9 +27,8 @@ from knowledge_assets.api.schemas import (  # fmt: skip
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core.chunks.tokenize import query_terms
-from knowledge_assets.core.search import SearchFilters, SearchHit, SearchResponse, search_sql
+from knowledge_assets.core.search import GivenWeights, SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
-from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.core.search.note_sources import (
     in_source,
 )
@@ -114,22 +112,8 @@ def _read(request: Request, fn: Callable[[Any], T]) -> T:
     return store.read(_readers(request), lambda conn, _companion: fn(conn))
 
 
-def _search(
-    request: Request, query: str, given: tuple[float | None, float | None] = (None, None),
-    **kwargs: Any,
-) -> dict[str, Any]:  # fmt: skip
-    """``given``: the keyword and vector weights of a hybrid search, when the request gives
-    them; the others are the active model's (its measured fusion, as without any)."""
-
+def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
     def run(conn: Any, companion: Any) -> SearchResponse:
-        keyword, vector = given
-        if keyword is not None or vector is not None:
-            info = search_sql.get_model(conn)
-            w = HybridWeights.from_env(info.model if info is not None else None)
-            kwargs["weights"] = replace(
-                w, keyword=w.keyword if keyword is None else keyword,
-                vector=w.vector if vector is None else vector,
-            )  # fmt: skip
         return core_search.search(conn, query, companion=companion, **kwargs)
 
     # A hybrid search runs its keyword and vector legs at once, on two pooled connections.
@@ -154,8 +138,9 @@ def semantic(body: SemanticSearch, request: Request) -> dict[str, Any]:
 def hybrid(body: HybridSearch, request: Request) -> dict[str, Any]:
     """Keyword (BM25) and vector results fused with the given weights (defaults: tuned).
     ``timing`` is in milliseconds: ``embedding`` the query, ``search``, and ``total``."""
-    given = (body.keywordWeight, body.vectorWeight)
-    return _search(request, body.query, given, mode="hybrid", limit=body.limit, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
+    # The weights the request leaves out are the active model's measured fusion.
+    weights = GivenWeights(body.keywordWeight, body.vectorWeight)
+    return _search(request, body.query, mode="hybrid", limit=body.limit, weights=weights, filters=_filters(body.filters), **_by_note(body))  # fmt: skip
 
 
 @router.post("/search/keyword", summary="Keyword search (BM25)")

@@ -51,7 +51,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._checked: set[int] = set()
         # ``title: &anchor`` is valid YAML (an anchor on an empty value) but almost always text
         # that starts with ``&``: a plain value's anchor that no alias uses is reported.
-        self._anchored: dict[str, tuple[yaml.ScalarEvent, Any]] = {}
+        self._anchored: dict[str, yaml.ScalarEvent] = {}
         self._used: set[str] = set()
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:  # type: ignore[override]
@@ -106,7 +106,7 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         event = self.peek_event()
         if isinstance(event, yaml.ScalarEvent) and event.anchor and event.style is None:
-            self._anchored.setdefault(event.anchor, (event, event.start_mark))
+            self._anchored.setdefault(event.anchor, event)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -120,9 +120,11 @@ class _BoundedLoader(yaml.SafeLoader):
         """A warning for each plain value's anchor no alias uses, naming its line and the fix."""
         lines = text.split("\n")
         return [
-            clean_text(unused_anchor(lines[mark.line], mark, event.end_mark, name, event.value))
-            for name, (event, mark) in self._anchored.items()
-            if name not in self._used and 0 <= mark.line < len(lines)
+            clean_text(
+                unused_anchor(lines[e.start_mark.line], e.start_mark, e.end_mark, name, e.value)
+            )
+            for name, e in self._anchored.items()
+            if name not in self._used and 0 <= e.start_mark.line < len(lines)
         ]
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]

@@ -21,8 +21,11 @@ import yaml
 __all__ = ["character_problem"]
 
 _SEPARATORS = re.compile("[\x85\u2028\u2029]")
-_NAMES = {"\x85": "next-line character (U+0085)", "\u2028": "Unicode line separator (U+2028)"}
-_NAMES["\u2029"] = "Unicode paragraph separator (U+2029)"
+_NAMES = {
+    "\x85": "next-line character (U+0085)",
+    "\u2028": "Unicode line separator (U+2028)",
+    "\u2029": "Unicode paragraph separator (U+2029)",
+}
 
 
 def character_problem(exc: Any, fm_text: str) -> str | None:

@@ -17,6 +17,7 @@ from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.fusion import (
     DEFAULT_THRESHOLD,
     MODEL_THRESHOLDS,
+    GivenWeights,
     HybridWeights,
     default_threshold,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MODEL_THRESHOLDS",
     "MODES",
+    "GivenWeights",
     "HybridWeights",
     "NoActiveModel",
     "QueryEmbeddingFailed",

@@ -27,9 +27,7 @@ import psycopg
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.search import search_sql
 from knowledge_assets.core.search.filters import with_excluded_notes
-from knowledge_assets.core.search.fusion import (
-    HybridWeights,
-)
+from knowledge_assets.core.search.fusion import GivenWeights, HybridWeights
 from knowledge_assets.core.search.known_items import named_notes
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
 from knowledge_assets.core.search.operators import narrowed, split_query
@@ -146,7 +144,7 @@ def search(
     limit: int = 10,
     threshold: float | None = None,
     embedder: Embedder | None = None,
-    weights: HybridWeights | None = None,
+    weights: HybridWeights | GivenWeights | None = None,
     per_note: bool = False,
     sections: int = SECTIONS_PER_NOTE,
     companion: psycopg.Connection | None = None,
@@ -158,7 +156,8 @@ def search(
 
     ``mode``: ``vector`` (cosine similarity with the active model, at least ``threshold``;
     None means :func:`default_threshold` of the model), ``keyword`` (BM25) or ``hybrid``
-    (both fused as ``weights`` say; ``threshold`` there filters the vector candidates only when
+    (both fused as ``weights`` say, or as the model's measured fusion with the ``GivenWeights``
+    in place; ``threshold`` there filters the vector candidates only when
     given).
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
@@ -179,6 +178,8 @@ def search(
     info = search_sql.get_model(conn) if mode != "keyword" else None
     if info is None and mode == "vector":
         raise NoActiveModel(NO_ACTIVE_MODEL)
+    if isinstance(weights, GivenWeights):
+        weights = weights.over(HybridWeights.from_env(info.model if info is not None else None))
     depth = max(limit * PER_NOTE_DEPTH, PER_NOTE_MIN) if per_note else limit
     legs = Legs(conn, companion, query, info, None, filters, threshold)
     with _keyword_ahead(legs, mode, (limit, depth), weights) as ahead:

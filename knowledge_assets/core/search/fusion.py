@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from knowledge_assets.core.settings import env_number
@@ -166,6 +166,22 @@ def fuse(
         best = _rerank([i for i, _ in kw], best, weights)
         scores = _lifted(best, scores)
     return [(i, scores[i], _retrievers(found[i])) for i in best[:limit]]
+
+
+@dataclass(frozen=True)
+class GivenWeights:
+    """The keyword and vector weights a caller gives for one hybrid search (an API request's);
+    what it leaves None, and everything else, is the active model's measured fusion."""
+
+    keyword: float | None = None
+    vector: float | None = None
+
+    def over(self, base: HybridWeights) -> HybridWeights:
+        """``base`` with the given weights in place of its own."""
+        return replace(
+            base, keyword=base.keyword if self.keyword is None else self.keyword,
+            vector=base.vector if self.vector is None else self.vector,
+        )  # fmt: skip
 
 
 def leg_depths(weights: HybridWeights, limit: int, pool: int | None = None) -> tuple[int, int]:

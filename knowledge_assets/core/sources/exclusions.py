@@ -48,9 +48,9 @@ class Exclusions:
         self._globs: list[re.Pattern[str]] = []
         self._regexes: list[re.Pattern[str]] = []
         for entry in self.entries:
-            if len(entry) > 2 and entry.startswith("/") and entry.endswith("/"):
+            if (pattern := _regex_text(entry)) is not None:
                 try:
-                    self._regexes.append(re.compile(entry[1:-1]))
+                    self._regexes.append(re.compile(pattern))
                 except re.error:
                     log.warning("excluded-files entry %r is not a regular expression: ignored", entry)  # fmt: skip
                 continue
@@ -132,12 +132,17 @@ def obsidian_filters(root: Path) -> tuple[str, ...]:
     return tuple(filters)
 
 
+def _regex_text(entry: str) -> str | None:
+    """The regular expression an entry written as ``/.../`` holds, else None (a path)."""
+    return entry[1:-1] if len(entry) > 2 and entry.startswith("/") and entry.endswith("/") else None
+
+
 def _regex_problem(entry: str) -> str | None:
     """Why ``entry``, written as a regular expression (``/.../``), does not compile, else None."""
-    if not (len(entry) > 2 and entry.startswith("/") and entry.endswith("/")):
+    if (pattern := _regex_text(entry)) is None:
         return None
     try:
-        re.compile(entry[1:-1])
+        re.compile(pattern)
     except re.error as exc:
         return str(exc)
     return None
