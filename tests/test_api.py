@@ -151,6 +151,26 @@ def test_a_streamed_answer_citing_nothing_says_so_in_every_event(client: httpx.C
     assert "retrieved" in events and events["sources"] == [] == events["done"]["sources"]
 
 
+def test_an_answer_that_found_nothing_names_the_notes_search_found(client: httpx.Client) -> None:
+    """A question no sentence answers (the garden note is in English) still names the note search
+    found, with its address, streamed or not and reopened from the history; an answer that
+    cites its note names none."""
+    garden = "projects/garden.md"
+    done = dict(_streamed(client, "庭に何を植える？"))["done"]
+    assert done["answer"] == "情報が見つかりませんでした" and done["sources"] == []
+    related = done["relatedNotes"]
+    assert [(n["noteId"], n["source"]) for n in related] == [(garden, "local")]
+    assert related[0]["note"]["url"] == f"/notes/{garden}"
+    assert related[0]["note"]["title"] == "Vegetable garden plan"
+    kept = client.get(f"/api/ai/qa/history/{done['id']}").json()["data"]
+    assert kept["relatedNotes"] == related
+    plain = client.post("/api/ai/qa", json={"question": "庭に何を植える？"}).json()["data"]
+    assert plain["relatedNotes"] == related
+    ramen = {"question": "夜に何のラーメンを作った？"}
+    cited = client.post("/api/ai/qa", json=ramen).json()["data"]
+    assert cited["sources"] and cited["relatedNotes"] == []
+
+
 def test_similar_notes_have_a_200_character_preview(client: httpx.Client) -> None:
     body = client.get(f"/api/ai/similar/{quote(LATEST)}", params={"limit": 3}).json()
     assert body["count"] == 3 and DRAFT not in [n["id"] for n in body["data"]]

@@ -89,6 +89,38 @@ def test_a_history_entry_reopens_its_answer_and_the_next_question_follows_it_up(
         assert newest(base)["conversationId"] == asked["conversationId"]
 
 
+def test_an_answer_that_found_nothing_links_the_notes_search_found(
+    base: str, tmp_path: Path
+) -> None:
+    """A question in English over a Japanese note, or in other words than a note's: search finds
+    the note by meaning, no sentence of it can be quoted. The page links the note all the same,
+    and so does the answer reopened from the history."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)  # the first question loads the query model
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#question", "庭に何を植える？")
+        page.click("#ask-form button")
+        expect(page.locator("#answer-text")).to_have_text("情報が見つかりませんでした")
+        expect(page.locator("#no-citations")).to_be_visible()
+        related = page.locator("#related-notes a.citation")
+        expect(related.first).to_have_text("Vegetable garden plan")
+        # It opens at the section search ranked first (no section covers the question).
+        expect(related.first).to_have_attribute("href", re.compile(r"^/notes/projects/garden\.md#"))
+        expect(page.locator("#related")).to_contain_text("検索で見つかったノート")
+        screenshot(page, Path(os.environ.get("KA_SHOTS", tmp_path)) / "answer-not-found.png")
+        asked = newest(base)
+        expect(page).to_have_url(f"{base}/?answer={asked['id']}")
+        page.reload()
+        expect(related.first).to_have_text("Vegetable garden plan")
+        # The next answer, which cites its note, lists no related notes.
+        page.fill("#question", QUESTION)
+        page.click("#ask-form button")
+        expect(page.locator("#citations a.citation").first).to_have_text("2026年1月10日の日記")
+        expect(page.locator("#related")).to_be_hidden()
+
+
 def test_an_answer_no_longer_in_the_history_says_so(base: str) -> None:
     from playwright.sync_api import expect
 

@@ -36,6 +36,7 @@ class HistoryEntry:
     response_ms: float | None = None
     metadata: dict[str, Any] | None = None  # None: recorded before the history kept it
     warnings: list[str] | None = None
+    related: list[dict[str, str]] | None = None  # None: recorded before sql/063
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,21 +63,22 @@ class HistoryEntry:
             "answer": self.answer, "sources": [_cited(s) for s in self.sources],
             "confidence": self.confidence, "metadata": kept | (self.metadata or {}),
             "warnings": list(self.warnings or []), "createdAt": self.created_at.isoformat(),
+            "relatedNotes": [_cited(s) for s in self.related or []],
         }  # fmt: skip
 
 
 _COLUMNS = (
     "SELECT id, conversation_id, question, answer, sources, confidence, model, tokens_used,"
-    " created_at, response_ms, metadata, warnings FROM qa.history"
+    " created_at, response_ms, metadata, warnings, related FROM qa.history"
 )
 
 
 def _entry(row: tuple[Any, ...]) -> HistoryEntry:
     entry_id, conversation, question, answer, sources, confidence, model, tokens, *rest = row
-    created_at, response_ms, metadata, warnings = rest
+    created_at, response_ms, metadata, warnings, related = rest
     return HistoryEntry(
         str(entry_id), str(conversation), question, answer, list(sources or []), confidence,
-        model, int(tokens), created_at, response_ms, metadata, warnings,
+        model, int(tokens), created_at, response_ms, metadata, warnings, related,
     )  # fmt: skip
 
 
@@ -105,13 +107,14 @@ def record(conn: psycopg.Connection, answer: Answer, conversation_id: str) -> st
     entry_id = str(uuid.uuid4())
     conn.execute(
         "INSERT INTO qa.history (id, conversation_id, question, answer, sources, confidence,"
-        " model, tokens_used, response_ms, metadata, warnings)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        " model, tokens_used, response_ms, metadata, warnings, related)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             entry_id, conversation_id, answer.question, answer.answer,
             Jsonb([s.to_dict() for s in answer.sources]), answer.confidence,
             str(answer.metadata.get("model", "")), int(answer.metadata.get("tokensUsed", 0)),
             answer.metadata.get("responseTime"), Jsonb(answer.metadata), Jsonb(answer.warnings),
+            Jsonb([s.to_dict() for s in answer.related]),
         ),
     )  # fmt: skip
     return entry_id

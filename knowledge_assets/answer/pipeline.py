@@ -68,6 +68,10 @@ class Answer:
     metadata: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     dropped_sources: list[dict[str, str]] = field(default_factory=list)
+    # When the answer found nothing: the notes search did find, none of them cited, so that a
+    # reader can still open them (a question in other words than its note, or in another
+    # language, finds the note by meaning while no sentence of it can be quoted).
+    related: list[Source] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -81,6 +85,7 @@ class Answer:
             "metadata": self.metadata,
             "warnings": self.warnings,
             "droppedSources": self.dropped_sources,
+            "relatedNotes": [s.to_dict() for s in self.related],
         }
 
 
@@ -156,11 +161,11 @@ class Asker:
         for event in steps:
             # The answer records the question as asked, its operators (tag:日記) included: the
             # history shows what was asked, and a follow-up keeps its narrowing.
-            yield (
-                Event("done", replace(event.data, question=question))
-                if event.kind == "done"
-                else event
-            )
+            if event.kind == "done":
+                answer = event.data
+                related = [] if answer.found else _uncited(retrieval, answer.sources)
+                event = Event("done", replace(answer, question=question, related=related))
+            yield event
 
     def _retrieve(
         self, conn: psycopg.Connection, question: str, history: Sequence[Turn],
@@ -222,6 +227,12 @@ class Asker:
             "contextStrategy": self.strategy,
             "searchModel": retrieval.model,
         }
+
+
+def _uncited(retrieval: Retrieval, cited: Sequence[Source]) -> list[Source]:
+    """The retrieved notes, in search's order, that ``cited`` does not name."""
+    named = {(s.source, s.note_id) for s in cited}
+    return [_source(n) for n in retrieval.notes if (n.source, n.note_id) not in named]
 
 
 def _source(note: RetrievedNote, relevance: str | None = None) -> Source:

@@ -1,5 +1,5 @@
 """Answers as the API gives them: fresh from ``POST /api/ai/qa`` or reopened from the history,
-each cited note with its address and, while it exists, its current title and tags."""
+each cited (or related) note with its address and, while it exists, its current title and tags."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ from knowledge_assets.core.search.note_sources import vault_source
 
 
 def with_notes(conn: Any, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (an answer's dict) with ``note`` added to each citation: its page's ``url`` and,
-    when the note still exists, its ``title`` and ``tags``. A citation recorded without its
-    source (an answer from before citations kept it) names the vault's note, as a path alone does."""
+    """``data`` (an answer's dict) with ``note`` added to each citation and each related note:
+    its page's ``url`` and, when the note still exists, its ``title`` and ``tags``. A citation
+    recorded without its source (an answer from before citations kept it) names the vault's
+    note, as a path alone does."""
     vault = vault_source()
-    cited = [(s.get("source") or vault, s["noteId"]) for s in data["sources"]]
-    found = core_notes.latest_fields(conn, cited) if cited else {}
-    for citation, (source, note) in zip(data["sources"], cited, strict=True):
+    listed = [*data["sources"], *data.get("relatedNotes", [])]
+    named = [(s.get("source") or vault, s["noteId"]) for s in listed]
+    found = core_notes.latest_fields(conn, named) if named else {}
+    for citation, (source, note) in zip(listed, named, strict=True):
         info = found.get((source, note))
         current = {"title": info["title"], "tags": list(info["tags"] or [])} if info else {}
         citation["note"] = current | {"url": note_url(note, None if source == vault else source)}

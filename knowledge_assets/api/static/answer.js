@@ -29,6 +29,7 @@ function startAnswer(question, waiting) {
   $("answer-question").textContent = question;
   $("answer-text").innerHTML = "<p class='meta'>" + escape(waiting) + "</p>";
   $("citations").innerHTML = ""; $("no-citations").hidden = true;
+  $("related-notes").innerHTML = ""; $("related").hidden = true;
   $("confidence").textContent = ""; $("confidence").className = "badge";
   $("answer-meta").textContent = ""; $("answer-warnings").textContent = "";
   $("answer-foot").hidden = true;
@@ -125,6 +126,13 @@ function answerMeta(m, createdAt) {
   ].filter(Boolean).join(" · ");
 }
 
+// A cited or related note: a link that opens it (at the section that answers, if any), its path
+// and source, and what else is said of it.
+function noteItem(s, extra) {
+  const meta = escape(s.noteId) + sourceLabel(s.source) + (extra ? " · " + extra : "");
+  return `<li><a class="citation" href="${noteUrl(s.noteId, s.source, s.heading)}">${escape(s.noteTitle)}</a> <span class="meta">${meta}</span></li>`;
+}
+
 // A fresh answer (its "done" event) or one reopened from the history (GET /api/ai/qa/history/{id}).
 function showAnswer(data) {
   conversationId = data.conversationId;
@@ -136,7 +144,12 @@ function showAnswer(data) {
   $("confidence").className = "badge " + data.confidence;
   $("answer-meta").textContent = answerMeta(data.metadata || {}, data.createdAt);
   $("no-citations").hidden = data.sources.length > 0;
-  $("citations").innerHTML = data.sources.map((s) => `<li><a class="citation" href="${noteUrl(s.noteId, s.source, s.heading)}">${escape(s.noteTitle)}</a> <span class="meta">${escape(s.noteId)}${sourceLabel(s.source)} · 関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}</span></li>`).join("");
+  $("citations").innerHTML = data.sources.map((s) => noteItem(s, `関連度 ${({ high: "高", medium: "中", low: "低" })[s.relevance] || s.relevance}`)).join("");
+  // An answer that found nothing still names the notes search found (an answer from before the
+  // history kept them has none).
+  const related = data.relatedNotes || [];
+  $("related").hidden = related.length === 0;
+  $("related-notes").innerHTML = related.map((s) => noteItem(s)).join("");
   $("answer-warnings").textContent = (data.warnings || []).map(japaneseWarning).join(" / ");
   $("answer-foot").hidden = false;
   markShown();
