@@ -99,6 +99,7 @@ def norm(text: str) -> str:
 
 def offline(url: str, asker: Asker, queries: list[dict[str, Any]]) -> None:
     top, cited, in_quotes, in_text, not_found, tidy = 0, 0, 0, 0, 0, 0
+    named = 0  # answers that found nothing but name the gold note among the notes search found
     lat, lens = [], []
     levels: Counter[str] = Counter()
     right: Counter[str] = Counter()
@@ -116,6 +117,7 @@ def offline(url: str, asker: Asker, queries: list[dict[str, Any]]) -> None:
             in_quotes += hit
             in_text += any(a in result.answer for a in q["answers"])
             not_found += result.answer == NOT_FOUND
+            named += q["file_path"] in [s.note_id for s in result.related]
             tidy += clean(quotes)
             levels[result.confidence] += 1
             right[result.confidence] += hit
@@ -127,6 +129,7 @@ def offline(url: str, asker: Asker, queries: list[dict[str, Any]]) -> None:
     print(f"top citation is the gold section's note : {top / n:.4f}  (target >= 0.95)")
     print(f"gold note among the citations           : {cited / n:.4f}")
     print(f"answered 「{NOT_FOUND}」                 : {not_found / n:.4f}")
+    print(f"  of them, the gold note named as found  : {named} of {not_found}")
     print(f"answers whose quotes are clean          : {tidy / n:.4f}")
     shares = "  ".join(
         f"{lv} {levels[lv] / n:.3f} (answer in quotes {right[lv] / max(levels[lv], 1):.3f})"
