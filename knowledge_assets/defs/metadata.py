@@ -45,8 +45,9 @@ COLUMN_DESCRIPTIONS: Mapping[str, str] = {
     ),
     "name_keys": (
         "What a search typed as the note's name finds it by: its title, the short names a title"
-        " X (Y) gives (X, and Y when Latin; empty when none), then each alias, as letters and"
-        " digits, lower-cased, hiragana as katakana (ぱっけーじ finds パッケージ)."
+        " X (Y) gives (X, and Y when Latin; empty when none), each alias, then its file name"
+        " with and without a prefix_ (20251230_rag-design.md: 20251230ragdesign, ragdesign),"
+        " as letters and digits, lower-cased, hiragana as katakana (ぱっけーじ finds パッケージ)."
     ),
     "doc_type": "Kind of document: a note, or the source's own type (e.g. a bookmark).",
     "top_heading": (

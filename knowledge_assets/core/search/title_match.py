@@ -19,12 +19,12 @@ A `##` heading is remembered the same way: after the notes it titles, a query th
 section's heading moves that section (the first of each note) up, so ``Mapの操作`` opens the
 section of that name rather than one that says Map and 操作 more often.
 
-A note the ranking did not find is still put first when its title, one of its Obsidian aliases
-or one of the short names ``X (Y)`` gives it *is* the query: the store looks such notes up by
-this key (:mod:`.known_items`), so ``ぱっけーじ`` finds ``パッケージ`` when no passage shares a
-keyword with it, ``generics`` finds ``ジェネリクス (generics)`` when no passage says it, and an
-alias finds its note as Obsidian's quick switcher does (after the whole titles, with the other
-names).
+A note the ranking did not find is still put first when its title, one of its Obsidian aliases,
+one of the short names ``X (Y)`` gives it or its file name *is* the query: the store looks such
+notes up by this key (:mod:`.known_items`), so ``ぱっけーじ`` finds ``パッケージ`` when no passage
+shares a keyword with it, ``generics`` finds ``ジェネリクス (generics)`` when no passage says it,
+and an alias or a file name (``rag-design`` for ``20251230_rag-design.md`` titled ``RAG設計メモ``)
+finds its note as Obsidian's quick switcher does (after the whole titles, with the other names).
 """
 
 from __future__ import annotations
@@ -35,7 +35,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from knowledge_assets.core.chunks.chunk_text import slug_from_filename
 from knowledge_assets.core.search.search_hits import SearchHit
+
+# The tiers a query names notes in, first to last: by the whole title, by an alias or the file
+# name (names the person gave the note), by a short name the title gives, by a section's heading.
+TITLE, ALIAS, SHORT_NAME, HEADING = 0, 1, 2, 3
 
 _HIRAGANA = re.compile(r"[\u3041-\u3096]")
 # A title ending in one parenthesised part, half- or full-width (NFKC makes both half-width).
@@ -70,29 +75,41 @@ def short_names(title: str) -> tuple[str, str]:
     return title_key(name), title_key(gloss_text) if _LATIN.fullmatch(gloss_text.strip()) else ""
 
 
+def file_name_keys(file_path: str) -> tuple[str, str]:
+    """The keys of a note's file name without its extension and of seed 000's slug (that name
+    less a ``prefix_``): ``20251230_rag-design.md`` gives ``20251230ragdesign`` and
+    ``ragdesign``. The store holds the same pair for each note (``rag.file_name_keys``,
+    sql/064)."""
+    name = file_path.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return title_key(stem or name), title_key(slug_from_filename(file_path))
+
+
 def other_names(title: str) -> set[str]:
     """The keys that name a note titled ``X (Y)`` besides its whole title: X, and Y if Latin."""
     return {k for k in short_names(title) if k}
 
 
 def naming(title: str, key: str) -> int | None:
-    """0 when ``key`` is the whole title, 1 when it is one of :func:`other_names`, else None."""
+    """:data:`TITLE` when ``key`` is the whole title, :data:`SHORT_NAME` when it is one of
+    :func:`other_names`, else None."""
     whole = title_key(title)
     if key == whole:
-        return 0
+        return TITLE
     # Both parts of "X (Y)" are pieces of the whole title's key: most titles are ruled out here.
-    return 1 if key in whole and key in other_names(title) else None
+    return SHORT_NAME if key in whole and key in other_names(title) else None
 
 
 def titles_first(
     hits: list[SearchHit], query: str, looked_up: Sequence[tuple[int, SearchHit]] = ()
 ) -> list[SearchHit]:
     """``hits`` with the best hit of each note ``query`` names moved to the front: notes with
-    that whole title first, then those it names otherwise (or by an alias), then the sections
-    with that heading (one per note), each group in the ranking's order.
+    that whole title first, then those it names by an alias or their file name, then by a short
+    name, then the sections with that heading (one per note), each group in the ranking's order.
 
-    ``looked_up``: the notes the store found by title (0), or by an alias or a short name (1)
-    (:mod:`.known_items`), each with a hit to show when the ranking did not find it; such notes
+    ``looked_up``: the notes the store found with their tiers (:data:`TITLE`, :data:`ALIAS`,
+    :data:`SHORT_NAME`; :mod:`.known_items`), each with a hit to show when the ranking did not
+    find it; such notes
     come after the ranked ones of their group, in the order given. A moved hit's score becomes
     at least the first hit's, so scores never rise down the list.
     """
@@ -126,7 +143,7 @@ def _named_in(hits: list[SearchHit], key: str) -> dict[tuple[str, str], tuple[in
             continue
         tier = naming(hit.title, key)
         if tier is None and title_key(hit.heading) == key:
-            tier = 2  # the section this heading opens, not the note's best hit
+            tier = HEADING  # the section this heading opens, not the note's best hit
         if tier is not None:
             named[note] = (tier, hit)
     return named
