@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 from datetime import date
-from typing import NoReturn
+from typing import Any, NoReturn
 
 MAX_PORT = 65535
 EXIT_USAGE = 2
@@ -24,11 +24,54 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line and a pointer to the help; sub-command
     parsers are of the same class (argparse makes them of their parent's)."""
 
+    _given: tuple[str, ...] = ()  # the words of the last parse
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # Kept for error(): argparse does not say which words it took for options.
+        self._given = tuple(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
         # "argument --limit: 0 is not ..." names the option; "argument" adds nothing.
-        message = _did_you_mean(message.removeprefix("argument "))
-        print(f"error: {message}\n  see `{self.prog} --help`", file=sys.stderr)
+        message = _did_you_mean(message.removeprefix("argument ")) + self._dash_hint()
+        print(f"error: {message}\n  see `{self._owner()[0].prog} --help`", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+    def _dash_hint(self) -> str:
+        """A query's word that starts with ``-`` (an exclusion, ``-雪``) is read as an unknown
+        option; argparse then says a query is missing, or (the main parser, for a sub-command)
+        that the word is not recognised."""
+        owner, words = self._owner()
+        unknown = [
+            w for w in words
+            if _DASHED_WORD.fullmatch(w) and w.split("=", 1)[0] not in owner._option_string_actions
+        ]  # fmt: skip
+        if not unknown:
+            return ""
+        return (
+            f"; {unknown[0]!r} was read as an option: put the words in quotes with a space"
+            f' ("{unknown[0]} …") or `--` before them (`{owner.prog} -- {unknown[0]}`)'
+        )
+
+    def _owner(self) -> tuple[argparse.ArgumentParser, list[str]]:
+        """The parser whose words these are (the innermost sub-command's named: ``models
+        activate``), and its words."""
+        return _owner(self, list(self._given))
+
+
+def _owner(
+    parser: argparse.ArgumentParser, words: list[str]
+) -> tuple[argparse.ArgumentParser, list[str]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for i, word in enumerate(words):
+                if word in action.choices:
+                    return _owner(action.choices[word], words[i + 1 :])
+    return parser, words
+
+
+# A single dash and a word that is no number: what an exclusion (-雪) looks like on a command line.
+_DASHED_WORD = re.compile(r"-(?!-)(?![\d.]+$)\S+")
 
 
 _INVALID_CHOICE = re.compile(r"^(\S+): invalid choice: '(.*)' \(choose from (.*)\)$", re.DOTALL)

@@ -53,12 +53,43 @@ def test_bad_options_are_one_line_and_where_the_help_is(
         main(argv)
     assert done.value.code == 2
     err = capsys.readouterr().err
-    # The top-level parser reports a command it does not know and arguments left over.
-    top = argv[0] == "serch" or "--bogus" in argv
-    command = "knowledge-assets" if top else f"knowledge-assets {argv[0]}"
+    # The top-level parser reports a command it does not know (and arguments left over, but
+    # then it points at the help of the command they were given to).
+    command = "knowledge-assets" if argv[0] == "serch" else f"knowledge-assets {argv[0]}"
     assert err.splitlines() == [f"error: {says}" + err.split(says, 1)[1].split("\n")[0],
                                 f"  see `{command} --help`"]  # fmt: skip
     assert "usage:" not in err and "fromisoformat" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["search", "-雪"], "the following arguments are required: query; '-雪' was read as an"),
+        (["search", "旅行", "-雪"], "unrecognized arguments: -雪; '-雪' was read as an option"),
+        (["ask", "-x"], "the following arguments are required: question; '-x' was read as an"),
+    ],
+)
+def test_a_word_starting_with_a_dash_is_said_to_be_read_as_an_option(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An exclusion typed as its own word (``-雪``, as the search page's example has it) is an
+    option to argparse, which said only that the query was missing or not recognised."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    word = argv[-1]
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {says}" + f"{'' if says.endswith('option') else ' option'}: put the words in"
+        f' quotes with a space ("{word} …") or `--` before them'
+        f" (`knowledge-assets {argv[0]} -- {word}`)",
+        f"  see `knowledge-assets {argv[0]} --help`",
+    ]
+
+
+def test_a_negative_number_is_no_word_read_as_an_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["search", "x", "--limit", "-3"])
+    assert "read as an option" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("option", ["created", "updated"])
