@@ -24,7 +24,8 @@ one of the short names ``X (Y)`` gives it or its file name *is* the query: the s
 notes up by this key (:mod:`.known_items`), so ``ぱっけーじ`` finds ``パッケージ`` when no passage
 shares a keyword with it, ``generics`` finds ``ジェネリクス (generics)`` when no passage says it,
 and an alias or a file name (``rag-design`` for ``20251230_rag-design.md`` titled ``RAG設計メモ``)
-finds its note as Obsidian's quick switcher does (after the whole titles, with the other names).
+finds its note as Obsidian's quick switcher does (after the whole titles, before the short
+names).
 """
 
 from __future__ import annotations
@@ -109,9 +110,8 @@ def titles_first(
 
     ``looked_up``: the notes the store found with their tiers (:data:`TITLE`, :data:`ALIAS`,
     :data:`SHORT_NAME`; :mod:`.known_items`), each with a hit to show when the ranking did not
-    find it; such notes
-    come after the ranked ones of their group, in the order given. A moved hit's score becomes
-    at least the first hit's, so scores never rise down the list.
+    find it; such notes come after the ranked ones of their group, in the order given. A moved
+    hit's score becomes at least the first hit's, so scores never rise down the list.
     """
     key = title_key(query)
     if not key or not (hits or looked_up):
