@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import psycopg
@@ -160,3 +161,54 @@ def test_unused_tag_indexes_are_dropped_with_the_copies_of_declared_sources(
         conn.execute("SELECT raw.ensure_docs_table('docs_later')")  # and one declared now
         assert _tag_indexes(conn) == set()
         assert conn.execute("SELECT to_regclass('rag.latest_docs_tags_idx')").fetchone() == (None,)
+
+
+def test_a_database_migrated_while_another_updates_a_shared_role_is_migrated_all_the_same(
+    server_url: str, db_url: str
+) -> None:
+    """Roles belong to the server: a database migrated while another one's transaction updates
+    ka_reader's settings (two stores on one server, a test suite's workers) failed with "tuple
+    concurrently updated" once that transaction committed. Its migration runs again instead."""
+    from tests.conftest import new_database
+    from tests.process_support import wait_for
+
+    outcome: list[object] = []
+    with new_database(server_url) as fresh, psycopg.connect(db_url) as holder:
+        _update_reader_role(holder)
+        name = psycopg.conninfo.conninfo_to_dict(fresh)["dbname"]
+
+        def run() -> None:
+            try:
+                outcome.append(db.migrate(fresh))
+            except Exception as exc:  # reported by the assertion below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        with psycopg.connect(server_url, autocommit=True) as watcher:
+            waiting = wait_for(
+                lambda: watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = %s AND wait_event_type = 'Lock'", (name,)
+                ).fetchone()[0],  # type: ignore[index]
+                30, every=0.05,
+            )  # fmt: skip
+        holder.commit()  # the migration's update of the same row now fails: it runs again
+        worker.join(60)
+        assert waiting and not worker.is_alive()
+        assert outcome and isinstance(outcome[0], list), outcome
+        assert "002_search.sql" in outcome[0] and db.migrate(fresh) == []
+
+
+def _update_reader_role(conn: psycopg.Connection) -> None:
+    """ka_reader's settings updated in a transaction left open. On a shared server (``DATABASE_URL``)
+    another test worker's migration may update them at the same moment: tried again, at most 5
+    times."""
+    for attempt in range(5):
+        try:
+            conn.execute("ALTER ROLE ka_reader SET default_transaction_read_only = on")
+            return
+        except psycopg.errors.InternalError_:
+            conn.rollback()
+            if attempt == 4:
+                raise

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -215,12 +217,33 @@ def load_migrations(sql_dir: Path = SQL_DIR) -> tuple[list[Migration], list[Migr
     return numbered, repeatable
 
 
+# Roles are shared by every database of a server. Two databases migrated at once (two stores on
+# one server, a test suite's workers) configure the same roles (sql/002, sql/008), and Postgres
+# fails the later of two concurrent updates of one catalog row instead of waiting for it.
+_CONCURRENT_CATALOG_UPDATE = "tuple concurrently updated"
+MIGRATE_ATTEMPTS = 5
+
+
 def migrate(url: str, sql_dir: Path = SQL_DIR) -> list[str]:
     """Apply new migrations, refuse edited ones, re-run repeatable files; return what was applied.
     A database whose pgvector is missing or too old is refused before anything is applied.
 
-    An advisory lock serialises concurrent callers (a sensor and a run starting together).
+    An advisory lock serialises concurrent callers on one database (a sensor and a run starting
+    together). The migrations run in one transaction, so one that lost a race for a role shared
+    with another database of the server (``tuple concurrently updated``) is run again from the
+    start, up to ``MIGRATE_ATTEMPTS`` times.
     """
+    for attempt in range(1, MIGRATE_ATTEMPTS + 1):
+        try:
+            return _migrate_once(url, sql_dir)
+        except psycopg.errors.InternalError_ as exc:
+            if _CONCURRENT_CATALOG_UPDATE not in str(exc) or attempt == MIGRATE_ATTEMPTS:
+                raise
+            time.sleep(0.05 * attempt * (1 + random.random()))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _migrate_once(url: str, sql_dir: Path) -> list[str]:
     numbered, repeatable = load_migrations(sql_dir)
     applied: list[str] = []
     with connect(url, autocommit=True) as conn, conn.transaction():
