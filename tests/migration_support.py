@@ -3,6 +3,8 @@ them: apply one again, then list the notes the next chunks refresh takes up."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 
 from knowledge_assets.core.chunks.chunk_inputs import docs_to_chunk
@@ -27,3 +29,18 @@ def notes_to_rechunk(conn: psycopg.Connection) -> list[str]:
         (docs_to_chunk(conn, chunker_signature(CHUNK_MAX_TOKENS)),),
     )
     return [r[0] for r in rows]
+
+
+def chunk_state(conn: psycopg.Connection) -> list[tuple[str, Any, list[str]]]:
+    """Each note's path, id, and its chunks' ids with their text hashes: what a migration that
+    must not re-chunk a note leaves as it was."""
+    return conn.execute(
+        "SELECT file_path, d.id, array_agg(c.id::text || ':' || c.text_hash ORDER BY c.id)"
+        " FROM rag.latest_docs d JOIN rag.chunks c ON c.document_id = d.id"
+        " GROUP BY file_path, d.id ORDER BY file_path"
+    ).fetchall()
+
+
+def name_keys_by_path(conn: psycopg.Connection) -> dict[str, list[str]]:
+    """Each note's path and the keys the known-item lookup finds it by (``name_keys``)."""
+    return dict(conn.execute("SELECT file_path, name_keys FROM rag.latest_docs").fetchall())

@@ -16,7 +16,12 @@ from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
 from knowledge_assets.core.search.known_items import ALIAS, TITLE, named_notes
 from knowledge_assets.core.search.title_match import file_name_keys
-from tests.migration_support import notes_to_rechunk, rerun_migration
+from tests.migration_support import (
+    chunk_state,
+    name_keys_by_path,
+    notes_to_rechunk,
+    rerun_migration,
+)
 from tests.test_title_match import searchable_vault
 
 FILE_NAMES = [
@@ -100,27 +105,17 @@ def test_the_lookup_ranks_a_file_name_with_the_aliases_and_keeps_filters(filed_u
 
 
 def test_a_store_made_at_058_gets_the_file_names_without_new_chunks(filed_url: str) -> None:
-    def state(conn: psycopg.Connection) -> list[tuple[str, list[str]]]:
-        return conn.execute(
-            "SELECT file_path, array_agg(c.id::text || ':' || c.text_hash ORDER BY c.id)"
-            " FROM rag.latest_docs d JOIN rag.chunks c ON c.document_id = d.id"
-            " GROUP BY file_path ORDER BY file_path"
-        ).fetchall()
-
-    def keys(conn: psycopg.Connection) -> dict[str, list[str]]:
-        return dict(conn.execute("SELECT file_path, name_keys FROM rag.latest_docs").fetchall())
-
     def first(conn: psycopg.Connection, query: str) -> str:
         return search(conn, query, mode="keyword", per_note=True).hits[0].file_path
 
     rerun_migration(filed_url, "058")  # the keys as sql/058 stored them
     with db.connect(filed_url) as conn:
-        before, old = state(conn), keys(conn)
+        before, old = chunk_state(conn), name_keys_by_path(conn)
         assert first(conn, "rag-design") == "design/overview.md"
     rerun_migration(filed_url, "064")
     with db.connect(filed_url) as conn:
-        new = keys(conn)
-        assert state(conn) == before
+        new = name_keys_by_path(conn)
+        assert chunk_state(conn) == before
         assert notes_to_rechunk(conn) == []
         assert first(conn, "rag-design") == "20251230_rag-design.md"
     assert old["20251230_rag-design.md"] == ["rag設計メモ", "", ""]

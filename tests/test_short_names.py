@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from knowledge_assets.core.database import db
@@ -17,7 +16,12 @@ from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.keyword_sql import keyword_bm25
 from knowledge_assets.core.search.known_items import ALIAS, SHORT_NAME, TITLE, named_notes
 from knowledge_assets.core.search.title_match import short_names
-from tests.migration_support import notes_to_rechunk, rerun_migration
+from tests.migration_support import (
+    chunk_state,
+    name_keys_by_path,
+    notes_to_rechunk,
+    rerun_migration,
+)
 from tests.test_title_match import searchable_vault
 
 # Titles and the short names they give: (X's key, Y's key when Latin), "" where there is none.
@@ -144,26 +148,16 @@ def test_the_lookup_gives_titles_then_aliases_then_short_names(
 
 
 def test_a_store_made_at_057_gets_the_short_names_without_new_chunks(short_named_url: str) -> None:
-    def state(conn: psycopg.Connection) -> list[tuple[str, int, list[str]]]:
-        return conn.execute(
-            "SELECT file_path, d.id, array_agg(c.id::text || ':' || c.text_hash ORDER BY c.id)"
-            " FROM rag.latest_docs d JOIN rag.chunks c ON c.document_id = d.id"
-            " GROUP BY file_path, d.id ORDER BY file_path"
-        ).fetchall()
-
-    def keys(conn: psycopg.Connection) -> dict[str, list[str]]:
-        return dict(conn.execute("SELECT file_path, name_keys FROM rag.latest_docs").fetchall())
-
     with db.connect(short_named_url) as conn:
         conn.execute("ALTER TABLE rag.latest_docs DROP COLUMN name_keys")
         conn.commit()
     rerun_migration(short_named_url, "057")  # the keys as sql/057 stored them
     with db.connect(short_named_url) as conn:
-        before, old = state(conn), keys(conn)
+        before, old = chunk_state(conn), name_keys_by_path(conn)
     rerun_migration(short_named_url, "058")
     with db.connect(short_named_url) as conn:
-        new = keys(conn)
-        assert state(conn) == before
+        new = name_keys_by_path(conn)
+        assert chunk_state(conn) == before
         assert notes_to_rechunk(conn) == []
     assert old["ts/generics.md"] == ["ジェネリクスgenerics"]
     assert new["ts/generics.md"] == ["ジェネリクスgenerics", "ジェネリクス", "generics"]
