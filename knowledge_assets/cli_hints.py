@@ -89,13 +89,18 @@ def prefix_hint(conn: psycopg.Connection, prefix: str) -> str | None:
 
 def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
     """For a search that found nothing, a line for each ``path:`` operator whose text no note
-    path holds (naming the top folders) and each ``tag:`` no note carries (the closest tags),
-    each judged by the filter the search applied."""
+    path holds (naming the top folders), each ``file:`` whose text no file name holds and each
+    ``tag:`` no note carries (the closest tags), each judged by the filter the search applied."""
     parts = split_query(query)
     hints = [
         f"no note path holds {text!r}{_top_folders(conn)}"
         for text in parts.all_paths
         if not _keeps_any(conn, SearchFilters(path_contains=(text,)))
+    ]
+    hints += [
+        f"no note's file name holds {text!r} (file: reads the name alone; path: the folders too)"
+        for text in parts.all_files
+        if not _keeps_any(conn, SearchFilters(file_contains=(text,)))
     ]
     hints += [
         f"no note carries the tag {tag!r}{tag_hint(conn, tag)}"

@@ -18,7 +18,7 @@ from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.cli import main
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
-from knowledge_assets.core.search import SearchFilters
+from knowledge_assets.core.search import SearchFilters, search
 from knowledge_assets.core.search.listing import ListedNote, notes_kept
 from knowledge_assets.core.search.notes import notes_tagged
 from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
@@ -58,12 +58,36 @@ def _kept(conn: psycopg.Connection, query: str, filters: SearchFilters | None = 
         ("path:01-10 OR path:01-11", {DIARY_10, DIARY_11}),
         ("path:日記/ tag:運動 OR tag:RAG", {DIARY_11}),  # the group and the path: both hold
         ("path:nowhere/", set()),
+        # file: reads the file name alone, in any case: not the folder 日記/ above it.
+        ("file:2026-01", {DIARY_10, DIARY_11}),
+        ("FILE:01-11.MD", {DIARY_11}),
+        ("file:日記", set()),
+        ("file:rag-design", {RAG}),
+        ("file:01-10 OR file:01-11", {DIARY_10, DIARY_11}),
+        ("path:日記/ -file:01-10", {DIARY_11}),
     ],
 )
 def test_a_query_of_operators_alone_lists_exactly_the_notes_they_keep(
     conn: psycopg.Connection, query: str, kept: set[str]
 ) -> None:
     assert _kept(conn, query) == kept
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_file_operator_narrows_a_search_to_the_notes_its_text_names(
+    conn: psycopg.Connection, usem3: Embedder, mode: str
+) -> None:
+    """Both diary notes are of 2026-01; file: keeps the one whose file name holds 01-11, and
+    -file: the other, whatever the words find."""
+    found = {
+        q: {h.file_path for h in search(conn, q, mode=mode, embedder=usem3).hits}
+        for q in ("日記 file:01-11", "日記 -file:01-11", "日記 file:日記")
+    }
+    assert found == {
+        "日記 file:01-11": {DIARY_11},
+        "日記 -file:01-11": {DIARY_10},
+        "日記 file:日記": set(),
+    }
 
 
 def test_exclusions_alone_list_every_note_but_those_they_leave_out(
@@ -73,6 +97,8 @@ def test_exclusions_alone_list_every_note_but_those_they_leave_out(
     assert split_query("-tag:日記 -tomatoes").excludes_only
     assert _kept(conn, "-tag:日記 -tomatoes") == every - {DIARY_10, DIARY_11, GARDEN}
     assert not split_query("path:日記/ -雪").excludes_only
+    assert split_query("-file:2026").excludes_only and not split_query("file:2026").excludes_only
+    assert _kept(conn, "-file:2026") == every - {DIARY_10, DIARY_11}
 
 
 def test_the_filters_given_beside_the_query_narrow_the_listing(conn: psycopg.Connection) -> None:
@@ -106,7 +132,8 @@ def test_the_listing_pages_most_recently_updated_first_as_a_tags_listing_does(
     ("query", "reason"),
     [('tag:""', "names nothing"), ('path:""', "names nothing"), ("-tag:#", "names nothing"),
      ("path:日記/ -の", "excludes nothing"), ("tag:日記 OR path:日記/", "OR joins two tag:"),
-     ("tag:日記 OR tag:#", "names nothing")],
+     ("tag:日記 OR tag:#", "names nothing"), ('file:""', 'file:"" names nothing'),
+     ("-file: 旅行", '-file:"" names nothing'), ("file:a OR path:b", "OR joins two tag:")],
 )  # fmt: skip
 def test_an_operator_that_names_nothing_is_refused(query: str, reason: str) -> None:
     with pytest.raises(UnsearchableQuery, match=reason):

@@ -255,7 +255,7 @@ def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
         page.fill("#q", "tag:仕事 OR path:日記/")
         page.press("#q", "Enter")
         expect(status).to_contain_text("検索できませんでした: ")
-        expect(status).to_contain_text("OR joins two tag: or two path: operators")
+        expect(status).to_contain_text("OR joins two tag:, two path: or two file: operators")
 
 
 def test_back_past_an_answer_shows_the_search_its_address_names(base: str) -> None:

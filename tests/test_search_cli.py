@@ -113,6 +113,10 @@ def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture
         ),
         ("tag:desgin 検索", "no note carries the tag 'desgin'; did you mean design?"),
         (
+            "file:日記 検索",
+            "no note's file name holds '日記' (file: reads the name alone; path: the folders too)",
+        ),
+        (
             "tag:#旅 検索",
             "no note carries the tag '#旅'; see `knowledge-assets tags` for the tags in use",
         ),

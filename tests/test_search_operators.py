@@ -27,6 +27,10 @@ from knowledge_assets.core.search.operators import (
         # no operator: a name without a value, inside a word, or glued to a quote
         ("git tag: の使い方", QueryParts("git tag: の使い方")),
         ("mytag:x 検索", QueryParts("mytag:x 検索")),
+        ('file:2026-01 雨 FILE:"my notes"', QueryParts("雨", files=("2026-01", "my notes"))),
+        ("旅行 -file:draft", QueryParts("旅行", not_files=("draft",))),
+        ("file:a OR file:b 雨", QueryParts("雨", any_files=(("a", "b"),))),
+        ("profile:x 検索", QueryParts("profile:x 検索")),  # an operator is a word of its own
         ('path:"a b"c 検索', QueryParts('path:"a b"c 検索')),
         ("タグ：日記", QueryParts("タグ：日記")),
     ],
@@ -161,7 +165,9 @@ def test_or_joins_operators_of_one_kind_and_goes_between_words(
 )
 def test_an_or_joining_two_kinds_is_refused_with_the_reason(query: str) -> None:
     """No parentheses group such an OR, so any reading of it would be a guess."""
-    with pytest.raises(UnsearchableQuery, match="OR joins two tag: or two path: operators"):
+    with pytest.raises(
+        UnsearchableQuery, match="OR joins two tag:, two path: or two file: operators"
+    ):
         narrowed(None, split_query(query))
 
 

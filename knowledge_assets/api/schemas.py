@@ -92,8 +92,9 @@ class DateRange(RequestBody):
 
 # Obsidian's operators, read out of a query (core.search.operators).
 QUERY_HELP = (
-    "what to look for (not blank); as in Obsidian's search, tag:T and path:P in it narrow the"
-    " search (P anywhere in the path), and -tag:T, -path:P and -word leave out the notes they match"
+    "what to look for (not blank); as in Obsidian's search, tag:T, path:P and file:F in it narrow"
+    " the search (P anywhere in the path, F in the file name), and -tag:T, -path:P, -file:F and"
+    " -word leave out the notes they match"
 )
 
 

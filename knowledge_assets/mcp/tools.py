@@ -67,7 +67,7 @@ class KnowledgeTools(ListingTools):
 
     def search_docs(
         self,
-        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English). As in Obsidian, tag:T in it keeps the notes tagged T (as tags does) and path:P those whose path contains P; -tag:T, -path:P and -word (or -\"two words\") leave out the notes they would match; tag:T OR tag:U keeps the notes of either (OR joins two tag: or two path: operators). Operators alone (path:日記/, tag:T -tag:U) list the notes they keep (mode 'list').", max_length=core_search.MAX_QUERY_CHARS, pattern=r"\S")],
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English). As in Obsidian, tag:T in it keeps the notes tagged T (as tags does), path:P those whose path contains P and file:F those whose file name contains F; -tag:T, -path:P, -file:F and -word (or -\"two words\") leave out the notes they would match; tag:T OR tag:U keeps the notes of either (OR joins two operators of one kind). Operators alone (path:日記/, tag:T -tag:U) list the notes they keep (mode 'list').", max_length=core_search.MAX_QUERY_CHARS, pattern=r"\S")],
         tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
         limit: Annotated[int, Field(description="How many notes (or passages, with per_note false) to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",

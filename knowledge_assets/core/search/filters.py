@@ -41,14 +41,18 @@ class SearchFilters:
     (``jira:``).
     ``path_prefix``: the vault-relative path starts with it (``projects/`` for a folder).
     ``path_contains``: the path holds each of them anywhere, in any case (``path:`` operators).
-    ``tag_groups`` and ``path_groups``: for each group, any of its tags or path texts, read as
-    ``tags`` and ``path_contains`` are (a query's operators joined by ``OR``).
+    ``file_contains``: the file name (the path's last part, with its extension) holds each of
+    them anywhere, in any case (``file:`` operators).
+    ``tag_groups``, ``path_groups`` and ``file_groups``: for each group, any of its tags, path
+    texts or file-name texts, read as ``tags``, ``path_contains`` and ``file_contains`` are (a
+    query's operators joined by ``OR``).
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
 
-    Exclusions (a query's ``-tag:``, ``-path:`` and ``-word``): ``exclude_tags`` leaves out the
-    notes carrying any of them (or a tag nested under one), ``exclude_paths`` those whose path
-    holds any of them, ``exclude_words`` those with a section holding any of the words, judged
+    Exclusions (a query's ``-tag:``, ``-path:``, ``-file:`` and ``-word``): ``exclude_tags``
+    leaves out the notes carrying any of them (or a tag nested under one), ``exclude_paths``
+    those whose path holds any of them, ``exclude_files`` those whose file name does,
+    ``exclude_words`` those with a section holding any of the words, judged
     by the keyword index's tokens (:func:`word_lexemes`), or a title holding one as text;
     ``exclude_notes``: the notes of these
     ids (``rag.latest_docs.id`` as text), what a search turns its excluded words into
@@ -73,6 +77,9 @@ class SearchFilters:
     exclude_notes: tuple[str, ...] = ()
     tag_groups: tuple[tuple[str, ...], ...] = ()
     path_groups: tuple[tuple[str, ...], ...] = ()
+    file_contains: tuple[str, ...] = ()
+    exclude_files: tuple[str, ...] = ()
+    file_groups: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         # Tags as frontmatter's are stored (a leading '#' dropped). A blank tag names no tag:
@@ -214,23 +221,31 @@ def _tag_conditions(clause: _Clause, f: SearchFilters) -> None:
         )
 
 
+# What a path: operator reads, and what a file: operator reads: the file name, all after the
+# path's last "/".
+_PATH = sql.SQL("lower(d.file_path)")
+_FILE_NAME = sql.SQL("lower(substring(d.file_path FROM '[^/]*$'))")
+
+
 def _path_conditions(clause: _Clause, f: SearchFilters) -> None:
     if f.path_prefix:
         clause.add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", _like(f.path_prefix) + "%")
-    # Obsidian's path: matches text anywhere in the path, in any case (lower() of the path
-    # against lower-cased patterns: three times cheaper than ILIKE). LIKE ... ANY takes
-    # backslash as its escape character.
-    holds = [(text,) for text in f.path_contains] + list(f.path_groups)
-    for i, texts in enumerate(holds):  # each text, or any text of a group
-        name = f"f_path{i}"
-        cond = sql.SQL("lower(d.file_path) LIKE ANY({}::text[])").format(sql.Placeholder(name))
-        clause.add(cond, name, [form for text in texts for form in _inside(text)])
-    if f.exclude_paths:
-        clause.add(
-            "NOT (lower(d.file_path) LIKE ANY(%(f_nopaths)s::text[]))",
-            "f_nopaths",
-            [form for text in f.exclude_paths for form in _inside(text)],
-        )
+    # Obsidian's path: and file: match text anywhere in the path or the file name, in any case
+    # (lower() of the path against lower-cased patterns: three times cheaper than ILIKE).
+    # LIKE ... ANY takes backslash as its escape character.
+    for column, kind, holding, groups, excluded in (
+        (_PATH, "path", f.path_contains, f.path_groups, f.exclude_paths),
+        (_FILE_NAME, "file", f.file_contains, f.file_groups, f.exclude_files),
+    ):
+        holds = [(text,) for text in holding] + list(groups)
+        for i, texts in enumerate(holds):  # each text, or any text of a group
+            name = f"f_{kind}{i}"
+            cond = sql.SQL("{} LIKE ANY({}::text[])").format(column, sql.Placeholder(name))
+            clause.add(cond, name, [form for text in texts for form in _inside(text)])
+        if excluded:
+            name = f"f_no{kind}s"
+            cond = sql.SQL("NOT ({} LIKE ANY({}::text[]))").format(column, sql.Placeholder(name))
+            clause.add(cond, name, [form for text in excluded for form in _inside(text)])
 
 
 def _field_conditions(clause: _Clause, f: SearchFilters) -> None:

@@ -8,12 +8,16 @@
   Obsidian's ``path:`` does (``path:2026-01`` finds ``日記/2026-01-10.md``; ``path:日記/`` the
   notes of a folder named so, at any depth); ``path:"my notes/"`` for text with spaces. With
   several, each must hold, and ``--path-prefix`` too.
+- ``file:2026-01`` keeps the notes whose file name (the last part of the path, with its
+  extension) holds that text, in any case, as Obsidian's ``file:`` does: ``file:日記`` finds
+  ``日記まとめ.md`` but not the notes of a 日記/ folder. With several, each must hold.
 - ``tag:旅行 OR tag:出張`` keeps the notes carrying either tag, and ``path:日記 OR path:メモ`` those
-  whose path holds either text, as ``OR`` (upper case, between two terms) reads in Obsidian.
+  whose path holds either text (``file:`` likewise), as ``OR`` (upper case, between two terms)
+  reads in Obsidian.
   Between words it changes nothing (``雨 OR 雪``: search already finds a note holding any of
   them, best first) and is not searched as a word; joining an operator with a word or with an
   operator of another kind is refused with the reason, as there are no parentheses to group by.
-- ``-tag:日記``, ``-path:日記`` and ``-word`` (``-"two words"``) leave out the notes the operator
+- ``-tag:日記``, ``-path:日記``, ``-file:日記`` and ``-word`` (``-"two words"``) leave out the notes the operator
   or the word would match: a note is left out when any of its sections holds the word, judged by
   the keyword index's tokens as keyword search reads them (``-走る`` leaves out 走った too), or
   when its title holds it as text.
@@ -34,20 +38,22 @@ from knowledge_assets.core.search.filters import SearchFilters, UnsearchableQuer
 
 __all__ = ["QueryParts", "UnsearchableQuery", "listed", "narrowed", "split_query"]
 
-_OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path):(?:"([^"]*)"|([^\s"]\S*))(?!\S)', re.IGNORECASE)
+_OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path|file):(?:"([^"]*)"|([^\s"]\S*))(?!\S)', re.IGNORECASE)
 # A word (starting with a letter or digit) or a quoted phrase after "-": "--x", "->" and "-)"
 # stay words.
 _EXCLUDED = re.compile(r'(?<!\S)-(?:"([^"]*)"|(\w\S*))(?!\S)')
 # "OR" in upper case as a term of its own; it joins the terms beside it (:func:`_or_chains`).
 _OR = "OR"
-_TERM = re.compile(r'(?<!\S)-?(?:(?:tag|path):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE)
+_TERM = re.compile(r'(?<!\S)-?(?:(?:tag|path|file):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE)
 # "-tag:" without a value: an exclusion left unfinished, not the word "tag".
-_BARE_OPERATOR = re.compile(r"(tag|path):", re.IGNORECASE)
+_BARE_OPERATOR = re.compile(r"(tag|path|file):", re.IGNORECASE)
+KINDS = ("tag", "path", "file")
 
 
 @dataclass(frozen=True)
 class QueryParts:
-    """A query's words, and the tags, paths and words its operators keep or leave out."""
+    """A query's words, and the tags, paths, file names and words its operators keep or leave
+    out."""
 
     words: str
     tags: tuple[str, ...] = ()
@@ -58,6 +64,9 @@ class QueryParts:
     # Operators joined by OR: each group keeps the notes any of its tags or paths would keep.
     any_tags: tuple[tuple[str, ...], ...] = ()
     any_paths: tuple[tuple[str, ...], ...] = ()
+    files: tuple[str, ...] = ()
+    not_files: tuple[str, ...] = ()
+    any_files: tuple[tuple[str, ...], ...] = ()
     # Why the query's OR cannot be read (it joins a word with an operator, or two kinds).
     or_problem: str = ""
 
@@ -72,8 +81,9 @@ class QueryParts:
 
     @property
     def excludes_only(self) -> bool:
-        """Only exclusions: no tag: or path: names the notes to keep."""
-        kept = self.tags or self.paths or self.any_tags or self.any_paths
+        """Only exclusions: no tag:, path: or file: names the notes to keep."""
+        kept = self.tags or self.paths or self.files or self.any_tags or self.any_paths
+        kept = kept or self.any_files
         return self.has_operators and not (self.words or kept)
 
     @property
@@ -86,11 +96,16 @@ class QueryParts:
         """Every path text the query names to keep, alone or in an OR group."""
         return (*self.paths, *(p for group in self.any_paths for p in group))
 
+    @property
+    def all_files(self) -> tuple[str, ...]:
+        """Every file-name text the query names to keep, alone or in an OR group."""
+        return (*self.files, *(f for group in self.any_files for f in group))
+
 
 def split_query(query: str) -> QueryParts:
-    """``query`` read for ``tag:``, ``path:``, ``-`` and ``OR`` operators."""
+    """``query`` read for ``tag:``, ``path:``, ``file:``, ``-`` and ``OR`` operators."""
     query, groups, problem = _or_chains(query)
-    found: dict[str, list[str]] = {k: [] for k in ("tag", "path", "-tag", "-path", "-")}
+    found: dict[str, list[str]] = {k: [] for k in (*KINDS, *(f"-{k}" for k in KINDS), "-")}
     for match in _OPERATOR.finditer(query):
         found[match[1] + match[2].lower()].append(_value(match))
     rest = _OPERATOR.sub(" ", query)
@@ -109,6 +124,9 @@ def split_query(query: str) -> QueryParts:
         not_words=tuple(found["-"]),
         any_tags=tuple(groups["tag"]),
         any_paths=tuple(groups["path"]),
+        files=tuple(found["file"]),
+        not_files=tuple(found["-file"]),
+        any_files=tuple(groups["file"]),
         or_problem=problem,
     )
 
@@ -119,12 +137,13 @@ def _value(match: re.Match[str]) -> str:
 
 def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
     """``query`` without its ``OR`` chains (``a OR b OR c``), the values of the chains of
-    ``tag:`` or ``path:`` operators by kind, and why a chain cannot be read ("" when all can).
+    ``tag:``, ``path:`` or ``file:`` operators by kind, and why a chain cannot be read ("" when
+    all can).
 
     A chain of words only loses its ``OR``: its words are searched as any other words are. An
     ``OR`` that does not stand between two terms (first, last, doubled) is a word."""
     terms = list(_TERM.finditer(query))
-    groups: dict[str, list[tuple[str, ...]]] = {"tag": [], "path": []}
+    groups: dict[str, list[tuple[str, ...]]] = {k: [] for k in KINDS}
     problem, cut, i = "", [], 1
     while i < len(terms) - 1:
         if terms[i][0] != _OR or _OR in (terms[i - 1][0], terms[i + 1][0]):
@@ -137,7 +156,7 @@ def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
         operators = [_OPERATOR.fullmatch(t[0]) for t in chain]
         kinds = {_kind(t[0], m) for t, m in zip(chain, operators, strict=True)}
         start, end = chain[0].start(), chain[-1].end()
-        if kinds in ({"tag"}, {"path"}):
+        if len(kinds) == 1 and kinds <= set(KINDS):
             groups[kinds.pop()].append(tuple(_value(m) for m in operators if m))
             cut.append((start, end))
         else:  # only the ORs go: words are searched as any words are; two kinds are refused
@@ -157,8 +176,8 @@ def _kind(term: str, operator: re.Match[str] | None) -> str:
 
 def _or_refusal(chain: str) -> str:
     return (
-        f"{chain!r}: OR joins two tag: or two path: operators (tag:旅行 OR tag:出張), or two"
-        " words; write the query without this OR, or search each part on its own"
+        f"{chain!r}: OR joins two tag:, two path: or two file: operators (tag:旅行 OR tag:出張),"
+        " or two words; write the query without this OR, or search each part on its own"
     )
 
 
@@ -198,8 +217,11 @@ def _with_operators(filters: SearchFilters | None, parts: QueryParts) -> SearchF
         path_contains=(*base.path_contains, *parts.paths),
         tag_groups=(*base.tag_groups, *parts.any_tags),
         path_groups=(*base.path_groups, *parts.any_paths),
+        file_contains=(*base.file_contains, *parts.files),
+        file_groups=(*base.file_groups, *parts.any_files),
         exclude_tags=(*base.exclude_tags, *parts.not_tags),
         exclude_paths=(*base.exclude_paths, *parts.not_paths),
+        exclude_files=(*base.exclude_files, *parts.not_files),
         exclude_words=(*base.exclude_words, *parts.not_words),
     )
 
@@ -214,8 +236,9 @@ def _refuse_empty(parts: QueryParts) -> None:
         [t.lstrip("#").strip() for t in ts] for ts in (parts.all_tags, parts.not_tags)
     )
     for kind, values in (
-        ("tag:", tags), ("path:", parts.all_paths), ("-tag:", not_tags),
-        ("-path:", parts.not_paths), ("-", parts.not_words),
+        ("tag:", tags), ("path:", parts.all_paths), ("file:", parts.all_files),
+        ("-tag:", not_tags), ("-path:", parts.not_paths), ("-file:", parts.not_files),
+        ("-", parts.not_words),
     ):  # fmt: skip
         if "" in values:
             example = "-会議" if kind == "-" else f"{kind}日記"
