@@ -17,10 +17,10 @@
   Between words it changes nothing (``雨 OR 雪``: search already finds a note holding any of
   them, best first) and is not searched as a word; joining an operator with a word or with an
   operator of another kind is refused with the reason, as there are no parentheses to group by.
-- ``-tag:日記``, ``-path:日記``, ``-file:日記`` and ``-word`` (``-"two words"``) leave out the notes the operator
-  or the word would match: a note is left out when any of its sections holds the word, judged by
-  the keyword index's tokens as keyword search reads them (``-走る`` leaves out 走った too), or
-  when its title holds it as text.
+- ``-tag:日記``, ``-path:日記``, ``-file:日記`` and ``-word`` (``-"two words"``) leave out the
+  notes the operator or the word would match: a note is left out when any of its sections holds
+  the word, judged by the keyword index's tokens as keyword search reads them (``-走る`` leaves
+  out 走った too), or when its title holds it as text.
 
 The words left are what is searched, so ``path:日記/ 旅行 -雪`` searches 旅行 among the notes of a
 日記/ folder that never mention 雪. An operator is a word of its own: ``git tag:`` (no value),
@@ -61,7 +61,7 @@ class QueryParts:
     not_tags: tuple[str, ...] = ()
     not_paths: tuple[str, ...] = ()
     not_words: tuple[str, ...] = ()
-    # Operators joined by OR: each group keeps the notes any of its tags or paths would keep.
+    # Operators joined by OR: each group keeps the notes any of its values would keep.
     any_tags: tuple[tuple[str, ...], ...] = ()
     any_paths: tuple[tuple[str, ...], ...] = ()
     files: tuple[str, ...] = ()
