@@ -219,7 +219,7 @@ def test_obsidians_operators_and_exclusions_work_in_the_search_box(base: str) ->
         expect(page.locator(".result h3 a[href^='/notes/2025']").first).to_be_visible()
         page.fill("#q", "tag:#")  # a tag of "#" alone names none: no list of a tag "#"
         page.press("#q", "Enter")
-        expect(status).to_have_text("検索できませんでした: tag: や path:、- の後に値を書いてください（例: tag:日記、-雪）。")  # fmt: skip
+        expect(status).to_have_text("検索できませんでした: tag: や path:、file:、- の後に値を書いてください（例: tag:日記、-雪）。")  # fmt: skip
         page.fill("#q", "設計 -の")
         page.press("#q", "Enter")
         expect(status).to_have_text("検索できませんでした: 助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。")  # fmt: skip
@@ -236,7 +236,7 @@ def test_a_refused_question_says_why_in_japanese(base: str) -> None:
         page.fill("#question", "tag:日記")
         page.click("#ask-form button")
         expect(page.locator("#answer-text")).to_have_text(
-            "答えられませんでした: tag: や path:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。"
+            "答えられませんでした: tag: や path:、file:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。"
         )
 
 
