@@ -119,12 +119,17 @@ def estimate_tokens(text: str) -> int:
     return ascii_tokens + len(text) - ascii_chars
 
 
-def slug_from_filename(file_path: str) -> str:
-    """Seed 000's slug: file name without extension, minus a ``prefix_`` (``20251230_my-doc``)."""
+def file_name_parts(file_path: str) -> tuple[str, str]:
+    """A path's file name and that name without its extension (``""`` for ``.hidden``)."""
     posix = file_path.replace("\\", "/")
     # The last segment by string split (a path object per note cost ~30 µs, 0.3 s per 10,000).
     name = posix.rsplit("/", 1)[-1] or PurePosixPath(posix).name
-    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return name, name.rsplit(".", 1)[0] if "." in name else name
+
+
+def slug_from_filename(file_path: str) -> str:
+    """Seed 000's slug: file name without extension, minus a ``prefix_`` (``20251230_my-doc``)."""
+    name, stem = file_name_parts(file_path)
     slug = stem.split("_", 1)[1] if "_" in stem else stem
     return slug or stem or name
 

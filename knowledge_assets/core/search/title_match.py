@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from knowledge_assets.core.chunks.chunk_text import slug_from_filename
+from knowledge_assets.core.chunks.chunk_text import file_name_parts, slug_from_filename
 from knowledge_assets.core.search.search_hits import SearchHit
 
 # The tiers a query names notes in, first to last: by the whole title, by an alias or the file
@@ -81,8 +81,7 @@ def file_name_keys(file_path: str) -> tuple[str, str]:
     less a ``prefix_``): ``20251230_rag-design.md`` gives ``20251230ragdesign`` and
     ``ragdesign``. The store holds the same pair for each note (``rag.file_name_keys``,
     sql/064)."""
-    name = file_path.replace("\\", "/").rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] if "." in name else name
+    name, stem = file_name_parts(file_path)
     return title_key(stem or name), title_key(slug_from_filename(file_path))
 
 
