@@ -18,6 +18,12 @@ from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.listing import notes_kept
 from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags, titled
 from knowledge_assets.core.search.operators import split_query
+from knowledge_assets.core.search.properties import (
+    PropertyTest,
+    property_names,
+    property_values,
+    read_property,
+)
 
 NOTE_SUFFIX = ".md"
 _SUGGESTED = 3
@@ -89,8 +95,9 @@ def prefix_hint(conn: psycopg.Connection, prefix: str) -> str | None:
 
 def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
     """For a search that found nothing, a line for each ``path:`` operator whose text no note
-    path holds (naming the top folders), each ``file:`` whose text no file name holds and each
-    ``tag:`` no note carries (the closest tags), each judged by the filter the search applied."""
+    path holds (naming the top folders), each ``file:`` whose text no file name holds, each
+    ``tag:`` no note carries (the closest tags) and each ``[property]`` test no note passes,
+    each judged by the filter the search applied."""
     parts = split_query(query)
     hints = [
         f"no note path holds {text!r}{_top_folders(conn)}"
@@ -107,7 +114,32 @@ def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
         for tag in parts.all_tags
         if not _keeps_any(conn, SearchFilters(tags=(tag,)))
     ]
+    tests = [read_property(typed) for typed in parts.all_properties]
+    hints += [
+        property_hint(conn, test)
+        for test in tests
+        if not _keeps_any(conn, SearchFilters(properties=(test,)))
+    ]
     return hints
+
+
+def property_hint(conn: psycopg.Connection, test: PropertyTest) -> str:
+    """Why no note passes ``test``: no note has the property (naming the closest names, or
+    those in use), or none has the value asked for."""
+    names = property_names(conn)
+    if test.name in names:
+        wanted = [f"holds {' or '.join(map(repr, test.values))}"] if test.values else []
+        wanted += ["is empty"] if test.empty else []
+        values = ", ".join(map(repr, property_values(conn, test.name)))
+        used = f"; its values include {values}" if values else "; it is empty in every note"
+        return f"no note's {test.name} {' or '.join(wanted)}{used}"
+    close = difflib.get_close_matches(test.name, names, n=_SUGGESTED, cutoff=0.6)
+    if close:
+        return f"no note has the property {test.name!r}{did_you_mean(f'[{n}]' for n in close)}"
+    shown = ", ".join(names[:10]) + (", …" if len(names) > 10 else "")
+    return f"no note has the property {test.name!r}; " + (
+        f"the properties in use are {shown}" if names else "no note has properties"
+    )
 
 
 def _keeps_any(conn: psycopg.Connection, filters: SearchFilters) -> bool:

@@ -236,9 +236,10 @@ def add_commands(sub: Any) -> None:
     s = _add(sub, "search", "search the latest notes (vector, keyword or hybrid)", _search)
     s.add_argument(
         "query",
-        help="words to search for; as in Obsidian, tag:T, path:P and file:F narrow it and -tag:T,"
-        " -path:P, -file:F and -word leave notes out, and operators alone list the notes they"
-        " keep, newest first"
+        help="words to search for; as in Obsidian, tag:T, path:P, file:F and [K:V] (the"
+        " frontmatter property K holds V; [K] any value) narrow it and -tag:T, -path:P, -file:F,"
+        " -[K:V] and -word leave notes out, and operators alone list the notes they keep, newest"
+        " first"
         " (a query starting with '-': put -- before it)",
     )
     s.add_argument(

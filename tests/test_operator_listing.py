@@ -65,6 +65,10 @@ def _kept(conn: psycopg.Connection, query: str, filters: SearchFilters | None = 
         ("file:rag-design", {RAG}),
         ("file:01-10 OR file:01-11", {DIARY_10, DIARY_11}),
         ("path:日記/ -file:01-10", {DIARY_11}),
+        # [property] reads the frontmatter: RAG設計メモ has version: 2 and aliases
+        ("[version:2]", {RAG}),
+        ("[content_type:project] OR [aliases]", {GARDEN, RAG}),
+        ("path:日記/ -[tags:運動]", {DIARY_10}),
     ],
 )
 def test_a_query_of_operators_alone_lists_exactly_the_notes_they_keep(
@@ -133,7 +137,8 @@ def test_the_listing_pages_most_recently_updated_first_as_a_tags_listing_does(
     [('tag:""', "names nothing"), ('path:""', "names nothing"), ("-tag:#", "names nothing"),
      ("path:日記/ -の", "excludes nothing"), ("tag:日記 OR path:日記/", "OR joins two tag:"),
      ("tag:日記 OR tag:#", "names nothing"), ('file:""', 'file:"" names nothing'),
-     ("-file: 旅行", '-file:"" names nothing'), ("file:a OR path:b", "OR joins two tag:")],
+     ("-file: 旅行", '-file:"" names nothing'), ("file:a OR path:b", "OR joins two tag:"),
+     ("[status:] 旅行", "names nothing after the colon"), ("[a:x] OR tag:b", "OR joins two tag:")],
 )  # fmt: skip
 def test_an_operator_that_names_nothing_is_refused(query: str, reason: str) -> None:
     with pytest.raises(UnsearchableQuery, match=reason):
@@ -205,10 +210,24 @@ def test_the_api_lists_the_notes_of_operators_alone_a_page_at_a_time(
     assert listing["excludesOnly"] and [n["id"] for n in listing["data"]] == [DIARY_10]
 
 
+def test_the_api_lists_and_searches_the_notes_of_a_property_test(client: httpx.Client) -> None:
+    listing = client.post("/api/search/notes", json={"query": "[version:2]"}).json()
+    assert [n["id"] for n in listing["data"]] == [RAG] and not listing["excludesOnly"]
+
+    def found(query: str) -> set[str]:
+        response = client.post("/api/search/keyword", json={"query": query})
+        assert response.status_code == 200, response.text
+        return {h["id"] for h in response.json()["data"]}
+
+    assert {RAG, DIARY_11} <= found("検索")
+    assert found("検索 [version]") == {RAG} and found("検索 -[version]") == {DIARY_11}
+
+
 @pytest.mark.parametrize(
     ("query", "reason"),
-    [("旅行 path:日記/", "has words to search for"), ('tag:""', "names nothing")],
-)
+    [("旅行 path:日記/", "has words to search for"), ('tag:""', "names nothing"),
+     ("[status:]", "names nothing after the colon")],
+)  # fmt: skip
 def test_the_api_refuses_what_is_no_listing(client: httpx.Client, query: str, reason: str) -> None:
     response = client.post("/api/search/notes", json={"query": query})
     assert response.status_code == 422 and reason in response.json()["error"]

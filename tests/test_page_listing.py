@@ -287,3 +287,24 @@ def test_back_past_an_answer_shows_the_search_its_address_names(base: str) -> No
         expect(page.locator("#q")).to_have_value("path:日記/")
         expect(notes).to_have_count(50)
         expect(page.locator("#answer-question")).to_have_text("計画は？")
+
+
+def test_a_property_test_alone_lists_the_notes_it_keeps(base: str) -> None:
+    """``[created:2024-06]`` is Obsidian's property search, operators alone: the page lists the
+    three project notes, as the API does; ``[created:]`` comes back with the fix, in Japanese."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    query = "[created:2024-06]"
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(base + "/")
+        page.fill("#q", query)
+        page.press("#q", "Enter")
+        status = page.locator("#search-status")
+        expect(status).to_have_text(f"「{query}」のノート {PROJECTS} 件（新しい順）")
+        assert sorted(_shown(page)) == sorted(_api_order(base, query))
+        assert {p.split("/")[0] for p in _shown(page)} == {"projects"}
+
+        page.fill("#q", "[created:]")
+        page.press("#q", "Enter")
+        expect(status).to_contain_text("[プロパティ:値] の : の後に値を書いてください")

@@ -120,6 +120,8 @@ def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture
             "tag:#旅 検索",
             "no note carries the tag '#旅'; see `knowledge-assets tags` for the tags in use",
         ),
+        ("[versoin:2] 検索", "no note has the property 'versoin'; did you mean [version]?"),
+        ("[version:3] 検索", "no note's version holds '3'; its values include '2'"),
     ],
 )
 def test_an_operator_that_matches_no_note_says_so(

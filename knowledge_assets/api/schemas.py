@@ -92,9 +92,10 @@ class DateRange(RequestBody):
 
 # Obsidian's operators, read out of a query (core.search.operators).
 QUERY_HELP = (
-    "what to look for (not blank); as in Obsidian's search, tag:T, path:P and file:F in it narrow"
-    " the search (P anywhere in the path, F in the file name), and -tag:T, -path:P, -file:F and"
-    " -word leave out the notes they match"
+    "what to look for (not blank); as in Obsidian's search, tag:T, path:P, file:F and [K:V] in it"
+    " narrow the search (P anywhere in the path, F in the file name, V in the frontmatter property"
+    " K; [K] any value, [K:null] an empty one), and -tag:T, -path:P, -file:F, -[K:V] and -word"
+    " leave out the notes they match"
 )
 
 

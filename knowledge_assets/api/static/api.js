@@ -26,7 +26,8 @@ export function failure(data, res) {
 // event, with no HTTP status.
 export function japanese(err) {
   if (/at most 2000 characters/.test(err.message)) return "検索語が長すぎます。2,000 文字までにしてください。";
-  if (/no words to search for/.test(err.message)) return "tag: や path:、file:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。";
+  if (/no words to search for/.test(err.message)) return "tag: や path:、file:、[プロパティ]、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。";
+  if (/names nothing after the colon/.test(err.message)) return "[プロパティ:値] の : の後に値を書いてください（例: [status:done]）。プロパティがあるノートすべてなら [status] と書きます。";
   if (/names nothing/.test(err.message)) return "tag: や path:、file:、- の後に値を書いてください（例: tag:日記、-雪）。";
   if (/excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
   if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";

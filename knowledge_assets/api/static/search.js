@@ -89,8 +89,9 @@ export async function restoreSearch(tagsLoaded, address = params) {
 }
 
 // Obsidian's operators as the server reads them (core/search/operators.py): tag:, path:, file:,
-// their exclusions, and -word. A query of nothing else lists the notes they keep, as Obsidian does.
-const OPERATOR = /(?<!\S)-?(?:tag|path|file):(?:"[^"]*"|[^\s"]\S*)(?!\S)/giu;
+// [property] and [property:value], their exclusions, and -word. A query of nothing else lists
+// the notes they keep, as Obsidian does.
+const OPERATOR = /(?<!\S)-?(?:(?:tag|path|file):(?:"[^"]*"|[^\s"]\S*)|\[\s*[^\[\]":\s][^\[\]":]*(?::(?:"[^"]*"|[^\]"])*)?\])(?!\S)/giu;
 const EXCLUDED = /(?<!\S)-(?:"[^"]*"|[\p{L}\p{M}\p{N}_]\S*)(?!\S)/gu;
 
 // Operators joined by OR (tag:旅行 OR tag:出張) keep the notes of any of them: the ORs between

@@ -7,8 +7,6 @@ in a path is that character and nothing more.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -18,6 +16,12 @@ from psycopg import sql
 
 from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.chunks.tokenize import bigrams, quote_lexeme, tokens
+from knowledge_assets.core.search.properties import (
+    PropertyTest,
+    holding,
+    like_escaped,
+    property_condition,
+)
 
 __all__ = [
     "SearchFilters", "UnsearchableQuery", "filter_clause", "named_tags", "with_excluded_notes",
@@ -46,11 +50,14 @@ class SearchFilters:
     ``tag_groups``, ``path_groups`` and ``file_groups``: for each group, any of its tags, path
     texts or file-name texts, read as ``tags``, ``path_contains`` and ``file_contains`` are (a
     query's operators joined by ``OR``).
+    ``properties``: each test holds (:class:`~.properties.PropertyTest`, a query's
+    ``[status:done]``); ``property_groups``: for each group, any of its tests.
     ``content_types``: any of them. Dates are inclusive bounds on ``created`` / ``updated``.
     ``types`` (``markdown_note``, ``bookmark_json``) and ``top_headings``: any of them.
 
     Exclusions (a query's ``-tag:``, ``-path:``, ``-file:`` and ``-word``): ``exclude_tags``
-    leaves out the notes carrying any of them (or a tag nested under one), ``exclude_paths``
+    leaves out the notes carrying any of them (or a tag nested under one), ``exclude_properties``
+    those any of these tests holds for, ``exclude_paths``
     those whose path holds any of them, ``exclude_files`` those whose file name does,
     ``exclude_words`` those with a section holding any of the words, judged
     by the keyword index's tokens (:func:`word_lexemes`), or a title holding one as text;
@@ -80,6 +87,9 @@ class SearchFilters:
     file_contains: tuple[str, ...] = ()
     exclude_files: tuple[str, ...] = ()
     file_groups: tuple[tuple[str, ...], ...] = ()
+    properties: tuple[PropertyTest, ...] = ()
+    property_groups: tuple[tuple[PropertyTest, ...], ...] = ()
+    exclude_properties: tuple[PropertyTest, ...] = ()
 
     def __post_init__(self) -> None:
         # Tags as frontmatter's are stored (a leading '#' dropped). A blank tag names no tag:
@@ -121,20 +131,6 @@ def _any_word(words: tuple[str, ...]) -> str:
     return " | ".join(f"({q})" for q in each if q) or "''"
 
 
-def _like(text: str) -> str:
-    """``text`` with LIKE's wildcards and escape character escaped (backslash, LIKE's default)."""
-    return re.sub(r"([\\%_])", r"\\\1", text)
-
-
-def _inside(text: str) -> list[str]:
-    """Patterns for a lower-cased path holding ``text`` anywhere, in any case: ``text`` composed
-    (NFC) and, where that differs, decomposed (NFD, as macOS may store a Japanese name), so no
-    stored path is normalized per row (that tripled the cost of matching 10,000 paths)."""
-    low = text.lower()
-    forms = dict.fromkeys(unicodedata.normalize(form, low) for form in ("NFC", "NFD"))
-    return ["%" + _like(form) + "%" for form in forms]
-
-
 def with_excluded_notes(
     conn: psycopg.Connection, filters: SearchFilters | None
 ) -> SearchFilters | None:
@@ -167,7 +163,7 @@ def _title_patterns(words: tuple[str, ...]) -> list[str]:
     """Patterns for a lower-cased title holding any of ``words``. A title is the note's name in
     every list of results: a note titled 2026年1月11日の日記 holds 日記 even when none of its
     sections says it (a frontmatter title is not among its sections' words)."""
-    return [form for word in words for form in _inside(word)]
+    return [form for word in words for form in holding(word)]
 
 
 class _Clause:
@@ -178,8 +174,11 @@ class _Clause:
         self.params: dict[str, Any] = {}
 
     def add(self, cond: str | sql.Composable, name: str, value: Any) -> None:
+        self.add_all(cond, {name: value})
+
+    def add_all(self, cond: str | sql.Composable, params: dict[str, Any]) -> None:
         self.parts.append(sql.SQL(cond) if isinstance(cond, str) else cond)
-        self.params[name] = value
+        self.params.update(params)
 
 
 def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[str, Any]]:
@@ -189,6 +188,7 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
     _tag_conditions(clause, f)
     _path_conditions(clause, f)
     _field_conditions(clause, f)
+    _property_conditions(clause, f)
     if f.exclude_words:
         # Left to a sub-query in every statement, the planner compared each vector neighbour
         # with every note left (with_excluded_notes says why): the notes come looked up instead.
@@ -229,23 +229,24 @@ _FILE_NAME = sql.SQL("lower(substring(d.file_path FROM '[^/]*$'))")
 
 def _path_conditions(clause: _Clause, f: SearchFilters) -> None:
     if f.path_prefix:
-        clause.add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", _like(f.path_prefix) + "%")
+        pattern = like_escaped(f.path_prefix) + "%"
+        clause.add("d.file_path LIKE %(f_path)s ESCAPE '\\'", "f_path", pattern)
     # Obsidian's path: and file: match text anywhere in the path or the file name, in any case
     # (lower() of the path against lower-cased patterns: three times cheaper than ILIKE).
     # LIKE ... ANY takes backslash as its escape character.
-    for column, kind, holding, groups, excluded in (
+    for column, kind, held, groups, excluded in (
         (_PATH, "path", f.path_contains, f.path_groups, f.exclude_paths),
         (_FILE_NAME, "file", f.file_contains, f.file_groups, f.exclude_files),
     ):
-        holds = [(text,) for text in holding] + list(groups)
+        holds = [(text,) for text in held] + list(groups)
         for i, texts in enumerate(holds):  # each text, or any text of a group
             name = f"f_{kind}{i}"
             cond = sql.SQL("{} LIKE ANY({}::text[])").format(column, sql.Placeholder(name))
-            clause.add(cond, name, [form for text in texts for form in _inside(text)])
+            clause.add(cond, name, [form for text in texts for form in holding(text)])
         if excluded:
             name = f"f_no{kind}s"
             cond = sql.SQL("NOT ({} LIKE ANY({}::text[]))").format(column, sql.Placeholder(name))
-            clause.add(cond, name, [form for text in excluded for form in _inside(text)])
+            clause.add(cond, name, [form for text in excluded for form in holding(text)])
 
 
 def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
@@ -253,7 +254,7 @@ def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
         clause.add(
             "EXISTS (SELECT 1 FROM unnest(d.aliases) a WHERE a LIKE %(f_alias)s ESCAPE '\\')",
             "f_alias",
-            _like(f.alias_prefix) + "%",
+            like_escaped(f.alias_prefix) + "%",
         )
     for column, name, values in (
         ("content_type", "f_ctypes", f.content_types),
@@ -276,3 +277,16 @@ def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
                 sql.Identifier("d", col), sql.SQL(op), sql.Placeholder(name)
             )
             clause.add(cond, name, value)
+
+
+def _property_conditions(clause: _Clause, f: SearchFilters) -> None:
+    # Each [property] test, each group's tests joined by OR, and the excluded ones: a note's
+    # frontmatter is read per note kept by the other conditions (its jsonb is small).
+    groups = [(test,) for test in f.properties] + list(f.property_groups)
+    for i, group in enumerate(groups):
+        conds = [property_condition(test, f"f_prop{i}_{j}") for j, test in enumerate(group)]
+        either = sql.SQL("({})").format(sql.SQL(" OR ").join(c for c, _ in conds))
+        clause.add_all(either, {k: v for _, params in conds for k, v in params.items()})
+    for i, test in enumerate(f.exclude_properties):
+        cond, params = property_condition(test, f"f_noprop{i}")
+        clause.add_all(sql.SQL("NOT {}").format(cond), params)

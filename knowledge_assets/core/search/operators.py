@@ -17,7 +17,10 @@
   Between words it changes nothing (``雨 OR 雪``: search already finds a note holding any of
   them, best first) and is not searched as a word; joining an operator with a word or with an
   operator of another kind is refused with the reason, as there are no parentheses to group by.
-- ``-tag:日記``, ``-path:日記``, ``-file:日記`` and ``-word`` (``-"two words"``) leave out the
+- ``[status]``, ``[status:done]``, ``[status:done OR draft]`` and ``[status:null]`` keep the notes
+  with that frontmatter property, one whose value holds that text (in any case), either, or an
+  empty one, as Obsidian's property search does (:mod:`.properties`); ``[a:x] OR [b:y]`` either.
+- ``-tag:日記``, ``-path:日記``, ``-file:日記``, ``-[status:done]`` and ``-word`` (``-"two words"``) leave out the
   notes the operator or the word would match: a note is left out when any of its sections holds
   the word, judged by the keyword index's tokens as keyword search reads them (``-走る`` leaves
   out 走った too), or when its title holds it as text.
@@ -35,19 +38,26 @@ import re
 from dataclasses import dataclass, replace
 
 from knowledge_assets.core.search.filters import SearchFilters, UnsearchableQuery, word_lexemes
+from knowledge_assets.core.search.properties import read_property
 
 __all__ = ["QueryParts", "UnsearchableQuery", "listed", "narrowed", "split_query"]
 
 _OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path|file):(?:"([^"]*)"|([^\s"]\S*))(?!\S)', re.IGNORECASE)
+# [name] or [name:value]: a name holding no bracket, quote or colon, a value up to the "]" (one
+# in quotes is text); spaces may stand inside ([status:in progress]). Not [[links]] nor [a](b).
+_PROPERTY = re.compile(r'(?<!\S)(-?)\[(\s*[^\[\]":\s][^\[\]":]*(?::(?:"[^"]*"|[^\]"])*)?)\](?!\S)')
 # A word (starting with a letter or digit) or a quoted phrase after "-": "--x", "->" and "-)"
 # stay words.
 _EXCLUDED = re.compile(r'(?<!\S)-(?:"([^"]*)"|(\w\S*))(?!\S)')
 # "OR" in upper case as a term of its own; it joins the terms beside it (:func:`_or_chains`).
 _OR = "OR"
-_TERM = re.compile(r'(?<!\S)-?(?:(?:tag|path|file):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE)
+_TERM = re.compile(
+    _PROPERTY.pattern + r'|(?<!\S)-?(?:(?:tag|path|file):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE
+)
 # "-tag:" without a value: an exclusion left unfinished, not the word "tag".
 _BARE_OPERATOR = re.compile(r"(tag|path|file):", re.IGNORECASE)
 KINDS = ("tag", "path", "file")
+_PROP = "property"  # the kind of [name:value], read out of a query as the others are
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,10 @@ class QueryParts:
     files: tuple[str, ...] = ()
     not_files: tuple[str, ...] = ()
     any_files: tuple[tuple[str, ...], ...] = ()
+    # [property] tests as typed between the brackets (properties.read_property reads them).
+    properties: tuple[str, ...] = ()
+    not_properties: tuple[str, ...] = ()
+    any_properties: tuple[tuple[str, ...], ...] = ()
     # Why the query's OR cannot be read (it joins a word with an operator, or two kinds).
     or_problem: str = ""
 
@@ -83,7 +97,7 @@ class QueryParts:
     def excludes_only(self) -> bool:
         """Only exclusions: no tag:, path: or file: names the notes to keep."""
         kept = self.tags or self.paths or self.files or self.any_tags or self.any_paths
-        kept = kept or self.any_files
+        kept = kept or self.any_files or self.properties or self.any_properties
         return self.has_operators and not (self.words or kept)
 
     @property
@@ -97,18 +111,27 @@ class QueryParts:
         return (*self.paths, *(p for group in self.any_paths for p in group))
 
     @property
+    def all_properties(self) -> tuple[str, ...]:
+        """Every ``[property]`` test the query names to keep, alone or in an OR group."""
+        return (*self.properties, *(p for group in self.any_properties for p in group))
+
+    @property
     def all_files(self) -> tuple[str, ...]:
         """Every file-name text the query names to keep, alone or in an OR group."""
         return (*self.files, *(f for group in self.any_files for f in group))
 
 
 def split_query(query: str) -> QueryParts:
-    """``query`` read for ``tag:``, ``path:``, ``file:``, ``-`` and ``OR`` operators."""
+    """``query`` read for ``tag:``, ``path:``, ``file:``, ``[property]``, ``-`` and ``OR``
+    operators."""
     query, groups, problem = _or_chains(query)
-    found: dict[str, list[str]] = {k: [] for k in (*KINDS, *(f"-{k}" for k in KINDS), "-")}
+    kinds = (*KINDS, _PROP)
+    found: dict[str, list[str]] = {k: [] for k in (*kinds, *(f"-{k}" for k in kinds), "-")}
     for match in _OPERATOR.finditer(query):
         found[match[1] + match[2].lower()].append(_value(match))
-    rest = _OPERATOR.sub(" ", query)
+    for match in _PROPERTY.finditer(query):
+        found[match[1] + _PROP].append(match[2])
+    rest = _PROPERTY.sub(" ", _OPERATOR.sub(" ", query))
     for match in _EXCLUDED.finditer(rest):
         word = (match[1] if match[1] is not None else match[2]).strip()
         bare = _BARE_OPERATOR.fullmatch(word)
@@ -127,6 +150,9 @@ def split_query(query: str) -> QueryParts:
         files=tuple(found["file"]),
         not_files=tuple(found["-file"]),
         any_files=tuple(groups["file"]),
+        properties=tuple(found[_PROP]),
+        not_properties=tuple(found["-" + _PROP]),
+        any_properties=tuple(groups[_PROP]),
         or_problem=problem,
     )
 
@@ -137,13 +163,13 @@ def _value(match: re.Match[str]) -> str:
 
 def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
     """``query`` without its ``OR`` chains (``a OR b OR c``), the values of the chains of
-    ``tag:``, ``path:`` or ``file:`` operators by kind, and why a chain cannot be read ("" when
+    ``tag:``, ``path:``, ``file:`` or ``[property]`` operators by kind, and why a chain cannot be read ("" when
     all can).
 
     A chain of words only loses its ``OR``: its words are searched as any other words are. An
     ``OR`` that does not stand between two terms (first, last, doubled) is a word."""
     terms = list(_TERM.finditer(query))
-    groups: dict[str, list[tuple[str, ...]]] = {k: [] for k in KINDS}
+    groups: dict[str, list[tuple[str, ...]]] = {k: [] for k in (*KINDS, _PROP)}
     problem, cut, i = "", [], 1
     while i < len(terms) - 1:
         if terms[i][0] != _OR or _OR in (terms[i - 1][0], terms[i + 1][0]):
@@ -153,11 +179,11 @@ def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
         while i < len(terms) - 1 and terms[i][0] == _OR and terms[i + 1][0] != _OR:
             chain.append(terms[i + 1])
             i += 2
-        operators = [_OPERATOR.fullmatch(t[0]) for t in chain]
-        kinds = {_kind(t[0], m) for t, m in zip(chain, operators, strict=True)}
+        read = [_operator(t[0]) for t in chain]
+        kinds = {r[0] if r else _word_kind(t[0]) for t, r in zip(chain, read, strict=True)}
         start, end = chain[0].start(), chain[-1].end()
-        if len(kinds) == 1 and kinds <= set(KINDS):
-            groups[kinds.pop()].append(tuple(_value(m) for m in operators if m))
+        if len(kinds) == 1 and kinds <= {*KINDS, _PROP}:
+            groups[kinds.pop()].append(tuple(r[1] for r in read if r))
             cut.append((start, end))
         else:  # only the ORs go: words are searched as any words are; two kinds are refused
             cut += [(a.end(), b.start()) for a, b in itertools.pairwise(chain)]
@@ -168,16 +194,23 @@ def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
     return query, groups, problem
 
 
-def _kind(term: str, operator: re.Match[str] | None) -> str:
-    if operator:
-        return operator[1] + operator[2].lower()
+def _operator(term: str) -> tuple[str, str] | None:
+    """The kind (``-tag`` for an exclusion) and value of a term that is one operator."""
+    if found := _OPERATOR.fullmatch(term):
+        return found[1] + found[2].lower(), _value(found)
+    if found := _PROPERTY.fullmatch(term):
+        return found[1] + _PROP, found[2]
+    return None
+
+
+def _word_kind(term: str) -> str:
     return "-" if _EXCLUDED.fullmatch(term) else "word"
 
 
 def _or_refusal(chain: str) -> str:
     return (
         f"{chain!r}: OR joins two tag:, two path: or two file: operators (tag:旅行 OR tag:出張),"
-        " or two words; write the query without this OR, or search each part on its own"
+        " two [property] searches, or two words; write the query without this OR, or search each part on its own"
     )
 
 
@@ -223,6 +256,12 @@ def _with_operators(filters: SearchFilters | None, parts: QueryParts) -> SearchF
         exclude_paths=(*base.exclude_paths, *parts.not_paths),
         exclude_files=(*base.exclude_files, *parts.not_files),
         exclude_words=(*base.exclude_words, *parts.not_words),
+        properties=(*base.properties, *map(read_property, parts.properties)),
+        property_groups=(
+            *base.property_groups,
+            *(tuple(map(read_property, group)) for group in parts.any_properties),
+        ),
+        exclude_properties=(*base.exclude_properties, *map(read_property, parts.not_properties)),
     )
 
 
@@ -243,6 +282,13 @@ def _refuse_empty(parts: QueryParts) -> None:
         if "" in values:
             example = "-会議" if kind == "-" else f"{kind}日記"
             raise UnsearchableQuery(f'{kind}"" names nothing: give it a value, e.g. {example}')
+    for typed in (*parts.all_properties, *parts.not_properties):
+        if "" in read_property(typed).values:
+            name = read_property(typed).name
+            raise UnsearchableQuery(
+                f"[{typed}] names nothing after the colon: give it a value, e.g. [{name}:done],"
+                f" or write [{name}] for the notes that have {name}"
+            )
     for word in parts.not_words:
         if not word_lexemes(word):
             raise UnsearchableQuery(
