@@ -28,6 +28,7 @@ from knowledge_assets.core.search.notes import (
     get_doc,
     similar_to,
 )
+from knowledge_assets.core.search.properties import shown_properties
 from knowledge_assets.search_cli import (
     EMPTY_STORE,
     SNIPPET_CHARS,
@@ -177,6 +178,10 @@ def _get(args: argparse.Namespace) -> int:
         )
     if doc["tags"]:
         say(f"tags: {', '.join(doc['tags'])}")
+    if doc.get("aliases"):
+        say(f"aliases: {', '.join(doc['aliases'])}")
+    for name, value in shown_properties(doc.get("frontmatter")):
+        say(f"{name}: {value}")
     say()
     say(doc["content"])
     return 0

@@ -113,7 +113,7 @@ DOCS_NOTES = {
     LONG_NOTE: f"# {LONG}WithAVeryLongTitle\n\n{LONG} を有効にする。\n",
     REJECTED: "# 壊れる前\n\n最後に読めた本文。\n",
     PERCENT: "# 百パーセント\n\n名前に % がある。\n",
-    CALLOUTS: "---\ntags: [書式]\n---\n# 囲み\n\n> [!tip] 使い方のコツ\n> 短く書く。\n\n"
+    CALLOUTS: "---\ntags: [書式]\nstatus: 下書き\nreviewed:\n---\n# 囲み\n\n> [!tip] 使い方のコツ\n> 短く書く。\n\n"
     ":::warning\n古い設定です。%%後で消す%%\n:::\n\n"
     "> [!faq]- 閉じた問い\n> 開くと見える答え。\n\n#囲みの例\n",
     EMBEDS: "# 埋め込み\n\n前の段落。\n\n![[callouts]]\n\n後の段落。\n",

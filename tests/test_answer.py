@@ -20,6 +20,7 @@ from knowledge_assets.answer import NOT_FOUND, Asker, LLMError, LLMSettings, Tur
 from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import DEFAULT_MODELS, LLMConfigError
 from knowledge_assets.answer.llm import LLMClient, length_field
+from knowledge_assets.answer.parse import LEVELS
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import Embedder
 from tests.fakes.llm_server import FakeLLMServer
@@ -265,6 +266,24 @@ def test_a_made_up_citation_is_dropped_and_flagged(llm: LLMCase) -> None:
     assert result.dropped_sources[0]["noteId"] == "notes/invented.md"
     assert any("notes/invented.md" in w for w in result.warnings)
     assert result.confidence != "high"  # a made-up citation costs confidence
+
+
+def test_an_answer_that_cites_nothing_or_strays_from_its_notes_is_flagged(llm: LLMCase) -> None:
+    """Seed 001's checks: each costs a level of confidence and says why, in the warnings."""
+    asker, _ = llm.asker()
+    grounded = {"answer": "夜は味噌ラーメンを作った", "confidence": "high", "sources": [
+        {"noteId": DIARY, "noteTitle": "日記", "relevance": "高"}]}  # fmt: skip
+    llm.server.reply(json.dumps(grounded, ensure_ascii=False))
+    kept = asker.ask(llm.conn, "夜に何を作った？")
+    assert not [w for w in kept.warnings if "cites no note" in w or "stray" in w]
+    for reply, warned in [
+        ({**grounded, "sources": []}, "the answer cites no note"),
+        ({**grounded, "answer": "量子力学の基礎方程式はシュレディンガー方程式です"}, "may stray"),
+    ]:
+        llm.server.reply(json.dumps(reply, ensure_ascii=False))
+        flagged = asker.ask(llm.conn, "夜に何を作った？")
+        assert any(warned in w for w in flagged.warnings), flagged.warnings
+        assert LEVELS.index(flagged.confidence) < LEVELS.index(kept.confidence)
 
 
 def test_follow_up_sends_earlier_turns_and_history_lists_them(

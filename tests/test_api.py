@@ -22,6 +22,7 @@ from knowledge_assets.core.search import search
 from knowledge_assets.core.search.fusion import HybridWeights
 from knowledge_assets.mcp.reader import reader_url
 from tests.api_support import api_server
+from tests.conftest import GARDEN
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_search import DIARY, DRAFT, LATEST, notes_store
 
@@ -52,6 +53,45 @@ def test_semantic_and_keyword_search(client: httpx.Client, path: str, mode: str)
     body = client.post(f"/api/search/{path}", json={"query": "ラーメン", "filters": {"tags": ["日記"]}, **({"threshold": -1} if path == "semantic" else {})}).json()  # fmt: skip
     assert body["mode"] == mode and body["count"] >= 1
     assert all("日記" in hit["tags"] for hit in body["data"])
+
+
+def _every_hit(client: httpx.Client, filters: dict[str, object]) -> set[str]:
+    """The notes a semantic search of every passage keeps under ``filters``."""
+    body = {"query": "メモ", "threshold": -1, "limit": 100, "filters": filters}
+    response = client.post("/api/search/semantic", json=body)
+    assert response.status_code == 200, response.text
+    return {hit["id"] for hit in response.json()["data"]}
+
+
+@pytest.mark.parametrize(
+    ("filters", "kept"),
+    [
+        ({"aliasPrefix": "jira:"}, {LATEST}),
+        ({"contentTypes": ["project"]}, {GARDEN}),
+        ({"topHeadings": ["nowhere"]}, set()),
+        ({"types": ["bookmark_json"]}, set()),
+        ({"updatedRange": {"from": "2026-01-01", "to": "2026-01-31"}}, {LATEST}),
+        ({"dateRange": {"from": "2026-01-10", "to": "2026-01-10"}}, {DIARY}),
+    ],
+)
+def test_the_api_filters_as_the_cli_and_mcp_do(
+    client: httpx.Client, filters: dict[str, object], kept: set[str]
+) -> None:
+    assert {LATEST, GARDEN, DIARY} <= _every_hit(client, {})
+    assert _every_hit(client, filters) == kept
+
+
+def test_an_unknown_kind_of_document_is_refused(client: httpx.Client) -> None:
+    body = {"query": "メモ", "filters": {"types": ["pdf"]}}
+    assert client.post("/api/search/semantic", json=body).status_code == 422
+
+
+def test_a_hit_says_what_it_is_where_it_sits_and_its_dates(client: httpx.Client) -> None:
+    hit = client.post("/api/search/keyword", json={"query": "味噌ラーメン"}).json()["data"][0]
+    assert hit["id"] == DIARY and hit["type"] == "markdown_note" and hit["url"] is None
+    assert (hit["created"], hit["updated"]) == ("2026-01-10", None)
+    assert hit["headingPath"][-2:] == [hit["parentHeading"], hit["heading"]]
+    assert "contentType" in hit and "topHeading" in hit
 
 
 def test_a_search_by_note_lists_distinct_notes_with_their_other_sections(
@@ -183,6 +223,12 @@ def test_notes_and_tags_serve_current_notes_only(client: httpx.Client) -> None:
     assert note["id"] == DIARY and "味噌ラーメン" in note["content"]
     assert note["fileRejected"] is None  # the file on disk is the version served
     assert client.get(f"/api/notes/{DRAFT}").status_code == 404  # a draft is never served
+    assert note["properties"] == []  # title, tags and created are shown apart
+    latest = client.get(f"/api/notes/{quote(LATEST)}").json()["data"]
+    assert latest["properties"] == [
+        {"name": "previous", "value": DRAFT},
+        {"name": "version", "value": "2"},
+    ]
     tags = client.get("/api/tags").json()["data"]
     assert {"tag": "日記", "count": 2} in tags
 

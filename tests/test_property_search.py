@@ -17,7 +17,12 @@ from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
 from knowledge_assets.core.search.listing import notes_kept
 from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
-from knowledge_assets.core.search.properties import PropertyTest, property_values, read_property
+from knowledge_assets.core.search.properties import (
+    PropertyTest,
+    property_values,
+    read_property,
+    shown_properties,
+)
 from tests.test_search import notes_store
 
 NOTES = {
@@ -150,3 +155,26 @@ def test_the_values_a_property_is_given_are_listed_most_used_first(
     assert property_values(conn, "type") == ["Book", "book"]
     assert property_values(conn, "status") == ["50%_half", "Done", "進行中"]
     assert property_values(conn, "nothing") == []
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "shown"),
+    [
+        (None, []),
+        ({"title": "t", "tags": ["a"], "aliases": ["b"], "created": "2026-01-01"}, []),
+        ({"Updated": "2026-01-02", "createdAt": "2026-01-01"}, []),  # the dates' line has them
+        (
+            {"type": "book", "Authors": ["宮沢賢治", "高村光太郎"], "rating": 5},
+            [("Authors", "宮沢賢治, 高村光太郎"), ("rating", "5"), ("type", "book")],
+        ),
+        (
+            {"done": True, "status": None, "links": []},
+            [("done", "true"), ("links", ""), ("status", "")],
+        ),
+        ({"date": "2026-01-10", "meta": {"a": 1}}, [("date", "2026-01-10"), ("meta", '{"a": 1}')]),
+    ],
+)
+def test_a_notes_other_properties_are_shown_by_name_as_text(
+    frontmatter: dict[str, object] | None, shown: list[tuple[str, str]]
+) -> None:
+    assert shown_properties(frontmatter) == shown

@@ -98,6 +98,12 @@ def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture
     assert DRAFT not in [n["file_path"] for n in notes]
     doc = run_json(capsys, "get", DRAFT)
     assert doc["latest"] is False and doc["superseded_by"] == LATEST
+    assert main(["get", LATEST]) == 0  # aliases and the other properties under the tags
+    head = capsys.readouterr().out.split("\n\n", 1)[0].splitlines()
+    assert head[-4:] == [
+        "tags: rag, design, postgres", "aliases: jira:KA-1",
+        f"previous: {DRAFT}", "version: 2",
+    ]  # fmt: skip
     tags = run_json(capsys, "tags")
     assert {"tag": "日記", "count": 2} in tags
     assert main(["tags"]) == 0

@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from knowledge_assets.answer.checks import grounding_warnings
 from knowledge_assets.answer.config import EXTRACTIVE_MODEL, LLMSettings, retirement_notice
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, build_context
 from knowledge_assets.answer.extractive import extractive_answer
@@ -251,7 +252,9 @@ def check_citations(retrieval: Retrieval, reply: ModelAnswer, meta: dict[str, An
     when another retrieved note has that path), else by title. When the model cited nothing,
     the retrieved notes whose titles its answer mentions are cited. Confidence is the lower of
     the model's own and the retrieval's (the best note's coverage), one level lower again when a
-    citation was made up, and low when the answer says nothing was found.
+    citation was made up and again when seed 001's checks flag the answer (it cites no note, or
+    few of its words are in the notes: :mod:`.checks`), and low when the answer says nothing was
+    found.
     """
     by_id = {n.cite_id or n.note_id: n for n in retrieval.notes}
     by_title = {n.title: n for n in retrieval.notes if n.title}
@@ -279,6 +282,10 @@ def check_citations(retrieval: Retrieval, reply: ModelAnswer, meta: dict[str, An
         warnings.append(f"the model did not answer in clean JSON (read as {reply.parsed})")
     if NOT_FOUND in answer:
         confidence = "low"
+    elif checked := grounding_warnings(answer, retrieval, len(sources)):
+        # seed 001's validateAnswer: an answer it flags is one level less sure
+        confidence = LEVELS[max(LEVELS.index(confidence) - 1, 0)]
+        warnings += checked
     return Answer(
         retrieval.question, answer, list(sources.values()), confidence, meta, warnings, dropped
     )

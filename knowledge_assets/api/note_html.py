@@ -33,9 +33,11 @@ from knowledge_assets.api.note_cache import (
 )
 from knowledge_assets.api.routes import _read, _settings
 from knowledge_assets.api.settings import ApiConfigError
+from knowledge_assets.core.chunks.strategies import BOOKMARK_TYPE
 from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.note_sources import vault_source
+from knowledge_assets.core.sources.bookmarks import bookmarks_markdown
 
 T = TypeVar("T")
 __all__ = ["CACHE_HEADER", "RenderSlots", "RendersBusy", "note_html"]
@@ -115,7 +117,11 @@ def _render(request: Request, doc: dict[str, Any], inputs: Inputs) -> str:
     links = NoteLinks(
         doc["file_path"], listing, source=doc["source"], vault=vault_source(), files=files
     )
-    return render_note(doc["content"] or "", links, body)
+    # A bookmark file's body is its articles as JSON: shown as a list of linked articles.
+    text = doc["content"] or ""
+    if doc.get("type") == BOOKMARK_TYPE:
+        text = bookmarks_markdown(text)
+    return render_note(text, links, body)
 
 
 def _unchanged(request: Request, inputs: Inputs) -> bool:

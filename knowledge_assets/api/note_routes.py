@@ -15,6 +15,7 @@ from knowledge_assets.api.routes import Source, _no_note, _note_path, _read
 from knowledge_assets.core.links.backlinks import note_backlinks
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY
+from knowledge_assets.core.search.properties import shown_properties
 
 router = APIRouter(prefix="/api")
 
@@ -39,6 +40,8 @@ async def get_note(
     (at the heading they name), a note of the note's own source first (with ``?source=`` when it
     is not the vault's).
     Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
+    ``properties`` are its other frontmatter properties (not its title, tags, aliases or dates),
+    by name, each value as text, as Obsidian's properties block shows them.
     ``alsoIn`` lists the other sources holding the path; ``warnings`` what was odd in the note
     but cost it nothing (a frontmatter key written twice, with its lines).
     The ``X-Render-Cache`` header says whether ``html`` was kept from an earlier view of the
@@ -54,6 +57,7 @@ async def get_note(
     data = {k: doc.get(k) for k in fields} | {
         "id": doc["file_path"], "fileRejected": doc.get("file_rejected"), "alsoIn": doc["also_in"],
         "empty": doc.get("not_searchable") == EMPTY,
+        "properties": [{"name": k, "value": v} for k, v in shown_properties(doc.get("frontmatter"))],
     }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
 

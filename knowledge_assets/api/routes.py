@@ -18,6 +18,7 @@ from knowledge_assets.api import answers, store
 from knowledge_assets.api.errors import UNEXPECTED, error_body, quoted
 from knowledge_assets.api.schemas import (  # fmt: skip
     ByNote,
+    DateRange,
     Filters,
     HybridSearch,
     KeywordSearch,
@@ -27,6 +28,7 @@ from knowledge_assets.api.schemas import (  # fmt: skip
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core.chunks.tokenize import query_terms
+from knowledge_assets.core.plain_text import plain_heading
 from knowledge_assets.core.search import GivenWeights, SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.note_sources import (
@@ -51,10 +53,13 @@ def _filters(filters: Filters | None, tags: list[str] | None = None) -> SearchFi
     if filters is None and not tags:
         return None
     f = filters or Filters()
-    dates = f.dateRange
+    created, updated = f.dateRange or DateRange(), f.updatedRange or DateRange()
     return SearchFilters(
-        tags=tuple(f.tags or tags or ()), path_prefix=f.pathPrefix,
-        created_from=dates.from_ if dates else None, created_to=dates.to if dates else None,
+        tags=tuple(f.tags or tags or ()), path_prefix=f.pathPrefix, alias_prefix=f.aliasPrefix,
+        content_types=tuple(f.contentTypes or ()), types=tuple(f.types or ()),
+        top_headings=tuple(f.topHeadings or ()),
+        created_from=created.from_, created_to=created.to,
+        updated_from=updated.from_, updated_to=updated.to,
     )  # fmt: skip
 
 
@@ -69,6 +74,10 @@ def _hit(h: SearchHit) -> dict[str, Any]:
         "id": h.file_path, "title": h.title, "heading": h.heading, "parentHeading": h.parent_heading,
         "content": h.content, "score": round(h.score, 4), "matchType": _match_type(h),
         "tags": list(h.tags), "chunkId": h.chunk_id, "source": h.source,
+        # seed 004's fields: the document's kind, where it sits, a bookmark's article, its dates
+        "type": h.type, "contentType": h.content_type, "topHeading": h.top_heading,
+        "headingPath": [plain_heading(part) for part in h.heading_path], "url": h.url,
+        "created": h.created, "updated": h.updated,
     }  # fmt: skip
 
 

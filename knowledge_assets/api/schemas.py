@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -99,10 +99,20 @@ QUERY_HELP = (
 )
 
 
+# Values a filter matches exactly (a content type, a top heading): as long as a path may be,
+# and as many as tags.
+FilterValues = Annotated[list[PathText], Field(max_length=MAX_FILTER_TAGS)]
+
+
 class Filters(RequestBody):
     tags: FilterTags | None = Field(default=None, description=f"notes with any of these tags (at most {MAX_FILTER_TAGS})")  # fmt: skip
     pathPrefix: PathText | None = Field(default=None, description="only notes whose path starts with this, e.g. a folder")  # fmt: skip
+    aliasPrefix: PathText | None = Field(default=None, description="only notes with an alias starting with this, e.g. 'jira:'")  # fmt: skip
+    contentTypes: FilterValues | None = Field(default=None, description="only notes of any of these content types (frontmatter content_type, or the source's: notes, books, articles)")  # fmt: skip
+    types: list[Literal["markdown_note", "bookmark_json"]] | None = Field(default=None, max_length=2, description="only documents of any of these kinds: markdown_note (a note), bookmark_json (a saved article)")  # fmt: skip
+    topHeadings: FilterValues | None = Field(default=None, description="only documents under any of these top headings (a note's frontmatter 'heading', a bookmark file's category)")  # fmt: skip
     dateRange: DateRange | None = Field(default=None, description="inclusive bounds on created")
+    updatedRange: DateRange | None = Field(default=None, description="inclusive bounds on updated")  # fmt: skip
 
 
 class ByNote(RequestBody):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,3 +151,35 @@ def api_key_for(provider: str) -> str | None:
     """The API key for a provider from its environment variable, if any."""
     name = API_KEY_ENV.get(provider)
     return (os.environ.get(name) or None) if name else None
+
+
+EMBED_HEADERS_ENV = "KA_EMBED_HEADERS"
+# An HTTP header's name (RFC 9110's token) and a value on one line.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def embed_headers() -> dict[str, str]:
+    """``KA_EMBED_HEADERS``: extra HTTP headers for the OpenAI-compatible embedding endpoint,
+    ``Name=value`` pairs separated by commas (seed 004: an endpoint behind Cloudflare Access
+    takes ``CF-Access-Client-Id=…,CF-Access-Client-Secret=…``). The values are secrets: they are
+    masked wherever a message could show them, and an error names the header, never its value.
+    Raises ValueError for a pair that is not ``Name=value``."""
+    headers: dict[str, str] = {}
+    for i, pair in enumerate(p for p in env(EMBED_HEADERS_ENV).split(",") if p.strip()):
+        name, equals, value = pair.partition("=")
+        name, value = name.strip(), value.strip()
+        if (
+            not equals
+            or not _HEADER_NAME.match(name)
+            or not value
+            or "\n" in value
+            or "\r" in value
+        ):
+            shown = repr(name) if _HEADER_NAME.match(name) else f"entry {i + 1}"
+            raise ValueError(
+                f"{EMBED_HEADERS_ENV}: {shown} is not Name=value: write the headers as"
+                " Name=value pairs separated by commas, e.g. CF-Access-Client-Id=…,"
+                "CF-Access-Client-Secret=…"
+            )
+        headers[name] = value
+    return headers

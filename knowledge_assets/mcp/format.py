@@ -12,6 +12,7 @@ from knowledge_assets.core.plain_text import plain_heading, plain_snippet
 from knowledge_assets.core.search import SearchHit, SearchResponse
 from knowledge_assets.core.search.listing import next_offset
 from knowledge_assets.core.search.notes import NoteRef, SimilarNote, TaggedNote
+from knowledge_assets.core.search.properties import shown_properties
 from knowledge_assets.mcp.sections import Part, find_part, note_parts
 
 SNIPPET_CHARS = 360
@@ -209,6 +210,8 @@ def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = Non
     for key in ("type", "content_type", "top_heading", "url", "created", "updated"):
         if doc.get(key):
             lines.append(f"{key}: {doc[key]}")
+    if shown := shown_properties(doc.get("frontmatter")):
+        lines.append("properties: " + " | ".join(f"{k}: {v}" for k, v in shown))
     lines += [f"warning: {warning}" for warning in doc.get("warnings") or ()]
     why = doc.get("not_searchable")
     if not doc.get("latest", True):

@@ -129,7 +129,8 @@ class KnowledgeTools(ListingTools):
         page: Annotated[int, Field(description="Which page of a long note (about 6,000 characters each).", ge=1)] = 1,
         source: Source = None,
     ) -> str:  # fmt: skip
-        """Return a note: a metadata header (path, title, tags, aliases, dates), a line '---',
+        """Return a note: a metadata header (path, title, tags, aliases, dates, and its other
+        frontmatter properties on a line 'properties: status: done | type: book'), a line '---',
         then the Markdown body. A long note comes in pages (the header says 'page: 1/3' and lists
         the sections); pass page=2 for more, or section='heading' for just one section.
 

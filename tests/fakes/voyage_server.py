@@ -92,8 +92,12 @@ class FakeEmbeddingServer:
         echo_auth: bool = False,
         nan_vectors: bool = False,
         delay_s: float = 0.0,
+        required_headers: dict[str, str] | None = None,
     ) -> None:
         self.api_key = api_key
+        # An access proxy in front (Cloudflare Access): a request without these headers gets
+        # its 403, whose body quotes the header values it was sent.
+        self.required_headers = dict(required_headers or {})
         # Misbehaviour on request: error bodies that quote the Authorization header, vectors
         # with NaN components, a fixed delay before every answer (for timeouts).
         self.echo_auth = echo_auth
@@ -205,6 +209,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(
         self, flavor: str, body: dict[str, Any], texts: list[str]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        sent = {name: self.headers.get(name) for name in self.fake.required_headers}
+        if sent != self.fake.required_headers:
+            return (
+                403,
+                {"error": f"Forbidden: Cloudflare Access denied the request (sent {sent})"},
+                {},
+            )
         if self.headers.get("Authorization") != f"Bearer {self.fake.api_key}":
             return 401, _error(flavor, 401, _auth_message(flavor, self.headers)), {}
         fault = self.fake.next_fault()

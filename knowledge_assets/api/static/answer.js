@@ -160,6 +160,8 @@ function showAnswer(data) {
 const WARNINGS = [
   [/^dropped citations of notes that were not retrieved: (.*)$/s, (ids) => `検索で見つからなかったノートが出典に挙がっていたため外しました: ${ids}`],
   [/^the model did not answer in clean JSON \(read as (.*)\)$/s, (how) => `モデルの返答が決まった形（JSON）ではなかったため、読み取れた範囲で表示しています（${how}）`],
+  [/^the answer cites no note/, () => "回答はどのノートも出典に挙げていません。検索で見つかったノートと照らし合わせてください"],
+  [/^the answer may stray from its notes: (\d+)% of its words/, (pct) => `回答の言葉のうちノートにあるのは ${pct}% だけです。ノートから離れている可能性があるため、出典と照らし合わせてください`],
   [/^the answer stopped at its length limit of ([\d,]+) tokens/, (n) => `回答は長さの上限（${n} トークン）で途切れています。全文には KA_LLM_MAX_TOKENS を増やしてください`],
   [/^Anthropic retires (\S+) on (\S+): set KA_LLM_MODEL to a current model \(unset, it is (\S+)\)$/, (model, day, current) => `${model} は ${day} に提供が終わります。KA_LLM_MODEL を現行のモデルにしてください（未設定なら ${current}）`],
 ];

@@ -49,6 +49,20 @@ function showNoteHead(id, data) {
   $("note-warnings").hidden = !data.warnings?.length;
   $("note-warnings").textContent = "frontmatter の警告: " + (data.warnings || []).join(" / ");
   $("note-tags").innerHTML = tagChips(data.tags);
+  // The note's other frontmatter properties, as Obsidian's properties block lists them; each
+  // name searches the notes that have it, as [status] typed in the search box does.
+  const properties = data.properties || [];
+  $("note-properties").hidden = !properties.length;
+  $("note-properties").innerHTML = properties.map((p) => `<dt>${propertyName(p.name)}</dt>`
+    + `<dd>${p.value ? escape(p.value) : '<span class="empty">（空）</span>'}</dd>`).join("");
+}
+
+// A property's name, linked to the notes that have it when [name] can say it (no bracket,
+// quote or colon in it).
+function propertyName(name) {
+  if (!name.trim() || /[[\]":]/.test(name)) return escape(name);
+  const query = encodeURIComponent(`[${name.trim()}]`);
+  return `<a href="/?q=${query}" title="このプロパティのあるノート">${escape(name)}</a>`;
 }
 
 // The note's body under its title: a first H1 that repeats the title is left out (the server

@@ -235,6 +235,13 @@ function sectionLink(note, hit, label = [hit.parentHeading, hit.heading].filter(
   return hit.heading ? `<a href="${noteUrl(note.id, note.source, hit.heading)}">${escape(label)}</a>` : escape(label);
 }
 
+// A saved article's own address beside its passage (a bookmark file's hits carry it): the web
+// page the passage quotes. Only http(s) addresses are links.
+function articleLink(url) {
+  if (!url || !/^https?:\/\//i.test(url)) return "";
+  return ` <a class="article-link" href="${escape(url)}" target="_blank" rel="noopener noreferrer" title="${escape(url)}">元の記事 ↗</a>`;
+}
+
 // A note's hits past the first few, by their headings: the status counts them, and a long note
 // may hold most of a search's hits.
 const SHOWN_HITS = 3;
@@ -269,7 +276,7 @@ function renderResults(data, query) {
       ${g.hits.slice(0, SHOWN_HITS).map((h) => `
         <div class="section">
           <span class="score" title="${FOUND_BY[h.matchType]?.[1] ?? ""}">${FOUND_BY[h.matchType]?.[0] ?? escape(h.matchType)} · ${h.score.toFixed(3)}</span>
-          <div class="heading">${sectionLink(g, h)}</div>
+          <div class="heading">${sectionLink(g, h)}${articleLink(h.url)}</div>
           <p class="snippet">${snippet(h.content, terms)}</p>
         </div>`).join("")}
       ${moreHits(g)}

@@ -18,6 +18,7 @@ from knowledge_assets.core.embedders.retry import (
     is_retryable_status,
     parse_retry_after,
 )
+from knowledge_assets.core.settings import embed_headers
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -79,7 +80,11 @@ class OpenAICompatEmbedder(RemoteEmbedder):
         self._api_key = api_key
         secrets.register(api_key)
         self._timeout = timeout
-        self._headers = dict(headers or {})
+        # Extra headers (an access proxy's credentials) are secrets as the key is: from the
+        # environment (settings.embed_headers) unless given, and masked in every message.
+        self._headers = dict(embed_headers() if headers is None else headers)
+        for value in self._headers.values():
+            secrets.register(value)
         self._client: Any = None
 
     def __repr__(self) -> str:
@@ -135,7 +140,8 @@ class OpenAICompatEmbedder(RemoteEmbedder):
             # The body is not quoted: OpenAI echoes part of the rejected key in it.
             return EmbeddingError(
                 f"{self.what}: authentication failed (HTTP {status}) at {self.base_url}; "
-                "check the API key. The request was not retried."
+                "check the API key (and KA_EMBED_HEADERS, for an endpoint behind an access"
+                " proxy such as Cloudflare Access). The request was not retried."
             )
         message = shorten(redact(_error_message(response), self._api_key))
         if is_retryable_status(status):

@@ -15,8 +15,10 @@ names are. The LIKE helpers here are the path filters' too (:mod:`.filters`).
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ from psycopg import sql
 
 __all__ = [
     "PropertyTest", "holding", "like_escaped", "property_condition", "property_names",
-    "property_values", "read_property",
+    "property_values", "read_property", "shown_properties",
 ]  # fmt: skip
 
 # What the value of [name:...] is made of: quoted texts and words, "OR" between alternatives.
@@ -146,3 +148,31 @@ def property_values(conn: psycopg.Connection, name: str, limit: int = 5) -> list
         " GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT %s"
     ).format(sql.SQL(_ITEMS))
     return [r[0] for r in conn.execute(query, (name, limit)).fetchall()]
+
+
+# Shown elsewhere in every view of a note: as its name, its tag chips and its aliases, and (the
+# default date keys) its created / updated line.
+_SHOWN_APART = {"title", "tags", "aliases", "created", "createdat", "updated", "updatedat"}
+
+
+def shown_properties(frontmatter: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """A note's other frontmatter properties as Obsidian's properties block lists them, by name
+    (the store's jsonb keeps no key order): (name, value as text); a list's items joined by
+    ", ", an empty value as "", a map as JSON."""
+    out = []
+    for name, value in sorted((frontmatter or {}).items(), key=lambda kv: str(kv[0]).casefold()):
+        if str(name).lower() in _SHOWN_APART:
+            continue
+        items = value if isinstance(value, list) else [value]
+        out.append((str(name), ", ".join(_text(item) for item in items)))
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as YAML (and [done:true]) writes it
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)

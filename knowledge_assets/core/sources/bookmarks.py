@@ -14,6 +14,7 @@ is rejected with the reason, like a bad Markdown file.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,3 +152,39 @@ def bookmark_sections(content: str) -> list[Bookmark]:
             Bookmark(title=title or og_title or (url or ""), url=url, text=text or (url or ""))
         )
     return out
+
+
+# What a <…> link destination cannot hold: written %-encoded, as a browser would send them.
+_UNSAFE_IN_LINK = re.compile(r"[<>\s]")
+# Characters Markdown would read as markup in a title or description written as text.
+_MARKUP = re.compile(r"([\\`*_\[\]<>#|~!&])")
+
+
+def bookmarks_markdown(content: str) -> str:
+    """A bookmark file's stored ``body`` as Markdown to read: each article a ``##`` heading,
+    a link to its address when it has one, its description, and its quote as a block quote.
+    The texts are escaped, so a title holding ``[``, ``*`` or ``<b>`` shows as written."""
+    parts = []
+    for item in json.loads(content or "[]"):
+        title = str(item.get("title") or item.get("ogTitle") or item.get("url") or "").strip()
+        url = str(item.get("url") or "").strip()
+        lines = [f"## {_as_text(title) or '(無題)'}"]
+        if url:
+            lines.append(f"[{_as_text(url)}](<{_UNSAFE_IN_LINK.sub(_percent, url)}>)")
+        og_title = str(item.get("ogTitle") or "").strip()
+        if og_title and og_title != title:
+            lines.append(f"**{_as_text(og_title)}**")
+        if description := str(item.get("ogDescription") or "").strip():
+            lines.append(_as_text(description))
+        if quote := str(item.get("quote") or "").strip():
+            lines.append("\n".join(f"> {_as_text(line)}" for line in quote.splitlines()))
+        parts.append("\n\n".join(lines))
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+def _as_text(text: str) -> str:
+    return " ".join(_MARKUP.sub(r"\\\1", line) for line in text.splitlines())
+
+
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{b:02X}" for b in match[0].encode("utf-8"))
