@@ -17,9 +17,10 @@ import psycopg
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.listing import notes_kept
 from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags, titled
-from knowledge_assets.core.search.operators import split_query
+from knowledge_assets.core.search.operators import property_terms, read_query
 from knowledge_assets.core.search.properties import (
     PropertyTest,
+    known_properties,
     property_names,
     property_values,
     read_property,
@@ -98,7 +99,7 @@ def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
     path holds (naming the top folders), each ``file:`` whose text no file name holds, each
     ``tag:`` no note carries (the closest tags) and each ``[property]`` test no note passes,
     each judged by the filter the search applied."""
-    parts = split_query(query)
+    parts = read_query(conn, query)
     hints = [
         f"no note path holds {text!r}{_top_folders(conn)}"
         for text in parts.all_paths
@@ -124,22 +125,34 @@ def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
 
 
 def property_hint(conn: psycopg.Connection, test: PropertyTest) -> str:
-    """Why no note passes ``test``: no note has the property (naming the closest names, or
-    those in use), or none has the value asked for."""
-    names = property_names(conn)
-    if test.name in names:
-        wanted = [f"holds {' or '.join(map(repr, test.values))}"] if test.values else []
-        wanted += ["is empty"] if test.empty else []
-        values = ", ".join(map(repr, property_values(conn, test.name)))
-        used = f"; its values include {values}" if values else "; it is empty in every note"
-        return f"no note's {test.name} {' or '.join(wanted)}{used}"
-    close = difflib.get_close_matches(test.name, names, n=_SUGGESTED, cutoff=0.6)
-    if close:
-        return f"no note has the property {test.name!r}{did_you_mean(f'[{n}]' for n in close)}"
+    """Why no note passes ``test``, whose property some note has: the values notes give it."""
+    wanted = [f"holds {' or '.join(map(repr, test.values))}"] if test.values else []
+    wanted += ["is empty"] if test.empty else []
+    values = ", ".join(map(repr, property_values(conn, test.name)))
+    used = f"; its values include {values}" if values else "; it is empty in every note"
+    return f"no note's {test.name} {' or '.join(wanted)}{used}"
+
+
+def bracket_hints(conn: psycopg.Connection, query: str) -> list[str]:
+    """A line for each bracketed term of ``query`` that :func:`read_query` searched as words,
+    since no note has the property it names: the closest names, or those in use."""
+    tests = {typed: read_property(typed) for typed in property_terms(query)}
+    known = known_properties(conn, {t.name for t in tests.values()}) if tests else set()
+    unknown = [(typed, t.name) for typed, t in tests.items() if t.name not in known]
+    names = property_names(conn) if unknown else []
     shown = ", ".join(names[:10]) + (", …" if len(names) > 10 else "")
-    return f"no note has the property {test.name!r}; " + (
-        f"the properties in use are {shown}" if names else "no note has properties"
-    )
+    hints = []
+    for typed, name in unknown:
+        close = difflib.get_close_matches(name, names, n=_SUGGESTED, cutoff=0.6)
+        said = f"[{typed}] was searched as words: no note has the property {name!r}"
+        if close:
+            hints.append(said + did_you_mean(f"[{n}]" for n in close))
+        else:
+            hints.append(
+                said
+                + (f"; the properties in use are {shown}" if names else "; no note has properties")
+            )
+    return hints
 
 
 def _keeps_any(conn: psycopg.Connection, filters: SearchFilters) -> bool:

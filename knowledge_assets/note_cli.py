@@ -182,6 +182,8 @@ def _get(args: argparse.Namespace) -> int:
         say(f"aliases: {', '.join(doc['aliases'])}")
     for name, value in shown_properties(doc.get("frontmatter")):
         say(f"{name}: {value}")
+    if doc.get("versions"):
+        say(f"earlier versions: {', '.join(shown_path(path) for path, _ in doc['versions'])}")
     say()
     say(doc["content"])
     return 0

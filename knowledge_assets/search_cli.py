@@ -19,6 +19,7 @@ import psycopg
 from knowledge_assets.cli_args import int_in, iso_date, similarity
 from knowledge_assets.cli_errors import EXIT_USAGE
 from knowledge_assets.cli_hints import (
+    bracket_hints,
     operator_hints,
     prefix_hint,
 )
@@ -39,7 +40,7 @@ from knowledge_assets.core.search.listing import MAX_OFFSET
 from knowledge_assets.core.search.note_sources import (
     vault_source,
 )
-from knowledge_assets.core.search.operators import split_query
+from knowledge_assets.core.search.operators import read_query
 
 MAX_LIMIT = 1000  # hits or notes a command prints at most
 SNIPPET_CHARS = 120
@@ -179,10 +180,10 @@ def _search(args: argparse.Namespace) -> int:
         updated_from=args.updated_from,
         updated_to=args.updated_to,
     )
-    parts = split_query(args.query)
     with _connect() as conn:
         if _store_is_empty(conn):
             return _fail(EMPTY_STORE)
+        parts = read_query(conn, args.query)
         if parts.lists_notes:  # operators alone: the notes they keep, as Obsidian lists them
             from knowledge_assets.listing_cli import list_notes  # it uses this module's helpers
 
@@ -200,7 +201,8 @@ def _search(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         # Vector and hybrid search cannot find a passage the active model has no vector of.
         gap = missing_warning(missing_vectors(conn)) if args.mode != "keyword" else None
-        empty = [] if response.hits else operator_hints(conn, args.query)
+        empty = bracket_hints(conn, args.query)  # read as words: said, hits or not
+        empty += [] if response.hits else operator_hints(conn, args.query)
         if args.path_prefix and not response.hits:
             empty += [h for h in [prefix_hint(conn, args.path_prefix)] if h]
     for warning in (*response.warnings, *([gap] if gap else []), *empty):

@@ -222,13 +222,19 @@ def test_notes_and_tags_serve_current_notes_only(client: httpx.Client) -> None:
     note = client.get(f"/api/notes/{quote(DIARY)}").json()["data"]
     assert note["id"] == DIARY and "味噌ラーメン" in note["content"]
     assert note["fileRejected"] is None  # the file on disk is the version served
-    assert client.get(f"/api/notes/{DRAFT}").status_code == 404  # a draft is never served
+    assert client.get("/api/notes/projects/reading-list.md").status_code == 404  # a draft
     assert note["properties"] == []  # title, tags and created are shown apart
     latest = client.get(f"/api/notes/{quote(LATEST)}").json()["data"]
     assert latest["properties"] == [
         {"name": "previous", "value": DRAFT},
         {"name": "version", "value": "2"},
     ]
+    # the version LATEST replaces through `previous` is served as history, pointing at it
+    assert latest["versions"] == [{"id": DRAFT, "title": "RAG設計メモ（初版）"}]
+    assert latest["supersededBy"] is None
+    older = client.get(f"/api/notes/{DRAFT}").json()["data"]
+    assert (older["supersededBy"], older["versions"]) == (LATEST, [])
+    assert "固定長 512 文字" in older["content"]
     tags = client.get("/api/tags").json()["data"]
     assert {"tag": "日記", "count": 2} in tags
 

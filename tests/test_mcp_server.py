@@ -220,6 +220,7 @@ def test_get_doc_returns_the_whole_note(client: McpClient) -> None:
     assert "type: markdown_note" in header  # seed 004's payload field
     # its other frontmatter properties, by name (created and updated are the dates' lines)
     assert "properties: previous: 20251201_rag-design-draft.md | version: 2" in header.splitlines()
+    assert f"earlier versions: {DRAFT} (newest first; pass one as file_path to read it)" in header
     expected = (EXAMPLE_VAULT / LATEST).read_text(encoding="utf-8").split("---\n", 2)[2]
     assert body.strip() == expected.strip()
 

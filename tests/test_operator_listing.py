@@ -226,7 +226,7 @@ def test_the_api_lists_and_searches_the_notes_of_a_property_test(client: httpx.C
 @pytest.mark.parametrize(
     ("query", "reason"),
     [("旅行 path:日記/", "has words to search for"), ('tag:""', "names nothing"),
-     ("[status:]", "names nothing after the colon")],
+     ("[version:]", "names nothing after the colon")],
 )  # fmt: skip
 def test_the_api_refuses_what_is_no_listing(client: httpx.Client, query: str, reason: str) -> None:
     response = client.post("/api/search/notes", json={"query": query})

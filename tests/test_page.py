@@ -17,7 +17,7 @@ from tests.answer_support import sample_vault_database
 from tests.api_support import api_server
 from tests.browser_support import CHROMIUM, CHROMIUM_MISSING, chromium_page, screenshot
 from tests.markdown_vault import HOSTILE, RAMEN, hostile_vault, markdown_vault
-from tests.test_search import DIARY
+from tests.test_search import DIARY, DRAFT, LATEST
 
 pytestmark = [
     pytest.mark.browser,
@@ -308,3 +308,25 @@ def test_a_wide_table_scrolls_by_itself_on_a_phone(notes_base: str) -> None:
         expect(wide).to_contain_text("11:00-21:00")
         assert wide.evaluate("e => e.scrollWidth > e.clientWidth")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_an_older_version_is_shown_as_history_linked_both_ways(base: str, tmp_path: Path) -> None:
+    """The version a newer note names in ``previous`` opens with a notice linking the newer
+    one, which lists it among its earlier versions."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=60_000)
+    with chromium_page(timeout_ms=60_000) as page:
+        page.goto(f"{base}/notes/{DRAFT}")
+        notice = page.locator("#note-superseded")
+        expect(notice).to_contain_text("この版は新しい版に置き換えられています")
+        expect(page.locator("#note-title")).to_have_text("RAG設計メモ（初版）")
+        screenshot(page, tmp_path / "note-older-version.png")
+        notice.get_by_role("link", name=LATEST).click()
+        page.wait_for_url(f"**/notes/{LATEST}")
+        expect(notice).to_be_hidden()
+        versions = page.locator("#note-versions")
+        expect(versions).to_have_text("以前の版: RAG設計メモ（初版）")
+        versions.get_by_role("link").click()
+        page.wait_for_url(f"**/notes/{DRAFT}")
+        expect(versions).to_be_hidden()

@@ -308,3 +308,8 @@ def test_a_property_test_alone_lists_the_notes_it_keeps(base: str) -> None:
         page.fill("#q", "[created:]")
         page.press("#q", "Enter")
         expect(status).to_contain_text("[プロパティ:値] の : の後に値を書いてください")
+        # A bracketed word no note has as a property is text: searched, not listed.
+        page.fill("#q", "[計画]")
+        page.press("#q", "Enter")
+        expect(status).to_contain_text("件のノート（")
+        expect(page.locator("#results .result h3 a").first).to_contain_text("計画")

@@ -16,7 +16,12 @@ import pytest
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import search
 from knowledge_assets.core.search.listing import notes_kept
-from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
+from knowledge_assets.core.search.operators import (
+    UnsearchableQuery,
+    listed,
+    read_query,
+    split_query,
+)
 from knowledge_assets.core.search.properties import (
     PropertyTest,
     property_values,
@@ -178,3 +183,26 @@ def test_a_notes_other_properties_are_shown_by_name_as_text(
     frontmatter: dict[str, object] | None, shown: list[tuple[str, str]]
 ) -> None:
     assert shown_properties(frontmatter) == shown
+
+
+@pytest.mark.parametrize(
+    ("query", "properties", "words"),
+    [
+        ("[status:done] 読書", ("status:done",), "読書"),
+        ("[STATUS] 読書", ("STATUS",), "読書"),  # a name in any case
+        ("[x] 読書", (), "[x] 読書"),  # no note has x: a checkbox, a footnote mark, text
+        ("[prev] 読書 [type:book]", ("type:book",), "[prev] 読書"),
+        ("[注意:重要] OR [type:book]", ("type:book",), "[注意:重要]"),  # OR only joins tests
+    ],
+)
+def test_a_bracketed_term_is_a_property_test_only_when_a_note_has_that_property(
+    conn: psycopg.Connection, query: str, properties: tuple[str, ...], words: str
+) -> None:
+    parts = read_query(conn, query)
+    assert (parts.all_properties, parts.words) == (properties, words)
+
+
+def test_pasted_text_with_brackets_is_searched_not_filtered(conn: psycopg.Connection) -> None:
+    """What an LLM client or a pasted line holds ([x], [1]) finds what its words find."""
+    hits = {h.file_path for h in search(conn, "[x] 読書 [1]", mode="keyword").hits}
+    assert hits == {h.file_path for h in search(conn, "読書", mode="keyword").hits} != set()

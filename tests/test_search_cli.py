@@ -100,9 +100,9 @@ def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture
     assert doc["latest"] is False and doc["superseded_by"] == LATEST
     assert main(["get", LATEST]) == 0  # aliases and the other properties under the tags
     head = capsys.readouterr().out.split("\n\n", 1)[0].splitlines()
-    assert head[-4:] == [
+    assert head[-5:] == [
         "tags: rag, design, postgres", "aliases: jira:KA-1",
-        f"previous: {DRAFT}", "version: 2",
+        f"previous: {DRAFT}", "version: 2", f"earlier versions: {DRAFT}",
     ]  # fmt: skip
     tags = run_json(capsys, "tags")
     assert {"tag": "日記", "count": 2} in tags
@@ -126,7 +126,11 @@ def test_similar_get_and_tags_commands(store: str, capsys: pytest.CaptureFixture
             "tag:#旅 検索",
             "no note carries the tag '#旅'; see `knowledge-assets tags` for the tags in use",
         ),
-        ("[versoin:2] 検索", "no note has the property 'versoin'; did you mean [version]?"),
+        (
+            "[versoin:2] 検索",
+            "[versoin:2] was searched as words: no note has the property 'versoin';"
+            " did you mean [version]?",
+        ),
         ("[version:3] 検索", "no note's version holds '3'; its values include '2'"),
     ],
 )

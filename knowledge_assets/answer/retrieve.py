@@ -23,7 +23,7 @@ from knowledge_assets.core.embedders import Embedder
 from knowledge_assets.core.search import SearchFilters, SearchHit, search
 from knowledge_assets.core.search.note_sources import vault_source
 from knowledge_assets.core.search.notes import latest_fields
-from knowledge_assets.core.search.operators import split_query
+from knowledge_assets.core.search.operators import read_query
 
 DEFAULT_TOP_K = 5
 CHUNKS_PER_QUERY = 50  # sections searched per question: enough to fill five notes
@@ -125,7 +125,7 @@ def retrieve(
     response = search(
         conn, question, mode="hybrid", filters=filters, limit=CHUNKS_PER_QUERY, embedder=embedder
     )
-    question = split_query(question).words  # its operators and excluded words only narrowed it
+    question = read_query(conn, question).words  # its operators and excluded words only narrowed it
     weights = term_weights(conn, content_terms(question))
     # A note is its source and its path: the vault and a declared source may hold the same path.
     notes: dict[tuple[str, str], RetrievedNote] = {}

@@ -21,12 +21,20 @@ router = APIRouter(prefix="/api")
 
 
 def _current_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:
-    """The latest version of the note (of ``source``), or its empty one (frontmatter only, a
-    cleared file), or None."""
+    """The latest version of the note (of ``source``), its empty one (frontmatter only, a
+    cleared file) or a version a newer one replaced through ``previous`` (seed 000 keeps them as
+    history), with the versions it replaces itself; None for a draft or no note."""
     doc = core_notes.get_doc(conn, note_id, source)
-    if doc is None or not (doc.get("latest") or doc.get("not_searchable") == EMPTY):
+    if doc is None or not (
+        doc.get("latest") or doc.get("not_searchable") == EMPTY or _replaced(doc)
+    ):
         return None
     return doc
+
+
+def _replaced(doc: dict[str, Any]) -> bool:
+    """A version a newer one names in ``previous``, and no draft (drafts are never served)."""
+    return bool(doc.get("superseded_by")) and not doc.get("draft")
 
 
 @router.get("/notes/{note_id:path}", summary="One note")
@@ -39,7 +47,9 @@ async def get_note(
     wikilinks lead to ``/notes/{path}`` of the note they name
     (at the heading they name), a note of the note's own source first (with ``?source=`` when it
     is not the vault's).
-    Drafts and superseded versions are not served; an empty note is, with ``empty`` true.
+    Drafts are not served; an empty note is, with ``empty`` true, and so is a version a newer
+    one replaced through ``previous``, with ``supersededBy`` its path. ``versions`` lists the
+    versions the note replaces, newest first (``{id, title}``).
     ``properties`` are its other frontmatter properties (not its title, tags, aliases or dates),
     by name, each value as text, as Obsidian's properties block shows them.
     ``alsoIn`` lists the other sources holding the path; ``warnings`` what was odd in the note
@@ -58,6 +68,8 @@ async def get_note(
         "id": doc["file_path"], "fileRejected": doc.get("file_rejected"), "alsoIn": doc["also_in"],
         "empty": doc.get("not_searchable") == EMPTY,
         "properties": [{"name": k, "value": v} for k, v in shown_properties(doc.get("frontmatter"))],
+        "supersededBy": doc.get("superseded_by"),
+        "versions": [{"id": path, "title": title or path} for path, title in doc["versions"]],
     }  # fmt: skip
     return {"success": True, "data": json.loads(json.dumps(data, default=str))}
 

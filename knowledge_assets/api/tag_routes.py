@@ -13,7 +13,7 @@ from knowledge_assets.api.routes import _filters, _read
 from knowledge_assets.api.schemas import NoteListing, TagName
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.listing import MAX_OFFSET, notes_kept
-from knowledge_assets.core.search.operators import UnsearchableQuery, listed, split_query
+from knowledge_assets.core.search.operators import UnsearchableQuery, listed, read_query
 
 router = APIRouter(prefix="/api")
 
@@ -49,7 +49,7 @@ def operator_notes(body: NoteListing, request: Request) -> dict[str, Any]:
     dates. ``excludesOnly`` is true when the query only leaves notes out (``-tag:仕事``): the
     notes are then every note but those, as in Obsidian. 422 for a query with words to search
     for (the search endpoints take it) and for an operator that names nothing (``tag:""``)."""
-    parts = split_query(body.query)
+    parts = _read(request, lambda conn: read_query(conn, body.query))
     if not parts.lists_notes:
         raise UnsearchableQuery(
             "the query has words to search for: search it with /api/search/hybrid (this lists"

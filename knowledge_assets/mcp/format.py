@@ -210,6 +210,9 @@ def document_text(doc: Mapping[str, Any], part: str = "", body: str | None = Non
     for key in ("type", "content_type", "top_heading", "url", "created", "updated"):
         if doc.get(key):
             lines.append(f"{key}: {doc[key]}")
+    if doc.get("versions"):
+        listed = ", ".join(path for path, _ in doc["versions"])
+        lines.append(f"earlier versions: {listed} (newest first; pass one as file_path to read it)")
     if shown := shown_properties(doc.get("frontmatter")):
         lines.append("properties: " + " | ".join(f"{k}: {v}" for k, v in shown))
     lines += [f"warning: {warning}" for warning in doc.get("warnings") or ()]

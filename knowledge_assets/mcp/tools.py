@@ -30,7 +30,7 @@ from knowledge_assets.core.plain_text import plain_doc
 from knowledge_assets.core.search import notes as core_notes
 from knowledge_assets.core.search.explain import EMPTY, rejection
 from knowledge_assets.core.search.note_sources import in_source, source_table
-from knowledge_assets.core.search.operators import UnsearchableQuery, split_query
+from knowledge_assets.core.search.operators import UnsearchableQuery, read_query
 from knowledge_assets.core.search.search_sql import SearchFilters, get_model
 from knowledge_assets.mcp import format as fmt
 from knowledge_assets.mcp import schemas
@@ -100,7 +100,7 @@ class KnowledgeTools(ListingTools):
             )  # fmt: skip
         except UnsearchableQuery as exc:
             raise ToolError(f"bad input: {exc}") from None
-        if (parts := split_query(query)).lists_notes:
+        if (parts := self._call(lambda conn: read_query(conn, query))).lists_notes:
             return self._operator_listing(query, filters, parts, limit, offset)
         if offset:  # a search returns its best hits only: ignored, it would repeat them
             raise ToolError("offset pages a listing of operators alone (path:日記/, tag:日記)")

@@ -49,6 +49,14 @@ function showNoteHead(id, data) {
   $("note-warnings").hidden = !data.warnings?.length;
   $("note-warnings").textContent = "frontmatter の警告: " + (data.warnings || []).join(" / ");
   $("note-tags").innerHTML = tagChips(data.tags);
+  // Versions linked by `previous`: an older one is shown as history, pointing at its successor;
+  // the newer one lists the versions it replaces.
+  const newer = data.supersededBy;
+  $("note-superseded").hidden = !newer;
+  $("note-superseded").innerHTML = newer ? `この版は新しい版に置き換えられています（検索に出るのは新しい版です）: <a href="${noteUrl(newer, data.source)}">${escape(newer)}</a>` : "";
+  const versions = data.versions || [];
+  $("note-versions").hidden = !versions.length;
+  $("note-versions").innerHTML = "以前の版: " + versions.map((v) => `<a href="${noteUrl(v.id, data.source)}">${escape(v.title)}</a>`).join("、");
   // The note's other frontmatter properties, as Obsidian's properties block lists them; each
   // name searches the notes that have it, as [status] typed in the search box does.
   const properties = data.properties || [];

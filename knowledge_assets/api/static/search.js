@@ -9,8 +9,9 @@ import { $, params, restoreScroll, setAddress } from "./page.js";
 let current = 0;
 
 // shown: how far the listing reached when this page was left (the address's ?shown=), to be
-// loaded again on opening it; a search typed anew starts from the first page.
-export async function runSearch(event, shown = 0) {
+// loaded again on opening it; a search typed anew starts from the first page. asWords: search
+// the query even if it reads as operators alone (the server found it has words).
+export async function runSearch(event, shown = 0, asWords = false) {
   event?.preventDefault();
   const run = ++current;
   const query = $("q").value.trim();
@@ -19,7 +20,7 @@ export async function runSearch(event, shown = 0) {
   // "tag:日記" alone, as in Obsidian's search box: the notes carrying the tag.
   const typedTag = /^tag:#?([^\s"#][^\s"]*)$/i.exec(query)?.[1]; // "tag:#" names none
   if (typedTag && !tag) return listTagged(typedTag, shown);
-  if (operatorsAlone(query)) return listKept(query, mode, tag, shown);
+  if (!asWords && operatorsAlone(query)) return listKept(query, mode, tag, shown);
   if (!query) {
     if (tag) return listTagged(tag, shown);
     // Nothing to search: a stale error or earlier results go, and 検索 clicked says what it needs.
@@ -120,8 +121,14 @@ function listTagged(tag, shown = 0) {
 function listKept(query, mode, tag, shown = 0) {
   rememberSearch(query, mode, tag);
   const body = (offset) => ({ query, limit: PAGE, offset, filters: tag ? { tags: [tag] } : undefined });
+  // A bracketed word no note has as a property ([注意], [x]) is text to the server: a query of
+  // it is a search, which then runs instead (this listing's error is dropped, a newer run begun).
+  const load = (offset) => api("/api/search/notes", body(offset)).catch((err) => {
+    if (!offset && /has words to search for/.test(err.message)) runSearch(undefined, 0, true);
+    throw err;
+  });
   return listNotes(
-    (offset) => api("/api/search/notes", body(offset)),
+    load,
     (data) => {
       const which = data.excludesOnly ? `「${query}」で除外したもの以外のすべてのノート` : `「${query}」のノート`;
       return data.total ? `${which} ${count(data.total)} 件` : `「${query}」に当てはまるノートはありません。`;

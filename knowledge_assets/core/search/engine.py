@@ -30,7 +30,7 @@ from knowledge_assets.core.search.filters import with_excluded_notes
 from knowledge_assets.core.search.fusion import GivenWeights, HybridWeights
 from knowledge_assets.core.search.known_items import named_notes
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
-from knowledge_assets.core.search.operators import narrowed, split_query
+from knowledge_assets.core.search.operators import narrowed, read_query
 from knowledge_assets.core.search.query_cache import QueryCache
 from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
@@ -170,7 +170,7 @@ def search(
     of the notes holding an excluded word.
     """
     _check_args(query, mode, limit)
-    asked, parts = query, split_query(query)
+    asked, parts = query, read_query(conn, query)
     query, filters = parts.words, narrowed(filters, parts)  # tag:, path: and exclusions
     started = time.perf_counter()
     filters = with_excluded_notes(conn, filters)  # one read for every statement of the search

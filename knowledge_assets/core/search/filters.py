@@ -20,7 +20,7 @@ from knowledge_assets.core.search.properties import (
     PropertyTest,
     holding,
     like_escaped,
-    property_condition,
+    notes_passing,
 )
 
 __all__ = [
@@ -62,8 +62,9 @@ class SearchFilters:
     ``exclude_words`` those with a section holding any of the words, judged
     by the keyword index's tokens (:func:`word_lexemes`), or a title holding one as text;
     ``exclude_notes``: the notes of these
-    ids (``rag.latest_docs.id`` as text), what a search turns its excluded words into
-    (:func:`with_excluded_notes`).
+    ids (``rag.latest_docs.id`` as text), what a search turns its excluded words and excluded
+    property tests into (:func:`with_excluded_notes`); ``note_ids``, when set, the only notes
+    kept: what it turns its property tests into.
     """
 
     tags: tuple[str, ...] = ()
@@ -90,6 +91,8 @@ class SearchFilters:
     properties: tuple[PropertyTest, ...] = ()
     property_groups: tuple[tuple[PropertyTest, ...], ...] = ()
     exclude_properties: tuple[PropertyTest, ...] = ()
+    # Only these notes (ids as text): what a search turns its property tests into.
+    note_ids: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Tags as frontmatter's are stored (a leading '#' dropped). A blank tag names no tag:
@@ -135,7 +138,8 @@ def with_excluded_notes(
     conn: psycopg.Connection, filters: SearchFilters | None
 ) -> SearchFilters | None:
     """``filters`` with their excluded words turned into the ids of the notes holding them,
-    found once through the keyword index.
+    found once through the keyword index, and their property tests into the ids of the notes
+    they keep or leave out (:func:`~.properties.notes_passing`).
 
     A search runs several statements (the count of what the filters leave, each leg, a deeper
     vector scan): each then leaves the notes out by a list of ids, which Postgres hashes and
@@ -146,6 +150,13 @@ def with_excluded_notes(
     The ids travel as one text parameter: psycopg adapts a list item by item (6 ms for 5,000
     ids, in every statement).
     """
+    if filters is not None and (filters.properties or filters.property_groups):
+        groups = [(test,) for test in filters.properties] + list(filters.property_groups)
+        ids, passing = notes_passing(conn, groups)
+        filters = _only(replace(filters, properties=(), property_groups=()), ids, keep=passing)
+    if filters is not None and filters.exclude_properties:
+        ids, passing = notes_passing(conn, [filters.exclude_properties])
+        filters = _only(replace(filters, exclude_properties=()), ids, keep=not passing)
     if filters is None or not filters.exclude_words:
         return filters
     row = conn.execute(
@@ -157,6 +168,17 @@ def with_excluded_notes(
     ).fetchone()
     ids = tuple(row[0][1:-1].split(",")) if row and row[0] else ()
     return replace(filters, exclude_words=(), exclude_notes=(*filters.exclude_notes, *ids))
+
+
+def _only(filters: SearchFilters, ids: tuple[str, ...], *, keep: bool) -> SearchFilters:
+    """``filters`` keeping only the notes ``ids`` (``keep``) or leaving them out: the shorter
+    list of the two. Every note kept, as ids, let the planner start from the notes' primary key
+    and rank every passage exactly (358 ms at 10,000 notes against 25 ms leaving out none)."""
+    if not keep:
+        return replace(filters, exclude_notes=(*filters.exclude_notes, *ids))
+    if filters.note_ids is not None:  # already narrowed: both must hold
+        ids = tuple(set(ids) & set(filters.note_ids))
+    return replace(filters, note_ids=ids)
 
 
 def _title_patterns(words: tuple[str, ...]) -> list[str]:
@@ -174,11 +196,8 @@ class _Clause:
         self.params: dict[str, Any] = {}
 
     def add(self, cond: str | sql.Composable, name: str, value: Any) -> None:
-        self.add_all(cond, {name: value})
-
-    def add_all(self, cond: str | sql.Composable, params: dict[str, Any]) -> None:
         self.parts.append(sql.SQL(cond) if isinstance(cond, str) else cond)
-        self.params.update(params)
+        self.params[name] = value
 
 
 def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[str, Any]]:
@@ -188,13 +207,16 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
     _tag_conditions(clause, f)
     _path_conditions(clause, f)
     _field_conditions(clause, f)
-    _property_conditions(clause, f)
-    if f.exclude_words:
+    if f.exclude_words or f.properties or f.property_groups or f.exclude_properties:
         # Left to a sub-query in every statement, the planner compared each vector neighbour
         # with every note left (with_excluded_notes says why): the notes come looked up instead.
         raise ValueError(
-            "excluded words reach a search as the notes holding them: call with_excluded_notes first"
+            "excluded words and property tests reach a search as the notes they keep or leave"
+            " out: call with_excluded_notes first"
         )
+    if f.note_ids is not None:
+        ids = "{" + ",".join(f.note_ids) + "}"  # one text parameter, as exclude_notes
+        clause.add("d.id = ANY(%(f_ids)s::uuid[])", "f_ids", ids)
     if f.exclude_notes:
         ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)
         clause.add("NOT (d.id = ANY(%(f_noids)s::uuid[]))", "f_noids", ids)
@@ -277,16 +299,3 @@ def _field_conditions(clause: _Clause, f: SearchFilters) -> None:
                 sql.Identifier("d", col), sql.SQL(op), sql.Placeholder(name)
             )
             clause.add(cond, name, value)
-
-
-def _property_conditions(clause: _Clause, f: SearchFilters) -> None:
-    # Each [property] test, each group's tests joined by OR, and the excluded ones: a note's
-    # frontmatter is read per note kept by the other conditions (its jsonb is small).
-    groups = [(test,) for test in f.properties] + list(f.property_groups)
-    for i, group in enumerate(groups):
-        conds = [property_condition(test, f"f_prop{i}_{j}") for j, test in enumerate(group)]
-        either = sql.SQL("({})").format(sql.SQL(" OR ").join(c for c, _ in conds))
-        clause.add_all(either, {k: v for _, params in conds for k, v in params.items()})
-    for i, test in enumerate(f.exclude_properties):
-        cond, params = property_condition(test, f"f_noprop{i}")
-        clause.add_all(sql.SQL("NOT {}").format(cond), params)

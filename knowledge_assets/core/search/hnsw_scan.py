@@ -35,11 +35,15 @@ _SET_SCAN = (
 )
 
 
-def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> bool:
+def set_hnsw_scan(
+    conn: psycopg.Connection, *, ef_search: int, iterative: bool = False,
+    max_tuples: int = ITERATIVE_MAX_TUPLES,
+) -> bool:  # fmt: skip
     """The HNSW settings of the session's next vector query, all in one round trip: a
     candidate list ``SEARCH_DEPTH`` times ``ef_search`` (the rows the query wants), as the
     index's build parameters assume, and an iterative scan if asked for and the database's
-    pgvector has them (``ITERATIVE_SCAN_PGVECTOR``). Returns whether the scan is iterative.
+    pgvector has them (``ITERATIVE_SCAN_PGVECTOR``), visiting at most ``max_tuples``. Returns
+    whether the scan is iterative.
 
     Every query through the index sets all of them, so none inherits another's: an iterative
     scan left on would make a plain nearest-neighbour query walk on past its ``ef_search``.
@@ -50,7 +54,7 @@ def set_hnsw_scan(conn: psycopg.Connection, *, ef_search: int, iterative: bool =
         {
             "depth": str(depth),
             "scan": "relaxed_order" if iterative else "off",
-            "tuples": str(ITERATIVE_MAX_TUPLES),
+            "tuples": str(max_tuples),
             "since": list(ITERATIVE_SCAN_PGVECTOR),
         },
     ).fetchone()

@@ -135,7 +135,9 @@ def get_doc(
 
     ``source`` is the source read; ``also_in`` names the other sources holding the path.
     ``not_searchable`` says why search does not return it (draft, empty, superseded by X,
-    rejected because Y, could not be chunked), or is None for a searchable note.
+    rejected because Y, could not be chunked), or is None for a searchable note; ``draft`` the
+    marker that makes the version a draft (``draft: true``), or None; ``versions`` the (path,
+    title) of the versions it replaces through ``previous``, newest first.
     ``file_rejected`` is the reason the file now at the path was rejected (broken YAML, not
     UTF-8): what is returned is then its last good version, or None. ``warnings`` lists what
     was odd in the stored version but cost it nothing (a frontmatter key written twice, a date
@@ -157,6 +159,8 @@ def get_doc(
         doc["file_rejected"] = rejection(conn, file_path, ref.table)
         doc["warnings"] = next(iter(w for _, w in note_warnings(conn, ref.table, [file_path])), [])
         doc["warnings"] += conventions.date_warnings(doc["frontmatter"] or {})
+        doc["draft"] = conventions.draft_marker(doc["frontmatter"] or {})
+        doc["versions"] = notes_sql.earlier_versions(conn, file_path, ref.table)
     return doc
 
 

@@ -186,3 +186,29 @@ def linking_to(
         " WHERE link_names && %s::text[] ORDER BY title, file_path LIMIT %s",
         (list(names), limit),
     ).fetchall()
+
+
+# Versions are followed this many steps back: a longer chain of `previous` is cut, not walked.
+MAX_VERSIONS = 20
+
+
+def earlier_versions(conn: psycopg.Connection, file_path: str, table: str) -> list[tuple[str, str]]:
+    """(path, title) of the versions ``file_path`` supersedes through ``previous``, newest first:
+    the one it names, the one that one names, and so on (at most :data:`MAX_VERSIONS`)."""
+    rows = conn.execute(
+        sql.SQL(
+            "WITH RECURSIVE chain AS ("
+            " SELECT file_path, 1 AS depth FROM rag.superseded_docs"
+            "  WHERE superseded_by = %(p)s AND source_table = %(t)s"
+            " UNION ALL"
+            " SELECT s.file_path, c.depth + 1 FROM rag.superseded_docs s"
+            "  JOIN chain c ON s.superseded_by = c.file_path"
+            "  WHERE s.source_table = %(t)s AND c.depth < %(max)s)"
+            " SELECT c.file_path, coalesce(rag.frontmatter_title(r.frontmatter -> 'title'), '')"
+            " FROM (SELECT file_path, min(depth) AS depth FROM chain"
+            "  WHERE file_path <> %(p)s GROUP BY 1) c"  # a cycle of `previous` leads back
+            " JOIN {raw} r ON r.file_path = c.file_path ORDER BY c.depth, c.file_path"
+        ).format(raw=sql.Identifier("raw", table)),
+        {"p": file_path, "t": table, "max": MAX_VERSIONS},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]

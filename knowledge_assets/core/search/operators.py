@@ -20,6 +20,7 @@
 - ``[status]``, ``[status:done]``, ``[status:done OR draft]`` and ``[status:null]`` keep the notes
   with that frontmatter property, one whose value holds that text (in any case), either, or an
   empty one, as Obsidian's property search does (:mod:`.properties`); ``[a:x] OR [b:y]`` either.
+  Read against the store (:func:`read_query`), a bracketed term naming no note's property is text.
 - ``-tag:日記``, ``-path:日記``, ``-file:日記``, ``-[status:done]`` and ``-word`` (``-"two words"``) leave out the
   notes the operator or the word would match: a note is left out when any of its sections holds
   the word, judged by the keyword index's tokens as keyword search reads them (``-走る`` leaves
@@ -35,12 +36,18 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Container
 from dataclasses import dataclass, replace
 
-from knowledge_assets.core.search.filters import SearchFilters, UnsearchableQuery, word_lexemes
-from knowledge_assets.core.search.properties import read_property
+import psycopg
 
-__all__ = ["QueryParts", "UnsearchableQuery", "listed", "narrowed", "split_query"]
+from knowledge_assets.core.search.filters import SearchFilters, UnsearchableQuery, word_lexemes
+from knowledge_assets.core.search.properties import known_properties, read_property
+
+__all__ = [
+    "QueryParts", "UnsearchableQuery", "listed", "narrowed", "property_terms", "read_query",
+    "split_query",
+]  # fmt: skip
 
 _OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path|file):(?:"([^"]*)"|([^\s"]\S*))(?!\S)', re.IGNORECASE)
 # [name] or [name:value]: a name holding no bracket, quote or colon, a value up to the "]" (one
@@ -121,17 +128,21 @@ class QueryParts:
         return (*self.files, *(f for group in self.any_files for f in group))
 
 
-def split_query(query: str) -> QueryParts:
+def split_query(query: str, properties: Container[str] | None = None) -> QueryParts:
     """``query`` read for ``tag:``, ``path:``, ``file:``, ``[property]``, ``-`` and ``OR``
-    operators."""
-    query, groups, problem = _or_chains(query)
+    operators. With ``properties`` (lower-cased names), a bracketed term naming none of them is
+    text, as :func:`read_query` reads a query against the store."""
+    query, groups, problem = _or_chains(query, properties)
     kinds = (*KINDS, _PROP)
     found: dict[str, list[str]] = {k: [] for k in (*kinds, *(f"-{k}" for k in kinds), "-")}
     for match in _OPERATOR.finditer(query):
         found[match[1] + match[2].lower()].append(_value(match))
     for match in _PROPERTY.finditer(query):
-        found[match[1] + _PROP].append(match[2])
-    rest = _PROPERTY.sub(" ", _OPERATOR.sub(" ", query))
+        if _names_property(match, properties):
+            found[match[1] + _PROP].append(match[2])
+    rest = _PROPERTY.sub(
+        lambda m: " " if _names_property(m, properties) else m[0], _OPERATOR.sub(" ", query)
+    )
     for match in _EXCLUDED.finditer(rest):
         word = (match[1] if match[1] is not None else match[2]).strip()
         bare = _BARE_OPERATOR.fullmatch(word)
@@ -161,7 +172,27 @@ def _value(match: re.Match[str]) -> str:
     return (match[3] if match[3] is not None else match[4]).strip()
 
 
-def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
+def read_query(conn: psycopg.Connection, query: str) -> QueryParts:
+    """``query`` read as :func:`split_query` reads it, a bracketed term being a property test
+    only when some latest note has that property: pasted text or a question an LLM client
+    writes holds ``[x]``, ``[1]`` or ``[注意]`` as words, and read as tests they would keep no
+    note. The store is asked only when the query holds such a term."""
+    names = {read_property(typed).name for typed in property_terms(query)}
+    return split_query(query, known_properties(conn, names) if names else None)
+
+
+def property_terms(query: str) -> list[str]:
+    """What stands between the brackets of each ``[property]`` term of ``query``."""
+    return [m[2] for m in _PROPERTY.finditer(query)]
+
+
+def _names_property(match: re.Match[str], properties: Container[str] | None) -> bool:
+    return properties is None or read_property(match[2]).name in properties
+
+
+def _or_chains(
+    query: str, properties: Container[str] | None = None
+) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
     """``query`` without its ``OR`` chains (``a OR b OR c``), the values of the chains of
     ``tag:``, ``path:``, ``file:`` or ``[property]`` operators by kind, and why a chain cannot be read ("" when
     all can).
@@ -179,7 +210,7 @@ def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
         while i < len(terms) - 1 and terms[i][0] == _OR and terms[i + 1][0] != _OR:
             chain.append(terms[i + 1])
             i += 2
-        read = [_operator(t[0]) for t in chain]
+        read = [_operator(t[0], properties) for t in chain]
         kinds = {r[0] if r else _word_kind(t[0]) for t, r in zip(chain, read, strict=True)}
         start, end = chain[0].start(), chain[-1].end()
         if len(kinds) == 1 and kinds <= {*KINDS, _PROP}:
@@ -194,11 +225,11 @@ def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
     return query, groups, problem
 
 
-def _operator(term: str) -> tuple[str, str] | None:
+def _operator(term: str, properties: Container[str] | None) -> tuple[str, str] | None:
     """The kind (``-tag`` for an exclusion) and value of a term that is one operator."""
     if found := _OPERATOR.fullmatch(term):
         return found[1] + found[2].lower(), _value(found)
-    if found := _PROPERTY.fullmatch(term):
+    if (found := _PROPERTY.fullmatch(term)) and _names_property(found, properties):
         return found[1] + _PROP, found[2]
     return None
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +26,9 @@ import psycopg
 from psycopg import sql
 
 __all__ = [
-    "PropertyTest", "holding", "like_escaped", "property_condition", "property_names",
-    "property_values", "read_property", "shown_properties",
+    "PropertyTest", "holding", "known_properties", "like_escaped", "notes_passing",
+    "property_condition",
+    "property_names", "property_values", "read_property", "shown_properties",
 ]  # fmt: skip
 
 # What the value of [name:...] is made of: quoted texts and words, "OR" between alternatives.
@@ -127,6 +128,48 @@ def property_condition(test: PropertyTest, key: str) -> tuple[sql.Composable, di
     if test.values:
         params[values] = [pattern for value in test.values for pattern in holding(value)]
     return cond, params
+
+
+def notes_passing(
+    conn: psycopg.Connection, groups: Sequence[Sequence[PropertyTest]]
+) -> tuple[tuple[str, ...], bool]:
+    """The ids (``rag.latest_docs.id`` as text) of the latest notes for which, in every group,
+    one of its tests holds, and True; or, when those are most notes, the ids of the others, and
+    False (a list of most notes costs a search more: filters._only says why). Each note's
+    frontmatter is read once per search.
+    Left in every statement of a search, the test was read again for each chunk a vector scan
+    looked at: a hybrid search kept to one note in 59 took 558 ms p50 at 10,000 notes that way
+    (bench/results/property_latency.txt)."""
+    conds: list[sql.Composable] = []
+    params: dict[str, Any] = {}
+    for i, group in enumerate(groups):
+        tests = [property_condition(test, f"p{i}_{j}") for j, test in enumerate(group)]
+        conds.append(sql.SQL("({})").format(sql.SQL(" OR ").join(c for c, _ in tests)))
+        params.update({k: v for _, p in tests for k, v in p.items()})
+    # OFFSET 0 keeps the sub-query whole: pulled up, its test would be read once per FILTER.
+    query = sql.SQL(
+        "SELECT array_agg(id) FILTER (WHERE t)::text, array_agg(id) FILTER (WHERE NOT t)::text"
+        " FROM (SELECT d.id, {} AS t FROM rag.latest_docs d OFFSET 0) x"
+    ).format(sql.SQL(" AND ").join(conds))
+    row = conn.execute(query, params, prepare=False).fetchone()
+    passing, failing = (_ids(row[0]), _ids(row[1])) if row else ((), ())
+    return (passing, True) if len(passing) <= len(failing) else (failing, False)
+
+
+def _ids(array: str | None) -> tuple[str, ...]:
+    """The ids of a uuid[] read as text (``{a,b}``); none for NULL."""
+    return tuple(array[1:-1].split(",")) if array else ()
+
+
+def known_properties(conn: psycopg.Connection, names: Collection[str]) -> set[str]:
+    """Which of ``names`` (lower-cased) some latest note has as a property: each name's
+    search stops at the first note that has it."""
+    rows = conn.execute(
+        "SELECT n FROM unnest(%s::text[]) n WHERE EXISTS (SELECT 1 FROM rag.latest_docs d,"
+        " jsonb_object_keys(d.frontmatter) k WHERE lower(k) = n)",
+        (sorted(names),),
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def property_names(conn: psycopg.Connection) -> list[str]:

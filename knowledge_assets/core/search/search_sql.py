@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 
 from knowledge_assets.core.index.index_build import vec_type
 from knowledge_assets.core.search.filters import SearchFilters, filter_clause
-from knowledge_assets.core.search.hnsw_scan import set_hnsw_scan
+from knowledge_assets.core.search.hnsw_scan import ITERATIVE_MAX_TUPLES, set_hnsw_scan
 
 # A store of up to this many chunks is ranked exactly by a scan of the model's vectors (5-7 ms at
 # 5,152 chunks); a larger one through the HNSW index. The chunks a filter leaves are ranked one by
@@ -170,11 +170,12 @@ def vector_nearest(
 def vector_hnsw_filtered(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
     filters: SearchFilters, limit: int, min_similarity: float | None,
+    max_tuples: int = ITERATIVE_MAX_TUPLES,
 ) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
     """Nearest chunks passing ``filters``, filtered inside the HNSW index scan.
 
     With pgvector >= 0.8 the scan is iterative (``hnsw.iterative_scan``): it keeps walking the
-    graph until ``limit`` rows pass the filters or ``hnsw_scan.ITERATIVE_MAX_TUPLES`` were
+    graph until ``limit`` rows pass the filters or ``max_tuples`` were
     visited, instead of returning ``ef_search`` neighbours that the filters then thin out.
     ``relaxed_order`` may return neighbours slightly out of order, so the outer query sorts
     again. Returns the hits and whether the scan may have stopped early (fewer hits than
@@ -200,7 +201,7 @@ def vector_hnsw_filtered(
         cols=HIT_COLUMNS, where=where,
     )  # fmt: skip
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
-    if not set_hnsw_scan(conn, ef_search=max(40, 2 * limit), iterative=True):
+    if not set_hnsw_scan(conn, ef_search=max(40, 2 * limit), iterative=True, max_tuples=max_tuples):
         return [], True  # no iterative scans in this pgvector: the caller deepens instead
     rows = fetch_dicts(conn, query, params)
     return rows, len(rows) < limit
