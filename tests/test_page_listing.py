@@ -62,6 +62,20 @@ def _api_order(base: str, query: str) -> list[str]:
     return [n["id"] for n in reply.json()["data"]]
 
 
+def _list(page: Page, base: str, query: str, count: int) -> Locator:
+    """Type ``query`` (operators alone) in the search box; the status once the page lists its
+    ``count`` notes, as the API lists them."""
+    from playwright.sync_api import expect
+
+    page.goto(base + "/")
+    page.fill("#q", query)
+    page.press("#q", "Enter")
+    status = page.locator("#search-status")
+    expect(status).to_have_text(f"「{query}」のノート {count} 件（新しい順）")
+    assert sorted(_shown(page)) == sorted(_api_order(base, query))
+    return status
+
+
 def _shown(page: Page) -> list[str]:
     """The paths of the notes the page lists, top to bottom."""
     hrefs = page.locator("#results .result h3 a").evaluate_all("a => a.map(e => e.getAttribute('href'))")  # fmt: skip
@@ -244,12 +258,7 @@ def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
     expect.set_options(timeout=60_000)
     query = "path:projects/ OR path:2025-01-01"
     with chromium_page(timeout_ms=60_000) as page:
-        page.goto(base + "/")
-        page.fill("#q", query)
-        page.press("#q", "Enter")
-        status = page.locator("#search-status")
-        expect(status).to_have_text(f"「{query}」のノート {PROJECTS + 1} 件（新しい順）")
-        assert sorted(_shown(page)) == sorted(_api_order(base, query))
+        status = _list(page, base, query, PROJECTS + 1)
         assert "日記/2025-01-01.md" in _shown(page)
 
         page.fill("#q", "tag:仕事 OR path:日記/")
@@ -297,12 +306,7 @@ def test_a_property_test_alone_lists_the_notes_it_keeps(base: str) -> None:
     expect.set_options(timeout=60_000)
     query = "[created:2024-06]"
     with chromium_page(timeout_ms=60_000) as page:
-        page.goto(base + "/")
-        page.fill("#q", query)
-        page.press("#q", "Enter")
-        status = page.locator("#search-status")
-        expect(status).to_have_text(f"「{query}」のノート {PROJECTS} 件（新しい順）")
-        assert sorted(_shown(page)) == sorted(_api_order(base, query))
+        status = _list(page, base, query, PROJECTS)
         assert {p.split("/")[0] for p in _shown(page)} == {"projects"}
 
         page.fill("#q", "[created:]")
