@@ -20,7 +20,6 @@ from knowledge_assets.core.search.notes import is_latest_note, latest_notes, lis
 from knowledge_assets.core.search.operators import property_terms, read_query
 from knowledge_assets.core.search.properties import (
     PropertyTest,
-    known_properties,
     property_names,
     property_values,
     read_property,
@@ -125,7 +124,10 @@ def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
 
 
 def property_hint(conn: psycopg.Connection, test: PropertyTest) -> str:
-    """Why no note passes ``test``, whose property some note has: the values notes give it."""
+    """Why no note passes ``test``: no note has its property (in an ``OR`` group, where a
+    bracketed term stays a test), or the values notes give it."""
+    if test.name not in property_names(conn):
+        return f"no note has the property {test.name!r}{_closest_property(conn, test.name)}"
     wanted = [f"holds {' or '.join(map(repr, test.values))}"] if test.values else []
     wanted += ["is empty"] if test.empty else []
     values = ", ".join(map(repr, property_values(conn, test.name)))
@@ -136,23 +138,27 @@ def property_hint(conn: psycopg.Connection, test: PropertyTest) -> str:
 def bracket_hints(conn: psycopg.Connection, query: str) -> list[str]:
     """A line for each bracketed term of ``query`` that :func:`read_query` searched as words,
     since no note has the property it names: the closest names, or those in use."""
-    tests = {typed: read_property(typed) for typed in property_terms(query)}
-    known = known_properties(conn, {t.name for t in tests.values()}) if tests else set()
-    unknown = [(typed, t.name) for typed, t in tests.items() if t.name not in known]
-    names = property_names(conn) if unknown else []
+    typed = property_terms(query)
+    if not typed:
+        return []
+    parts = read_query(conn, query)
+    tests = {*parts.all_properties, *parts.not_properties}
+    return [
+        f"[{text}] was searched as words: no note has the property {name!r}"
+        + _closest_property(conn, name)
+        for text in typed
+        if text not in tests and (name := read_property(text).name)
+    ]
+
+
+def _closest_property(conn: psycopg.Connection, name: str) -> str:
+    """``; did you mean [a]?`` for the property names closest to ``name``, else those in use."""
+    names = property_names(conn)
+    close = difflib.get_close_matches(name, names, n=_SUGGESTED, cutoff=0.6)
+    if close:
+        return did_you_mean(f"[{n}]" for n in close)
     shown = ", ".join(names[:10]) + (", …" if len(names) > 10 else "")
-    hints = []
-    for typed, name in unknown:
-        close = difflib.get_close_matches(name, names, n=_SUGGESTED, cutoff=0.6)
-        said = f"[{typed}] was searched as words: no note has the property {name!r}"
-        if close:
-            hints.append(said + did_you_mean(f"[{n}]" for n in close))
-        else:
-            hints.append(
-                said
-                + (f"; the properties in use are {shown}" if names else "; no note has properties")
-            )
-    return hints
+    return f"; the properties in use are {shown}" if names else "; no note has properties"
 
 
 def _keeps_any(conn: psycopg.Connection, filters: SearchFilters) -> bool:

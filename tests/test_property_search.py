@@ -192,14 +192,15 @@ def test_a_notes_other_properties_are_shown_by_name_as_text(
         ("[STATUS] 読書", ("STATUS",), "読書"),  # a name in any case
         ("[x] 読書", (), "[x] 読書"),  # no note has x: a checkbox, a footnote mark, text
         ("[prev] 読書 [type:book]", ("type:book",), "[prev] 読書"),
-        ("[注意:重要] OR [type:book]", ("type:book",), "[注意:重要]"),  # OR only joins tests
+        # joined by OR, a term naming no note's property is a test: it keeps no note
+        ("[注意:重要] OR [type:book] 読書", ("注意:重要", "type:book"), "読書"),
     ],
 )
 def test_a_bracketed_term_is_a_property_test_only_when_a_note_has_that_property(
     conn: psycopg.Connection, query: str, properties: tuple[str, ...], words: str
 ) -> None:
     parts = read_query(conn, query)
-    assert (parts.all_properties, parts.words) == (properties, words)
+    assert (parts.all_properties, parts.words, parts.or_problem) == (properties, words, "")
 
 
 def test_pasted_text_with_brackets_is_searched_not_filtered(conn: psycopg.Connection) -> None:

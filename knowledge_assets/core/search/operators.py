@@ -20,9 +20,10 @@
 - ``[status]``, ``[status:done]``, ``[status:done OR draft]`` and ``[status:null]`` keep the notes
   with that frontmatter property, one whose value holds that text (in any case), either, or an
   empty one, as Obsidian's property search does (:mod:`.properties`); ``[a:x] OR [b:y]`` either.
-  Read against the store (:func:`read_query`), a bracketed term naming no note's property is text.
-- ``-tag:日記``, ``-path:日記``, ``-file:日記``, ``-[status:done]`` and ``-word`` (``-"two words"``) leave out the
-  notes the operator or the word would match: a note is left out when any of its sections holds
+  Read against the store (:func:`read_query`), a bracketed term naming no note's property is text,
+  unless an ``OR`` joins it to another test.
+- ``-tag:日記``, ``-path:日記``, ``-file:日記``, ``-[status:done]`` and ``-word``
+  (``-"two words"``) leave out the notes the operator or the word would match: a note is left out when any of its sections holds
   the word, judged by the keyword index's tokens as keyword search reads them (``-走る`` leaves
   out 走った too), or when its title holds it as text.
 
@@ -132,7 +133,7 @@ def split_query(query: str, properties: Container[str] | None = None) -> QueryPa
     """``query`` read for ``tag:``, ``path:``, ``file:``, ``[property]``, ``-`` and ``OR``
     operators. With ``properties`` (lower-cased names), a bracketed term naming none of them is
     text, as :func:`read_query` reads a query against the store."""
-    query, groups, problem = _or_chains(query, properties)
+    query, groups, problem = _or_chains(query)
     kinds = (*KINDS, _PROP)
     found: dict[str, list[str]] = {k: [] for k in (*kinds, *(f"-{k}" for k in kinds), "-")}
     for match in _OPERATOR.finditer(query):
@@ -190,9 +191,7 @@ def _names_property(match: re.Match[str], properties: Container[str] | None) -> 
     return properties is None or read_property(match[2]).name in properties
 
 
-def _or_chains(
-    query: str, properties: Container[str] | None = None
-) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
+def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
     """``query`` without its ``OR`` chains (``a OR b OR c``), the values of the chains of
     ``tag:``, ``path:``, ``file:`` or ``[property]`` operators by kind, and why a chain cannot be read ("" when
     all can).
@@ -210,7 +209,9 @@ def _or_chains(
         while i < len(terms) - 1 and terms[i][0] == _OR and terms[i + 1][0] != _OR:
             chain.append(terms[i + 1])
             i += 2
-        read = [_operator(t[0], properties) for t in chain]
+        # Joined by OR, a bracketed term is a test even naming no note's property (it keeps no
+        # note, the others of its group may): the OR says it was meant as one.
+        read = [_operator(t[0], None) for t in chain]
         kinds = {r[0] if r else _word_kind(t[0]) for t, r in zip(chain, read, strict=True)}
         start, end = chain[0].start(), chain[-1].end()
         if len(kinds) == 1 and kinds <= {*KINDS, _PROP}:
