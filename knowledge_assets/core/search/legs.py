@@ -46,7 +46,10 @@ def _vector_rows(
                 return rows
             # The kept passages lie far from the query (a filter by topic: tag:料理 for a
             # question about trains): ranking them one by one beats walking the index deeper.
-            if search_sql.count_filtered(conn, filters, EXACT_AFTER_SCAN + 1) <= EXACT_AFTER_SCAN:
+            # Without iterative scans (pgvector 0.7) no scan ran: the plain one is deepened.
+            if hnsw_scan.has_iterative_scans(conn) and (
+                search_sql.count_filtered(conn, filters, EXACT_AFTER_SCAN + 1) <= EXACT_AFTER_SCAN
+            ):
                 return search_sql.vector_exact(conn, model, vector, **kw)
     exact = small
     k = max(2 * limit, 40)
