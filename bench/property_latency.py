@@ -7,9 +7,13 @@ copied by SQL into ``rNNN/`` folders until it holds ``--chunks`` chunks (194,330
 as bench/scale.py's store). Every jsquad note has ``title`` and ``tags: [jsquad, wikipedia]`` in
 its frontmatter, so ``[title:梅雨]`` keeps one note in 59 of them (every copy of 梅雨) and
 ``[tags:wikipedia]`` every note. Each question runs as asked and with each variant back to back
-(bench/exclusion_latency.py's ``measure``); ``search_ms`` (no embedding)::
+(bench/exclusion_latency.py's ``measure``); ``search_ms`` (no embedding). The notes of every
+tenth copy (``r010/``, ``r020/``, ...) are then given ``status: review``, a property a tenth of the
+notes have, which the others lack. ``ROOT`` names the project tree whose code runs (default:
+this checkout), so two versions can be timed on the same machine state::
 
     .venv/bin/python bench/property_latency.py [--chunks 194330] [--queries 100]
+    ROOT=/path/to/older/checkout .venv/bin/python bench/property_latency.py
 """
 
 from __future__ import annotations
@@ -21,16 +25,39 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from exclusion_latency import measure, pct
-from search_latency import questions, replica_store
+ROOT = os.environ.get("ROOT", str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [ROOT, str(Path(__file__).resolve().parent)]  # that code, this bench
+import importlib  # noqa: E402
 
-from knowledge_assets.core.database import db
-from knowledge_assets.core.search.listing import notes_kept
-from knowledge_assets.core.search.operators import listed, split_query
+from knowledge_assets.core.database import db  # noqa: E402
+from knowledge_assets.core.search.listing import notes_kept  # noqa: E402
+from knowledge_assets.core.search.operators import listed, split_query  # noqa: E402
+
+# Imported after the project's modules: they put this checkout first on the path.
+exclusion_latency = importlib.import_module("exclusion_latency")
+search_latency = importlib.import_module("search_latency")
+measure, pct = exclusion_latency.measure, exclusion_latency.pct
+questions, replica_store = search_latency.questions, search_latency.replica_store
 
 WARMUP = 10
-LISTED = ("[title:梅雨]", "[tags:wikipedia]", "[title:梅雨] OR [title:マーラー]", "-[title:梅雨]")
+LISTED = (
+    "[title:梅雨]", "[tags:wikipedia]", "[title:梅雨] OR [title:マーラー]", "-[title:梅雨]",
+    "[status:review]", "-[status:review]",
+)  # fmt: skip
+
+
+def give_every_tenth_copy_a_status(url: str) -> int:
+    """``status: review`` in the frontmatter of copies r010, r020, ...; how many notes have it."""
+    with db.connect(url) as conn:
+        conn.execute(
+            'UPDATE rag.latest_docs SET frontmatter = frontmatter || \'{"status": "review"}\''
+            " WHERE file_path ~ '^r[0-9][0-9]0/'"
+        )
+        conn.execute("ANALYZE rag.latest_docs")
+        row = conn.execute(
+            "SELECT count(*) FROM rag.latest_docs WHERE frontmatter ? 'status'"
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def listing_ms(url: str, query: str, repeat: int) -> tuple[int, list[float]]:
@@ -59,7 +86,10 @@ def main() -> None:
     url, embedder = replica_store(args.chunks)
     with db.connect(url) as conn:
         row = conn.execute("SELECT count(*) FROM rag.latest_docs").fetchone()
-    print(f"notes: {row[0] if row else 0:,}")
+    print(
+        f"notes: {row[0] if row else 0:,}; with status: review: {give_every_tenth_copy_a_status(url):,}"
+    )
+    print(f"code from {ROOT}")
     print("listings of property tests alone (first 50 notes and the count, 30 runs):")
     for query in LISTED:
         total, took = listing_ms(url, query, 30)
@@ -73,6 +103,8 @@ def main() -> None:
         ("-[title:梅雨]", "{q} -[title:梅雨]", None),
         ("[tags:wikipedia] (every note)", "{q} [tags:wikipedia]", None),
         ("tag:wikipedia (the same, by tag)", "{q} tag:wikipedia", None),
+        ("[status:review] (1/10 of the notes)", "{q} [status:review]", None),
+        ("-[status:review]", "{q} -[status:review]", None),
     ])  # fmt: skip
 
 
