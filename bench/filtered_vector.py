@@ -46,8 +46,12 @@ def _rows(
     def through_index(v: list[float]) -> object:
         set_scan = search_sql.set_hnsw_scan
 
-        def scan(c: psycopg.Connection, *, ef_search: int, iterative: bool = False) -> bool:
-            return set_scan(c, ef_search=ef if ef and iterative else ef_search, iterative=iterative)
+        def scan(
+            c: psycopg.Connection, *, ef_search: int, iterative: bool = False,
+            max_tuples: int = hnsw_scan.ITERATIVE_MAX_TUPLES,
+        ) -> bool:  # fmt: skip
+            depth = ef if ef and iterative else ef_search
+            return set_scan(c, ef_search=depth, iterative=iterative, max_tuples=max_tuples)
 
         search_sql.set_hnsw_scan = scan  # type: ignore[assignment]
         try:

@@ -17,7 +17,7 @@ import psycopg
 from knowledge_assets.core.search.filters import SearchFilters
 from knowledge_assets.core.search.listing import notes_kept
 from knowledge_assets.core.search.notes import is_latest_note, latest_notes, list_tags, titled
-from knowledge_assets.core.search.operators import property_terms, read_query
+from knowledge_assets.core.search.operators import QueryParts, property_terms
 from knowledge_assets.core.search.properties import (
     PropertyTest,
     property_names,
@@ -93,12 +93,12 @@ def prefix_hint(conn: psycopg.Connection, prefix: str) -> str | None:
     return f"no note path starts with {prefix!r}{_top_folders(conn)}"
 
 
-def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
+def operator_hints(conn: psycopg.Connection, parts: QueryParts) -> list[str]:
     """For a search that found nothing, a line for each ``path:`` operator whose text no note
     path holds (naming the top folders), each ``file:`` whose text no file name holds, each
     ``tag:`` no note carries (the closest tags) and each ``[property]`` test no note passes,
-    each judged by the filter the search applied."""
-    parts = read_query(conn, query)
+    each judged by the filter the search applied. ``parts``: the query as the search read it
+    (:func:`read_query`)."""
     hints = [
         f"no note path holds {text!r}{_top_folders(conn)}"
         for text in parts.all_paths
@@ -115,19 +115,17 @@ def operator_hints(conn: psycopg.Connection, query: str) -> list[str]:
         if not _keeps_any(conn, SearchFilters(tags=(tag,)))
     ]
     tests = [read_property(typed) for typed in parts.all_properties]
-    hints += [
-        property_hint(conn, test)
-        for test in tests
-        if not _keeps_any(conn, SearchFilters(properties=(test,)))
-    ]
-    return hints
+    failing = [t for t in tests if not _keeps_any(conn, SearchFilters(properties=(t,)))]
+    names = property_names(conn) if failing else []
+    return hints + [property_hint(conn, test, names) for test in failing]
 
 
-def property_hint(conn: psycopg.Connection, test: PropertyTest) -> str:
+def property_hint(conn: psycopg.Connection, test: PropertyTest, names: list[str]) -> str:
     """Why no note passes ``test``: no note has its property (in an ``OR`` group, where a
-    bracketed term stays a test), or the values notes give it."""
-    if test.name not in property_names(conn):
-        return f"no note has the property {test.name!r}{_closest_property(conn, test.name)}"
+    bracketed term stays a test), or the values notes give it. ``names``: the property names
+    in use (:func:`property_names`)."""
+    if test.name not in names:
+        return f"no note has the property {test.name!r}{_closest_property(test.name, names)}"
     wanted = [f"holds {' or '.join(map(repr, test.values))}"] if test.values else []
     wanted += ["is empty"] if test.empty else []
     values = ", ".join(map(repr, property_values(conn, test.name)))
@@ -135,25 +133,24 @@ def property_hint(conn: psycopg.Connection, test: PropertyTest) -> str:
     return f"no note's {test.name} {' or '.join(wanted)}{used}"
 
 
-def bracket_hints(conn: psycopg.Connection, query: str) -> list[str]:
-    """A line for each bracketed term of ``query`` that :func:`read_query` searched as words,
-    since no note has the property it names: the closest names, or those in use."""
-    typed = property_terms(query)
-    if not typed:
-        return []
-    parts = read_query(conn, query)
+def bracket_hints(conn: psycopg.Connection, query: str, parts: QueryParts) -> list[str]:
+    """A line for each bracketed term of ``query`` that the search read as words (``parts``,
+    as :func:`read_query` read it), since no note has the property it names: the closest
+    names, or those in use."""
     tests = {*parts.all_properties, *parts.not_properties}
+    words = [
+        (text, read_property(text).name) for text in property_terms(query) if text not in tests
+    ]
+    names = property_names(conn) if words else []
     return [
         f"[{text}] was searched as words: no note has the property {name!r}"
-        + _closest_property(conn, name)
-        for text in typed
-        if text not in tests and (name := read_property(text).name)
+        + _closest_property(name, names)
+        for text, name in words
     ]
 
 
-def _closest_property(conn: psycopg.Connection, name: str) -> str:
+def _closest_property(name: str, names: list[str]) -> str:
     """``; did you mean [a]?`` for the property names closest to ``name``, else those in use."""
-    names = property_names(conn)
     close = difflib.get_close_matches(name, names, n=_SUGGESTED, cutoff=0.6)
     if close:
         return did_you_mean(f"[{n}]" for n in close)

@@ -38,7 +38,7 @@ def list_notes(
     total, notes = notes_kept(conn, kept, limit=args.limit, offset=args.offset)
     if parts.excludes_only:
         print(f"note: {EVERY_OTHER_NOTE}", file=sys.stderr)
-    for hint in [] if total else operator_hints(conn, args.query):
+    for hint in [] if total else operator_hints(conn, parts):
         print(f"warning: {hint}", file=sys.stderr)
     if args.json:
         data = [asdict(n) for n in notes]

@@ -201,8 +201,8 @@ def _search(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         # Vector and hybrid search cannot find a passage the active model has no vector of.
         gap = missing_warning(missing_vectors(conn)) if args.mode != "keyword" else None
-        empty = bracket_hints(conn, args.query)  # read as words: said, hits or not
-        empty += [] if response.hits else operator_hints(conn, args.query)
+        empty = bracket_hints(conn, args.query, parts)  # read as words: said, hits or not
+        empty += [] if response.hits else operator_hints(conn, parts)
         if args.path_prefix and not response.hits:
             empty += [h for h in [prefix_hint(conn, args.path_prefix)] if h]
     for warning in (*response.warnings, *([gap] if gap else []), *empty):

@@ -161,9 +161,9 @@ def search(
     given).
     ``embedder`` defaults to the active model's (built once per process). Hybrid search without an active model
     degrades to keyword search; vector search raises :class:`NoActiveModel`.
-    ``query`` may hold Obsidian's operators (:mod:`.operators`): ``tag:``, ``path:`` and
-    ``file:`` narrow ``filters``, ``-tag:``, ``-path:``, ``-file:`` and ``-word`` leave notes
-    out, and the rest of it is searched.
+    ``query`` may hold Obsidian's operators (:mod:`.operators`): ``tag:``, ``path:``, ``file:``
+    and ``[property:value]`` narrow ``filters``, ``-tag:``, ``-path:``, ``-file:``, ``-[K:V]``
+    and ``-word`` leave notes out, and the rest of it is searched.
     ``companion``: a second connection to the same store, not in use by any other thread; hybrid
     search runs its keyword leg there, while the query is embedded and the vector leg runs on
     ``conn``. ``timings["search_ms"]`` counts from the query vector to the hits, plus the look-up

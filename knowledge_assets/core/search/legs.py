@@ -41,15 +41,15 @@ def _vector_rows(
             return search_sql.vector_exact(conn, model, vector, **kw)
         if not small:
             budget = min(hnsw_scan.ITERATIVE_MAX_TUPLES, max(ITERATIVE_MIN_TUPLES, 60 * limit))
-            rows, short = search_sql.vector_hnsw_filtered(conn, model, vector, max_tuples=budget, **kw)  # fmt: skip
-            if not short:
+            rows = search_sql.vector_hnsw_filtered(conn, model, vector, max_tuples=budget, **kw)
+            if rows is not None and len(rows) >= limit:
                 return rows
-            # The kept passages lie far from the query (a filter by topic: tag:料理 for a
-            # question about trains): ranking them one by one beats walking the index deeper.
-            # Without iterative scans (pgvector 0.7) no scan ran: the plain one is deepened.
-            if hnsw_scan.has_iterative_scans(conn) and (
-                search_sql.count_filtered(conn, filters, EXACT_AFTER_SCAN + 1) <= EXACT_AFTER_SCAN
-            ):
+            # The scan found too few: the kept passages lie far from the query (a filter by
+            # topic: tag:料理 for a question about trains), and ranking them one by one beats
+            # walking the index deeper. Without iterative scans (pgvector 0.7, rows None) no
+            # scan ran: the plain one is deepened.
+            cap = EXACT_AFTER_SCAN
+            if rows is not None and search_sql.count_filtered(conn, filters, cap + 1) <= cap:
                 return search_sql.vector_exact(conn, model, vector, **kw)
     exact = small
     k = max(2 * limit, 40)

@@ -111,22 +111,28 @@ class QueryParts:
     @property
     def all_tags(self) -> tuple[str, ...]:
         """Every tag the query names to keep, alone or in an OR group."""
-        return (*self.tags, *(t for group in self.any_tags for t in group))
+        return _alone_or_grouped(self.tags, self.any_tags)
 
     @property
     def all_paths(self) -> tuple[str, ...]:
         """Every path text the query names to keep, alone or in an OR group."""
-        return (*self.paths, *(p for group in self.any_paths for p in group))
+        return _alone_or_grouped(self.paths, self.any_paths)
 
     @property
     def all_properties(self) -> tuple[str, ...]:
         """Every ``[property]`` test the query names to keep, alone or in an OR group."""
-        return (*self.properties, *(p for group in self.any_properties for p in group))
+        return _alone_or_grouped(self.properties, self.any_properties)
 
     @property
     def all_files(self) -> tuple[str, ...]:
         """Every file-name text the query names to keep, alone or in an OR group."""
-        return (*self.files, *(f for group in self.any_files for f in group))
+        return _alone_or_grouped(self.files, self.any_files)
+
+
+def _alone_or_grouped(
+    alone: tuple[str, ...], groups: tuple[tuple[str, ...], ...]
+) -> tuple[str, ...]:
+    return (*alone, *(value for group in groups for value in group))
 
 
 def split_query(query: str, properties: Container[str] | None = None) -> QueryParts:
@@ -315,8 +321,8 @@ def _refuse_empty(parts: QueryParts) -> None:
             example = "-会議" if kind == "-" else f"{kind}日記"
             raise UnsearchableQuery(f'{kind}"" names nothing: give it a value, e.g. {example}')
     for typed in (*parts.all_properties, *parts.not_properties):
-        if "" in read_property(typed).values:
-            name = read_property(typed).name
+        if "" in (test := read_property(typed)).values:
+            name = test.name
             raise UnsearchableQuery(
                 f"[{typed}] names nothing after the colon: give it a value, e.g. [{name}:done],"
                 f" or write [{name}] for the notes that have {name}"

@@ -56,16 +56,6 @@ class PropertyTest:
     values: tuple[str, ...] = ()
     empty: bool = False
 
-    @property
-    def tests_value(self) -> bool:
-        return bool(self.values) or self.empty
-
-    def __str__(self) -> str:
-        if not self.tests_value:
-            return f"[{self.name}]"
-        shown = [f'"{v}"' if " " in v or not v else v for v in self.values]
-        return f"[{self.name}:{' OR '.join([*shown, *([_NULL] if self.empty else [])])}]"
-
 
 def read_property(text: str) -> PropertyTest:
     """``name`` or ``name:value`` (what stands between the brackets) as a test. A value left
@@ -136,10 +126,9 @@ def notes_passing(
     """The ids (``rag.latest_docs.id`` as text) of the latest notes for which, in every group,
     one of its tests holds, and True; or, when those are most notes, the ids of the others, and
     False (a list of most notes costs a search more: filters._only says why). Each note's
-    frontmatter is read once per search.
-    Left in every statement of a search, the test was read again for each chunk a vector scan
-    looked at: a hybrid search kept to one note in 59 took 558 ms p50 at 10,000 notes that way
-    (bench/results/property_latency.txt)."""
+    frontmatter is read once per search: left in every statement of a search, the test was
+    read again for each chunk a vector scan looked at, and a hybrid search kept to one note in
+    59 took 558 ms p50 at 10,000 notes that way (bench/results/property_latency.txt)."""
     conds: list[sql.Composable] = []
     params: dict[str, Any] = {}
     for i, group in enumerate(groups):

@@ -171,15 +171,15 @@ def vector_hnsw_filtered(
     conn: psycopg.Connection, model: ModelInfo, vector: Sequence[float], *,
     filters: SearchFilters, limit: int, min_similarity: float | None,
     max_tuples: int = ITERATIVE_MAX_TUPLES,
-) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
+) -> list[dict[str, Any]] | None:  # fmt: skip
     """Nearest chunks passing ``filters``, filtered inside the HNSW index scan.
 
     With pgvector >= 0.8 the scan is iterative (``hnsw.iterative_scan``): it keeps walking the
     graph until ``limit`` rows pass the filters or ``max_tuples`` were
     visited, instead of returning ``ef_search`` neighbours that the filters then thin out.
     ``relaxed_order`` may return neighbours slightly out of order, so the outer query sorts
-    again. Returns the hits and whether the scan may have stopped early (fewer hits than
-    ``limit``); with an older pgvector, no hits and True without a query.
+    again. Returns the hits (fewer than ``limit`` when the scan stopped early), or None without
+    a query when the database's pgvector has no iterative scans.
     """
     where, params = filter_clause(filters)
     vt = vec_type(model.dims)
@@ -202,9 +202,8 @@ def vector_hnsw_filtered(
     )  # fmt: skip
     params |= {"q": _vector_literal(vector), "min": min_similarity, "limit": limit}
     if not set_hnsw_scan(conn, ef_search=max(40, 2 * limit), iterative=True, max_tuples=max_tuples):
-        return [], True  # no iterative scans in this pgvector: the caller deepens instead
-    rows = fetch_dicts(conn, query, params)
-    return rows, len(rows) < limit
+        return None  # no iterative scans in this pgvector: the caller deepens instead
+    return fetch_dicts(conn, query, params)
 
 
 def cosines(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,7 +171,8 @@ def bookmarks_markdown(content: str) -> str:
         url = str(item.get("url") or "").strip()
         lines = [f"## {_as_text(title) or '(無題)'}"]
         if url:
-            lines.append(f"[{_as_text(url)}](<{_UNSAFE_IN_LINK.sub(_percent, url)}>)")
+            address = _UNSAFE_IN_LINK.sub(lambda m: urllib.parse.quote(m[0], safe=""), url)
+            lines.append(f"[{_as_text(url)}](<{address}>)")
         og_title = str(item.get("ogTitle") or "").strip()
         if og_title and og_title != title:
             lines.append(f"**{_as_text(og_title)}**")
@@ -184,7 +186,3 @@ def bookmarks_markdown(content: str) -> str:
 
 def _as_text(text: str) -> str:
     return " ".join(_MARKUP.sub(r"\\\1", line) for line in text.splitlines())
-
-
-def _percent(match: re.Match[str]) -> str:
-    return "".join(f"%{b:02X}" for b in match[0].encode("utf-8"))
