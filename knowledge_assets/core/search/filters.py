@@ -217,7 +217,10 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
         )
     if f.note_ids is not None:
         ids = "{" + ",".join(f.note_ids) + "}"  # one text parameter, as exclude_notes
-        clause.add("d.id = ANY(%(f_ids)s::uuid[])", "f_ids", ids)
+        # IS TRUE keeps the list out of index conditions: as one, every note a vector scan
+        # reached was looked up once per listed id (85 µs a note for 944 ids), where a
+        # filter tests each note against the list hashed once (bench/property_latency.py).
+        clause.add("(d.id = ANY(%(f_ids)s::uuid[])) IS TRUE", "f_ids", ids)
     if f.exclude_notes:
         ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)
         clause.add("NOT (d.id = ANY(%(f_noids)s::uuid[]))", "f_noids", ids)
