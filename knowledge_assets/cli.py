@@ -73,7 +73,9 @@ def _add_models(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 def _update(args: argparse.Namespace) -> int:
     from knowledge_assets.update import run_update
 
-    return run_update(force=args.force, no_embeddings=args.no_embeddings, quiet=args.quiet)
+    return run_update(
+        force=args.force, no_embeddings=args.no_embeddings, quiet=args.quiet, verbose=args.verbose
+    )
 
 
 def _hooks(args: argparse.Namespace) -> int:
@@ -87,14 +89,23 @@ def _hooks(args: argparse.Namespace) -> int:
     try:
         if args.action == "uninstall":
             removed = hooks.uninstall(vault)
-            print(f"removed {removed}" if removed else "no knowledge-assets hook installed")
+            for path in removed:
+                print(f"removed {path}")
+            if not removed:
+                print("no knowledge-assets hook installed")
             return 0
-        done = hooks.install(vault, PROJECT_ROOT, no_embeddings=args.no_embeddings)
+        kind = hooks.PRE_PUSH if args.pre_push else hooks.POST_COMMIT
+        done = hooks.install(vault, PROJECT_ROOT, no_embeddings=args.no_embeddings, kind=kind)
     except hooks.HookError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"{'replaced' if done.replaced else 'installed'} {done.hook}")
-    print(f"each commit that touches a note starts `update` in the background; log: {done.log}")
+    what = (
+        "each push first brings the index up to date (a failed update does not stop it)"
+        if args.pre_push
+        else "each commit that touches a note starts `update` in the background"
+    )
+    print(f"{what}; log: {done.log}")
     return 0
 
 
@@ -106,16 +117,27 @@ def _add_update_and_hooks(sub: argparse._SubParsersAction) -> None:  # type: ign
     update.add_argument(
         "--no-embeddings", action="store_true", help="keyword index only; vectors added later"
     )
-    update.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary")
+    said = update.add_mutually_exclusive_group()
+    said.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary")
+    said.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="also print each step's progress and messages as they come, and the files changed",
+    )  # fmt: skip
     update.set_defaults(func=_update)
     hooks = sub.add_parser("hooks", help="git hooks that keep the index current")
     hooks.add_argument(
-        "action", choices=("install", "uninstall"), help="add or remove the post-commit hook"
+        "action",
+        choices=("install", "uninstall"),
+        help="add a hook (post-commit unless --pre-push) or remove every one",
     )
     hooks.add_argument("--vault", help="the git repository of the notes (default: KA_VAULT_PATH)")
     hooks.add_argument(
         "--no-embeddings", action="store_true", help="the hook updates the keyword index only"
     )
+    hooks.add_argument(
+        "--pre-push", action="store_true",
+        help="a pre-push hook instead: each push waits for the index to be up to date",
+    )  # fmt: skip
     hooks.set_defaults(func=_hooks)
 
 

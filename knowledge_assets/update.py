@@ -19,10 +19,12 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 
+from knowledge_assets import update_log
 from knowledge_assets.core.counts import noun_for
 from knowledge_assets.core.database.locks import waits_told
 from knowledge_assets.launcher import (
@@ -63,16 +65,19 @@ def update_run_config(raw_keys: list[str], *, force: bool, debug: bool) -> dict[
     return {"ops": ops, "loggers": {"console": {"config": {"log_level": level}}}}
 
 
-def run_update(*, force: bool = False, no_embeddings: bool = False, quiet: bool = False) -> int:
+def run_update(
+    *, force: bool = False, no_embeddings: bool = False, quiet: bool = False, verbose: bool = False
+) -> int:
     """Materialize the sources, latest_docs, chunks (and embeddings); print what changed.
 
     The embeddings are those of the model search uses (as the sensor's runs do: after `models
     activate`, new notes would otherwise be missing from vector search) and, in a second run,
     those of the configured model when it is another one (its backfill, before it is activated).
-    Ctrl-C, before or during a run, ends with one line and exit code 130.
+    Ctrl-C, before or during a run, ends with one line and exit code 130. ``verbose``: each
+    line the steps log as they log it, and the files each asset lists (:mod:`.update_log`).
     """
     try:
-        results = _update(force=force, no_embeddings=no_embeddings, quiet=quiet)
+        results = _update(force=force, no_embeddings=no_embeddings, quiet=quiet, verbose=verbose)
     except KeyboardInterrupt:
         results = None
     if results is None:
@@ -95,7 +100,7 @@ def outcome_line(ok: bool, run_ids: list[str]) -> str:
 
 
 def _update(
-    *, force: bool, no_embeddings: bool, quiet: bool
+    *, force: bool, no_embeddings: bool, quiet: bool, verbose: bool
 ) -> list[dg.ExecuteInProcessResult] | None:
     """The update's runs, or None when one was interrupted (Dagster ends such a run as failed
     instead of raising)."""
@@ -111,13 +116,12 @@ def _update(
     fail_dead_runs_now()  # a killed earlier run would otherwise hold the run queue
     keys = [None] if no_embeddings else _model_keys()
     job = KEYWORD_JOB if no_embeddings else WHOLE_JOB
+    told = Told(quiet=quiet, verbose=verbose)
     with waits_told():  # a step waiting for another run's writes says so in one line
-        results = [_run(loaded, job, selection, keys[0], config, quiet=quiet)]
+        results = [_run(loaded, job, selection, keys[0], config, told)]
         backfill = {"loggers": config["loggers"]}  # no op config: the run holds embeddings only
         for key in keys[1:] if results[0].success else ():
-            results.append(
-                _run(loaded, WHOLE_JOB, ["embeddings"], key, backfill, quiet=quiet, label=key)
-            )
+            results.append(_run(loaded, WHOLE_JOB, ["embeddings"], key, backfill, told, label=key))
     if any(was_interrupted(r.all_events) for r in results):
         return None
     if no_embeddings and results[0].success:
@@ -133,9 +137,18 @@ def _model_keys() -> list[str]:
     return list(dict.fromkeys([search_partition(PostgresResource()), default_model_key()]))
 
 
+@dataclass(frozen=True)
+class Told:
+    """How much an update prints: ``quiet`` errors and the summary, ``verbose`` also each
+    line the steps log, as they log it, and the files each asset lists."""
+
+    quiet: bool = False
+    verbose: bool = False
+
+
 def _run(
     loaded: dg.Definitions, job_name: str, selection: list[str], partition: str | None,
-    config: dict[str, Any], *, quiet: bool, label: str | None = None,
+    config: dict[str, Any], told: Told, *, label: str | None = None,
 ) -> dg.ExecuteInProcessResult:  # fmt: skip
     """One recorded run of ``selection`` as a run of ``job_name``; prints its warnings and each
     asset's summary.
@@ -145,12 +158,16 @@ def _run(
     job = loaded.resolve_job_def(job_name).get_subset(
         asset_selection={dg.AssetKey(key) for key in selection}, asset_check_selection=set()
     )
+    if told.verbose and not debug_output():  # --debug prints Dagster's own stream instead
+        job, config = update_log.verbose(job, config)
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(
             instance=instance, partition_key=partition, run_config=config,
             tags={"knowledge-assets/trigger": "update"}, raise_on_error=False,
         )  # fmt: skip
-        warnings = [] if quiet or debug_output() else run_warnings(instance, result.run_id)
+        # Verbose: the warnings reached the terminal as they were logged.
+        said = told.quiet or told.verbose or debug_output()
+        warnings = [] if said else run_warnings(instance, result.run_id)
         if result.success:
             hand_over_to_sensor(instance, result, announce=False)
     for line in warnings:
@@ -160,6 +177,8 @@ def _run(
         if mat is not None:
             name = mat.asset_key.to_user_string() + (f" ({label})" if label else "")
             print(labelled(name, _summary(mat.metadata), LABEL_WIDTH))
+            for line in update_log.listed_files(mat.metadata) if told.verbose else ():
+                print(labelled("", line, LABEL_WIDTH))
     return result
 
 

@@ -1,5 +1,6 @@
-"""Seed 002's update flows: ``knowledge-assets update [--force] [--no-embeddings]`` and the git
-post-commit hook written by ``knowledge-assets hooks install``, in a temporary git repository."""
+"""Seed 002's update flows: ``knowledge-assets update [--force] [--no-embeddings] [--verbose]``
+and the git post-commit and pre-push hooks written by ``knowledge-assets hooks install``, in a
+temporary git repository."""
 
 from __future__ import annotations
 
@@ -230,18 +231,24 @@ def test_hooks_install_refuses_foreign_hooks_and_plain_folders(tmp_path: Path, r
         hooks.install(plain, ROOT)
     foreign = repo / ".git" / "hooks" / "post-commit"
     foreign.write_text("#!/bin/sh\necho mine\n")
-    side = repo / ".git" / "hooks" / hooks.SIDE_NAME
+    side = repo / ".git" / "hooks" / hooks.side_name()
     with pytest.raises(hooks.HookError, match="already exists and was not written by") as caught:
         hooks.install(repo, ROOT)
     assert foreign.read_text() == "#!/bin/sh\necho mine\n"
     assert f"add this line to {foreign} to run it too: {side}" in str(caught.value)
-    assert hooks.MARKER in side.read_text() and os.access(side, os.X_OK)
-    assert hooks.uninstall(repo) == side and not side.exists() and foreign.exists()
+    assert hooks.marker() in side.read_text() and os.access(side, os.X_OK)
+    assert hooks.uninstall(repo) == [side] and not side.exists() and foreign.exists()
     foreign.unlink()
     first = hooks.install(repo, ROOT)
     again = hooks.install(repo, ROOT)
     assert (first.replaced, again.replaced) == (False, True)
-    assert hooks.uninstall(repo) == first.hook and not first.hook.exists()
+    push = hooks.install(repo, ROOT, kind=hooks.PRE_PUSH)
+    assert push.hook == repo / ".git" / "hooks" / "pre-push" and not push.replaced
+    assert hooks.marker(hooks.PRE_PUSH) in push.hook.read_text()
+    # uninstall removes both kinds, and only those knowledge-assets wrote
+    assert hooks.uninstall(repo) == [first.hook, push.hook]
+    assert not first.hook.exists() and not push.hook.exists()
+    assert hooks.uninstall(repo) == []
 
 
 def test_the_hook_starts_an_update_for_japanese_note_names_and_a_first_commit(
@@ -289,3 +296,89 @@ RUN_A, RUN_B = "421c656a-2482-4fbe-a7f0-de6211b2ccd3", "75521eff-a801-464a-8a40-
 )
 def test_the_update_outcome_fits_80_columns(ok: bool, runs: list[str], said: str) -> None:
     assert outcome_line(ok, runs) == said
+
+
+def _bare_remote(tmp_path: Path, repo: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True, timeout=60)
+    _git(repo, "remote", "add", "origin", str(remote))
+    return remote
+
+
+def test_pre_push_hook_brings_the_index_up_to_date_before_the_push(
+    db_url: str, tmp_path: Path, repo: Path, env: dict[str, str]
+) -> None:
+    installed = _cli(env, "hooks", "install", "--pre-push", "--no-embeddings")
+    assert installed.returncode == 0, installed.stderr
+    assert "each push first brings the index up to date" in installed.stdout
+    remote = _bare_remote(tmp_path, repo)
+    (repo / "cinderella.md").write_text(NOTE)
+    _git(repo, "add", "cinderella.md")
+    _git(repo, "commit", "-qm", "note")
+    assert _count(db_url, "SELECT count(*) FROM rag.chunks") == 0  # no post-commit hook
+
+    pushed = subprocess.run(
+        ["git", "-C", str(repo), "push", "-q", "origin", "HEAD:main"],
+        capture_output=True, text=True, env=env, timeout=WAIT_S,
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    # the hook ran before the push finished: the note is indexed when push returns
+    assert _count(db_url, "SELECT count(*) FROM rag.chunks") == 1
+    assert "knowledge-assets: index up to date" in pushed.stderr
+    assert "update succeeded" in (repo / ".git" / hooks.LOG_NAME).read_text()
+    head = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert _git(remote, "rev-parse", "main").stdout.strip() == head
+
+
+def test_a_failed_update_does_not_stop_the_push(tmp_path: Path, repo: Path) -> None:
+    failing = tmp_path / "python"  # stands in for an update that fails
+    failing.write_text("#!/bin/sh\necho 'error: the store is unreachable'\nexit 1\n")
+    failing.chmod(0o755)
+    log = tmp_path / "update.log"
+    hook = repo / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(
+        hooks.hook_script(ROOT, str(failing), repo, log, no_embeddings=False, kind=hooks.PRE_PUSH)
+    )
+    hook.chmod(0o755)
+    remote = _bare_remote(tmp_path, repo)
+    (repo / "note.md").write_text(NOTE)
+    _git(repo, "add", "note.md")
+    _git(repo, "commit", "-qm", "note")
+    pushed = subprocess.run(
+        ["git", "-C", str(repo), "push", "-q", "origin", "HEAD:main"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    assert f"the index update failed (the push goes on); see {log}" in pushed.stderr
+    assert "error: the store is unreachable" in log.read_text()
+    head = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert _git(remote, "rev-parse", "main").stdout.strip() == head
+
+
+def test_verbose_update_prints_each_step_s_lines_as_they_come_and_the_files_changed(
+    repo: Path, env: dict[str, str]
+) -> None:
+    (repo / "cinderella.md").write_text(NOTE)
+    (repo / "dated.md").write_text("---\ndate: 2026-13-45\n---\n\n本文。\n")
+    said = _cli(env, "update", "--no-embeddings", "--verbose")
+    assert said.returncode == 0, said.stderr
+    lines = said.stdout.splitlines()
+    progress = next(
+        i for i, line in enumerate(lines) if " chunks  chunks: 2/2 notes (100%)" in line
+    )
+    summary = next(i for i, line in enumerate(lines) if line.startswith("  chunks "))
+    assert progress < summary  # streamed while the run went, before the summary
+    assert any(
+        " latest_docs  warning: dated.md: `date: 2026-13-45` is not a date" in line
+        for line in lines
+    ), said.stdout
+    assert "what changed: cinderella.md (new), dated.md (new)" in said.stdout
+    assert "rechunked: cinderella.md, dated.md" in said.stdout
+    assert "embeddings_job" not in said.stdout and "dagster - INFO" not in said.stdout
+
+    (repo / "cinderella.md").write_text(NOTE + "\n## 夜\n\n舞踏会へ。\n")
+    plain = _cli(env, "update", "--no-embeddings")
+    assert plain.returncode == 0, plain.stderr
+    assert "rechunked:" not in plain.stdout and "chunks: 1/1 notes" not in plain.stdout
+    assert "1 note re-chunked" in plain.stdout
