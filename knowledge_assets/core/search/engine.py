@@ -26,7 +26,7 @@ import psycopg
 
 from knowledge_assets.core.embedders import Embedder, make_embedder
 from knowledge_assets.core.search import search_sql
-from knowledge_assets.core.search.filters import with_excluded_notes
+from knowledge_assets.core.search.filters import with_excluded_notes, with_phrases
 from knowledge_assets.core.search.fusion import GivenWeights, HybridWeights
 from knowledge_assets.core.search.known_items import named_notes
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
@@ -172,6 +172,7 @@ def search(
     _check_args(query, mode, limit)
     asked, parts = query, read_query(conn, query)
     query, filters = parts.words, narrowed(filters, parts)  # tag:, path: and exclusions
+    filters = with_phrases(filters, query)  # "quoted words" must be there as written
     started = time.perf_counter()
     filters = with_excluded_notes(conn, filters)  # one read for every statement of the search
     excluding_ms = _ms(started)  # part of the search, not of the query's embedding

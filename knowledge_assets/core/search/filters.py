@@ -15,7 +15,15 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.chunks.chunk_text import normalise_tags
-from knowledge_assets.core.chunks.tokenize import bigrams, quote_lexeme, tokens
+from knowledge_assets.core.chunks.tokenize import quote_lexeme
+from knowledge_assets.core.search.phrases import (
+    EmptyPhrase,
+    passages_holding,
+    phrase_condition,
+    phrase_query,
+    quoted_phrases,
+    word_lexemes,
+)
 from knowledge_assets.core.search.properties import (
     PropertyTest,
     holding,
@@ -25,7 +33,7 @@ from knowledge_assets.core.search.properties import (
 
 __all__ = [
     "SearchFilters", "UnsearchableQuery", "filter_clause", "named_tags", "with_excluded_notes",
-    "word_lexemes",
+    "with_phrases", "word_lexemes",
 ]  # fmt: skip
 
 
@@ -93,6 +101,10 @@ class SearchFilters:
     exclude_properties: tuple[PropertyTest, ...] = ()
     # Only these notes (ids as text): what a search turns its property tests into.
     note_ids: tuple[str, ...] | None = None
+    # A query's quoted phrases, every one held by each passage (:mod:`.phrases`), and the
+    # passages (ids as text) holding them all, once a search has looked them up.
+    phrases: tuple[str, ...] = ()
+    phrase_passages: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Tags as frontmatter's are stored (a leading '#' dropped). A blank tag names no tag:
@@ -117,15 +129,6 @@ def named_tags(given: tuple[str, ...]) -> tuple[str, ...]:
                 f"the tag {tag!r} names nothing: give it a name, e.g. 日記 (or #日記)"
             )
     return tuple(normalise_tags(list(given)))
-
-
-def word_lexemes(word: str) -> list[str]:
-    """The keyword-index lexemes a section holds when its text contains ``word``: its one token,
-    or each pair of its adjacent tokens (``味噌ラーメン`` is ``味噌 ラーメン``), so a word Sudachi
-    cuts in two is matched as written rather than as either half anywhere. Empty for a word the
-    index keeps nothing of (a particle, punctuation)."""
-    toks = tokens(word)
-    return toks[:1] if len(toks) == 1 else list(dict.fromkeys(bigrams(toks)))
 
 
 def _any_word(words: tuple[str, ...]) -> str:
@@ -157,6 +160,11 @@ def with_excluded_notes(
     if filters is not None and filters.exclude_properties:
         ids, passing = notes_passing(conn, [filters.exclude_properties])
         filters = _only(replace(filters, exclude_properties=()), ids, keep=not passing)
+    if filters is not None and filters.phrases and filters.phrase_passages is None:
+        _phrase_query(filters.phrases)  # a phrase without words is refused first
+        held = passages_holding(conn, filters.phrases)
+        if held is not None:  # else too many to list: each statement tests its passages
+            filters = replace(_only(filters, held[1], keep=True), phrase_passages=held[0])
     if filters is None or not filters.exclude_words:
         return filters
     row = conn.execute(
@@ -168,6 +176,24 @@ def with_excluded_notes(
     ).fetchone()
     ids = tuple(row[0][1:-1].split(",")) if row and row[0] else ()
     return replace(filters, exclude_words=(), exclude_notes=(*filters.exclude_notes, *ids))
+
+
+def _phrase_query(phrases: tuple[str, ...]) -> str:
+    try:
+        return phrase_query(phrases)
+    except EmptyPhrase as exc:
+        raise UnsearchableQuery(str(exc)) from None
+
+
+def with_phrases(filters: SearchFilters | None, words: str) -> SearchFilters | None:
+    """``filters`` with the quoted phrases of a query's ``words`` added (:mod:`.phrases`);
+    :class:`UnsearchableQuery` for a phrase search keeps no word of."""
+    phrases = quoted_phrases(words)
+    if not phrases:
+        return filters
+    _phrase_query(phrases)  # refused before any statement runs
+    base = filters or SearchFilters()
+    return replace(base, phrases=tuple(dict.fromkeys((*base.phrases, *phrases))))
 
 
 def _only(filters: SearchFilters, ids: tuple[str, ...], *, keep: bool) -> SearchFilters:
@@ -201,8 +227,12 @@ class _Clause:
         self.params[name] = value
 
 
-def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[str, Any]]:
-    """A boolean SQL condition on ``d`` (rag.latest_docs) and its parameters."""
+def filter_clause(
+    filters: SearchFilters | None, chunks: str | None = None
+) -> tuple[sql.Composable, dict[str, Any]]:
+    """A boolean SQL condition on ``d`` (rag.latest_docs) and its parameters; with ``chunks``
+    (the alias of rag.chunks in the statement), quoted phrases are tested per passage rather
+    than per note."""
     f = filters or SearchFilters()
     clause = _Clause()
     _tag_conditions(clause, f)
@@ -224,6 +254,15 @@ def filter_clause(filters: SearchFilters | None) -> tuple[sql.Composable, dict[s
     if f.exclude_notes:
         ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)
         clause.add("NOT (d.id = ANY(%(f_noids)s::uuid[]))", "f_noids", ids)
+    if f.phrases and f.phrase_passages is not None and chunks is not None:
+        # Plain, not IS TRUE: the few passages listed are where a count or an exact ranking
+        # starts (their primary key); a vector scan reaches passages by their text instead.
+        ids = "{" + ",".join(f.phrase_passages) + "}"
+        cond = sql.SQL("{}.id = ANY(%(f_passages)s::uuid[])").format(sql.Identifier(chunks))
+        clause.add(cond, "f_passages", ids)
+    elif f.phrases and f.phrase_passages is None:  # not looked up: tested row by row
+        clause.add(phrase_condition(f.phrases, chunks), "f_phrase", _phrase_query(f.phrases))
+    # Looked up, in a statement of notes alone: note_ids keeps the notes holding them.
     return sql.SQL(" AND ").join(clause.parts), clause.params
 
 

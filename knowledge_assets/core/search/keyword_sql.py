@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -25,6 +25,7 @@ from psycopg import sql
 
 from knowledge_assets.core.chunks.tokenize import query_lexemes
 from knowledge_assets.core.search.filters import SearchFilters, filter_clause
+from knowledge_assets.core.search.phrases import phrase_query
 from knowledge_assets.core.search.search_sql import HIT_COLUMNS, fetch_dicts
 
 # BM25 candidates are the chunks containing one of the query's rarer words, chosen rarest first
@@ -170,6 +171,11 @@ def _presence_terms(idf: dict[str, float], words: set[str]) -> list[tuple[str, f
     return present
 
 
+def _narrowed(tsq: str, phrases: tuple[str, ...]) -> str:
+    """The candidate query ``tsq`` kept to passages holding every phrase."""
+    return f"({tsq}) & ({phrase_query(phrases)})" if phrases else tsq
+
+
 def keyword_bm25(
     conn: psycopg.Connection, query: str, *, filters: SearchFilters | None, limit: int,
     settings: KeywordSettings | None = None, budget: int = KEYWORD_BUDGET,
@@ -186,7 +192,12 @@ def keyword_bm25(
     weight = {lx: (1.0 if lx in word_set else s.bigram_weight) for lx, _ in terms}
     idf = {lx: weight[lx] * math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
     present = _presence_terms(idf, word_set)
-    where, params = filter_clause(filters)
+    # Quoted phrases narrow every presence scan (as index lexemes), so only passages holding
+    # them are candidates; the note-level form of filter_clause would read their tokens.
+    phrases = filters.phrases if filters is not None else ()
+    where, params = filter_clause(
+        replace(filters, phrases=(), phrase_passages=None) if filters else None
+    )
     # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
     # only when a filter needs its columns.
     join = sql.SQL("" if filters is None or filters.is_empty() else
@@ -213,7 +224,7 @@ def keyword_bm25(
     )  # fmt: skip
     params |= {
         "k1": s.k1, "b": s.b, "htf": s.heading_tf, "avgdl": max(avgdl, 1.0), "terms": list(idf),
-        "idf": list(idf.values()), "tsq": _tsquery(_generating_terms(unigrams, budget)),
+        "idf": list(idf.values()), "tsq": _narrowed(_tsquery(_generating_terms(unigrams, budget)), phrases),
         "limit": limit, "pre": max(PRERANK_MIN, PRERANK_FACTOR * limit),
     }  # fmt: skip
     params |= {f"t{i}": tsq for i, (tsq, _) in enumerate(present)}

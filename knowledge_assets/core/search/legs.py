@@ -37,20 +37,10 @@ def _vector_rows(
     small = total <= search_sql.EXACT_MAX_ROWS
     if filters is not None and not filters.is_empty():
         few = _few(total)
-        if search_sql.count_filtered(conn, filters, few + 1) <= few:
+        if _at_most(conn, filters, few):
             return search_sql.vector_exact(conn, model, vector, **kw)
-        if not small:
-            budget = min(hnsw_scan.ITERATIVE_MAX_TUPLES, max(ITERATIVE_MIN_TUPLES, 60 * limit))
-            rows = search_sql.vector_hnsw_filtered(conn, model, vector, max_tuples=budget, **kw)
-            if rows is not None and len(rows) >= limit:
-                return rows
-            # The scan found too few: the kept passages lie far from the query (a filter by
-            # topic: tag:料理 for a question about trains), and ranking them one by one beats
-            # walking the index deeper. Without iterative scans (pgvector 0.7, rows None) no
-            # scan ran: the plain one is deepened.
-            cap = EXACT_AFTER_SCAN
-            if rows is not None and search_sql.count_filtered(conn, filters, cap + 1) <= cap:
-                return search_sql.vector_exact(conn, model, vector, **kw)
+        if not small and (found := _filtered_scan(conn, model, vector, **kw)) is not None:
+            return found
     exact = small
     k = max(2 * limit, 40)
     while True:
@@ -63,12 +53,52 @@ def _vector_rows(
         k = 4 * k if exact else min(4 * k, hnsw_scan.EF_SEARCH_MAX)
 
 
+def _filtered_scan(
+    conn: psycopg.Connection, model: ModelInfo, vector: list[float], *,
+    filters: SearchFilters, limit: int, min_similarity: float | None,
+) -> list[dict[str, Any]] | None:  # fmt: skip
+    """The nearest passages the filters keep, by an iterative scan of the HNSW index, or ranked
+    one by one when it found too few; None when no iterative scan ran (pgvector 0.7) or the
+    scan found too few of more passages than are ranked one by one: the caller deepens the
+    plain scan.
+
+    The threshold applies after the scan, as in an unfiltered search: when the nearest kept
+    passages are below it, none is above it. Applied inside, a threshold cutting them looked
+    like a scan that found too few, and every kept passage was ranked one by one again."""
+    budget = min(hnsw_scan.ITERATIVE_MAX_TUPLES, max(ITERATIVE_MIN_TUPLES, 60 * limit))
+    rows = search_sql.vector_hnsw_filtered(
+        conn, model, vector, filters=filters, limit=limit, min_similarity=None,
+        max_tuples=budget,
+    )  # fmt: skip
+    if rows is None:
+        return None
+    if len(rows) >= limit:
+        return [r for r in rows if min_similarity is None or float(r["score"]) >= min_similarity]
+    # The scan found too few: the kept passages lie far from the query (a filter by topic:
+    # tag:料理 for a question about trains), and ranking them one by one beats walking the
+    # index deeper.
+    if _at_most(conn, filters, EXACT_AFTER_SCAN):
+        return search_sql.vector_exact(
+            conn, model, vector, filters=filters, limit=limit, min_similarity=min_similarity
+        )
+    return None
+
+
 # An iterative filtered scan visits at most 60 index tuples per row asked for (at least this
 # many): 40 rows pass within 2,400 tuples when a tenth of the store does, wherever they lie.
 ITERATIVE_MIN_TUPLES = 2000
 # Up to how many filtered passages are ranked one by one when the scan found too few (about
 # 8 µs each: 160 ms at most, against 13 µs for each tuple a deeper scan would visit).
 EXACT_AFTER_SCAN = 20000
+
+
+def _at_most(conn: psycopg.Connection, filters: SearchFilters, cap: int) -> bool:
+    """Whether the filters leave at most ``cap`` passages; the passages looked up for a quoted
+    phrase say so without a count (no more can pass)."""
+    listed = filters.phrase_passages
+    if listed is not None and len(listed) <= cap:
+        return True
+    return search_sql.count_filtered(conn, filters, cap + 1) <= cap
 
 
 def _few(total: int) -> int:

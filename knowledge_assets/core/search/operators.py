@@ -27,6 +27,9 @@
   the word, judged by the keyword index's tokens as keyword search reads them (``-走る`` leaves
   out 走った too), or when its title holds it as text.
 
+A phrase in double quotes stays among the words (it is searched too) and must be there as
+written (:mod:`.phrases`).
+
 The words left are what is searched, so ``path:日記/ 旅行 -雪`` searches 旅行 among the notes of a
 日記/ folder that never mention 雪. An operator is a word of its own: ``git tag:`` (no value),
 ``mytag:x``, ``e-mail``, a lone ``-``, ``--x`` and ``->`` stay words, and so do the full-width

@@ -80,7 +80,7 @@ def fetch_dicts(
 
 def count_filtered(conn: psycopg.Connection, filters: SearchFilters, cap: int) -> int:
     """How many chunks the filters leave, counting no further than ``cap``."""
-    where, params = filter_clause(filters)
+    where, params = filter_clause(filters, "c")
     query = sql.SQL(
         "SELECT count(*) FROM (SELECT 1 FROM rag.chunks c JOIN rag.latest_docs d"
         " ON d.id = c.document_id WHERE {where} LIMIT %(cap)s) x"
@@ -96,7 +96,7 @@ def vector_exact(
     """Exact nearest chunks among those the filters leave, each chunk's vectors looked up by
     index: for a few chunks of a larger store (``embedding <=> q`` does not match the HNSW
     index expression)."""
-    where, params = filter_clause(filters)
+    where, params = filter_clause(filters, "c")
     # A chunk embedded in parts scores as its best part.
     query = sql.SQL(
         "SELECT {cols}, 1 - p.dist AS score"
@@ -129,7 +129,7 @@ def vector_nearest(
 
     Returns the hits and, for deepening, how many neighbours came back and the largest distance.
     """
-    where, params = filter_clause(filters)
+    where, params = filter_clause(filters, "c")
     vt = vec_type(model.dims)
     dist = sql.SQL(
         "e.embedding <=> %(q)s::vector" if exact else "(e.embedding::{vt}) <=> %(q)s::{vt}"
@@ -181,7 +181,7 @@ def vector_hnsw_filtered(
     again. Returns the hits (fewer than ``limit`` when the scan stopped early), or None without
     a query when the database's pgvector has no iterative scans.
     """
-    where, params = filter_clause(filters)
+    where, params = filter_clause(filters, "c")
     vt = vec_type(model.dims)
     query = sql.SQL(
         "WITH nn AS MATERIALIZED (SELECT c.id, (e.embedding::{vt}) <=> %(q)s::{vt} AS dist"
