@@ -38,8 +38,6 @@ The words left are what is searched, so ``path:日記/ 旅行 -雪`` searches �
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Container
 from dataclasses import dataclass, replace
 
@@ -47,28 +45,22 @@ import psycopg
 
 from knowledge_assets.core.search.filters import SearchFilters, UnsearchableQuery, word_lexemes
 from knowledge_assets.core.search.properties import known_properties, read_property
+from knowledge_assets.core.search.query_terms import (
+    BARE_OPERATOR,
+    EXCLUDED,
+    KINDS,
+    OPERATOR,
+    PROP,
+    PROPERTY,
+    names_property,
+    operator_value,
+    or_chains,
+)
 
 __all__ = [
     "QueryParts", "UnsearchableQuery", "listed", "narrowed", "property_terms", "read_query",
     "split_query",
 ]  # fmt: skip
-
-_OPERATOR = re.compile(r'(?<!\S)(-?)(tag|path|file):(?:"([^"]*)"|([^\s"]\S*))(?!\S)', re.IGNORECASE)
-# [name] or [name:value]: a name holding no bracket, quote or colon, a value up to the "]" (one
-# in quotes is text); spaces may stand inside ([status:in progress]). Not [[links]] nor [a](b).
-_PROPERTY = re.compile(r'(?<!\S)(-?)\[(\s*[^\[\]":\s][^\[\]":]*(?::(?:"[^"]*"|[^\]"])*)?)\](?!\S)')
-# A word (starting with a letter or digit) or a quoted phrase after "-": "--x", "->" and "-)"
-# stay words.
-_EXCLUDED = re.compile(r'(?<!\S)-(?:"([^"]*)"|(\w\S*))(?!\S)')
-# "OR" in upper case as a term of its own; it joins the terms beside it (:func:`_or_chains`).
-_OR = "OR"
-_TERM = re.compile(
-    _PROPERTY.pattern + r'|(?<!\S)-?(?:(?:tag|path|file):)?"[^"]*"(?!\S)|\S+', re.IGNORECASE
-)
-# "-tag:" without a value: an exclusion left unfinished, not the word "tag".
-_BARE_OPERATOR = re.compile(r"(tag|path|file):", re.IGNORECASE)
-KINDS = ("tag", "path", "file")
-_PROP = "property"  # the kind of [name:value], read out of a query as the others are
 
 
 @dataclass(frozen=True)
@@ -142,25 +134,25 @@ def split_query(query: str, properties: Container[str] | None = None) -> QueryPa
     """``query`` read for ``tag:``, ``path:``, ``file:``, ``[property]``, ``-`` and ``OR``
     operators. With ``properties`` (lower-cased names), a bracketed term naming none of them is
     text, as :func:`read_query` reads a query against the store."""
-    query, groups, problem = _or_chains(query)
-    kinds = (*KINDS, _PROP)
+    query, groups, problem = or_chains(query)
+    kinds = (*KINDS, PROP)
     found: dict[str, list[str]] = {k: [] for k in (*kinds, *(f"-{k}" for k in kinds), "-")}
-    for match in _OPERATOR.finditer(query):
-        found[match[1] + match[2].lower()].append(_value(match))
-    for match in _PROPERTY.finditer(query):
-        if _names_property(match, properties):
-            found[match[1] + _PROP].append(match[2])
-    rest = _PROPERTY.sub(
-        lambda m: " " if _names_property(m, properties) else m[0], _OPERATOR.sub(" ", query)
+    for match in OPERATOR.finditer(query):
+        found[match[1] + match[2].lower()].append(operator_value(match))
+    for match in PROPERTY.finditer(query):
+        if names_property(match, properties):
+            found[match[1] + PROP].append(match[2])
+    rest = PROPERTY.sub(
+        lambda m: " " if names_property(m, properties) else m[0], OPERATOR.sub(" ", query)
     )
-    for match in _EXCLUDED.finditer(rest):
+    for match in EXCLUDED.finditer(rest):
         word = (match[1] if match[1] is not None else match[2]).strip()
-        bare = _BARE_OPERATOR.fullmatch(word)
+        bare = BARE_OPERATOR.fullmatch(word)
         found["-" + bare[1].lower() if bare else "-"].append("" if bare else word)
     if not (any(found.values()) or any(groups.values()) or problem):
         return QueryParts(query)
     return QueryParts(
-        " ".join(_EXCLUDED.sub(" ", rest).split()),
+        " ".join(EXCLUDED.sub(" ", rest).split()),
         tags=tuple(found["tag"]),
         paths=tuple(found["path"]),
         not_tags=tuple(found["-tag"]),
@@ -171,15 +163,11 @@ def split_query(query: str, properties: Container[str] | None = None) -> QueryPa
         files=tuple(found["file"]),
         not_files=tuple(found["-file"]),
         any_files=tuple(groups["file"]),
-        properties=tuple(found[_PROP]),
-        not_properties=tuple(found["-" + _PROP]),
-        any_properties=tuple(groups[_PROP]),
+        properties=tuple(found[PROP]),
+        not_properties=tuple(found["-" + PROP]),
+        any_properties=tuple(groups[PROP]),
         or_problem=problem,
     )
-
-
-def _value(match: re.Match[str]) -> str:
-    return (match[3] if match[3] is not None else match[4]).strip()
 
 
 def read_query(conn: psycopg.Connection, query: str) -> QueryParts:
@@ -193,66 +181,7 @@ def read_query(conn: psycopg.Connection, query: str) -> QueryParts:
 
 def property_terms(query: str) -> list[str]:
     """What stands between the brackets of each ``[property]`` term of ``query``."""
-    return [m[2] for m in _PROPERTY.finditer(query)]
-
-
-def _names_property(match: re.Match[str], properties: Container[str] | None) -> bool:
-    return properties is None or read_property(match[2]).name in properties
-
-
-def _or_chains(query: str) -> tuple[str, dict[str, list[tuple[str, ...]]], str]:
-    """``query`` without its ``OR`` chains (``a OR b OR c``), the values of the chains of
-    ``tag:``, ``path:``, ``file:`` or ``[property]`` operators by kind, and why a chain cannot be read ("" when
-    all can).
-
-    A chain of words only loses its ``OR``: its words are searched as any other words are. An
-    ``OR`` that does not stand between two terms (first, last, doubled) is a word."""
-    terms = list(_TERM.finditer(query))
-    groups: dict[str, list[tuple[str, ...]]] = {k: [] for k in (*KINDS, _PROP)}
-    problem, cut, i = "", [], 1
-    while i < len(terms) - 1:
-        if terms[i][0] != _OR or _OR in (terms[i - 1][0], terms[i + 1][0]):
-            i += 1
-            continue
-        chain = [terms[i - 1]]
-        while i < len(terms) - 1 and terms[i][0] == _OR and terms[i + 1][0] != _OR:
-            chain.append(terms[i + 1])
-            i += 2
-        # Joined by OR, a bracketed term is a test even naming no note's property (it keeps no
-        # note, the others of its group may): the OR says it was meant as one.
-        read = [_operator(t[0], None) for t in chain]
-        kinds = {r[0] if r else _word_kind(t[0]) for t, r in zip(chain, read, strict=True)}
-        start, end = chain[0].start(), chain[-1].end()
-        if len(kinds) == 1 and kinds <= {*KINDS, _PROP}:
-            groups[kinds.pop()].append(tuple(r[1] for r in read if r))
-            cut.append((start, end))
-        else:  # only the ORs go: words are searched as any words are; two kinds are refused
-            cut += [(a.end(), b.start()) for a, b in itertools.pairwise(chain)]
-            if kinds != {"word"} and not problem:
-                problem = _or_refusal(query[start:end])
-    for start, end in reversed(cut):
-        query = query[:start] + " " + query[end:]
-    return query, groups, problem
-
-
-def _operator(term: str, properties: Container[str] | None) -> tuple[str, str] | None:
-    """The kind (``-tag`` for an exclusion) and value of a term that is one operator."""
-    if found := _OPERATOR.fullmatch(term):
-        return found[1] + found[2].lower(), _value(found)
-    if (found := _PROPERTY.fullmatch(term)) and _names_property(found, properties):
-        return found[1] + _PROP, found[2]
-    return None
-
-
-def _word_kind(term: str) -> str:
-    return "-" if _EXCLUDED.fullmatch(term) else "word"
-
-
-def _or_refusal(chain: str) -> str:
-    return (
-        f"{chain!r}: OR joins two tag:, two path: or two file: operators (tag:旅行 OR tag:出張),"
-        " two [property] searches, or two words; write the query without this OR, or search each part on its own"
-    )
+    return [m[2] for m in PROPERTY.finditer(query)]
 
 
 def narrowed(filters: SearchFilters | None, parts: QueryParts) -> SearchFilters | None:
