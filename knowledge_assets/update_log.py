@@ -61,18 +61,20 @@ def verbose(
 def listed_files(metadata: Mapping[str, dg.MetadataValue]) -> Iterator[str]:
     """``name: a.md, b.md (draft), … and 12 more`` for each non-empty list of files in an
     asset's metadata."""
+    from knowledge_assets.defs.metadata import rows_left_out
     from knowledge_assets.search_cli import shown_path
 
     for name, value in metadata.items():
         if not isinstance(value, dg.TableMetadataValue) or not value.records:
             continue
-        items = [_item(record.data, shown_path) for record in value.records[:SHOWN_PER_LIST]]
-        more = len(value.records) - len(items)
-        yield (
-            f"{name.replace('_', ' ')}: "
-            + ", ".join(items)
-            + (f", … and {more} more" if more > 0 else "")
-        )
+        records = list(value.records)
+        # A long list's last record counts the rows the materialization left out.
+        hidden = rows_left_out(records[-1]) or 0
+        records = records[:-1] if hidden else records
+        items = [_item(record.data, shown_path) for record in records[:SHOWN_PER_LIST]]
+        more = len(records) - len(items) + hidden
+        tail = f", … and {more:,} more" if more > 0 else ""
+        yield f"{name.replace('_', ' ')}: " + ", ".join(items) + tail
 
 
 # Columns whose values say themselves (``a.md (new)``); others are named (``key date``).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from knowledge_assets.defs.metadata import MAX_ROWS, rows_left_out, rows_table
 from knowledge_assets.update_log import SHOWN_PER_LIST, listed_files
 
 
@@ -50,3 +51,14 @@ def test_a_long_list_is_cut_and_counted() -> None:
     assert line.startswith("rechunked: n00.md, n01.md")
     assert f"n{SHOWN_PER_LIST - 1:02}.md, … and 5 more" in line
     assert f"n{SHOWN_PER_LIST:02}.md" not in line
+
+
+def test_a_list_the_materialization_cut_counts_every_file_left_out() -> None:
+    """The asset's table holds MAX_ROWS files and a last row counting the rest: the line counts
+    all of them, and the counting row is no file."""
+    table = rows_table(("change", "file"), [("new", f"n{i:03}.md") for i in range(264)])
+    assert isinstance(table, dg.TableMetadataValue)
+    assert rows_left_out(table.records[-1]) == 264 - MAX_ROWS
+    assert rows_left_out(table.records[0]) is None
+    (line,) = listed_files({"what_changed": table})
+    assert line.endswith(f"n{SHOWN_PER_LIST - 1:03}.md (new), … and {264 - SHOWN_PER_LIST} more")

@@ -7,6 +7,7 @@ is a table carries Dagster's standard ``dagster/table_name``, ``dagster/row_coun
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import dagster as dg
@@ -90,6 +91,18 @@ def _cell(value: object) -> str | int | float | bool | None:
     return str(value)
 
 
+_MORE = "…and {:,} more"
+_MORE_READ = re.compile(r"…and ([\d,]+) more")
+
+
+def rows_left_out(record: dg.TableRecord) -> int | None:
+    """How many rows a table's last record says were left out (:func:`rows_table`), or None
+    when the record is a row of its own."""
+    texts = [v for v in record.data.values() if isinstance(v, str) and v]
+    found = _MORE_READ.fullmatch(texts[0]) if len(texts) == 1 else None
+    return int(found[1].replace(",", "")) if found else None
+
+
 def rows_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> dg.MetadataValue:
     """Rows as a UI table, cut at ``MAX_ROWS`` with a last row saying how many were left out."""
     rows = list(rows)
@@ -98,7 +111,7 @@ def rows_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> dg.M
     ]
     if len(rows) > MAX_ROWS:
         # Dagster requires every record to have the same fields.
-        more = {name: "" for name in columns} | {columns[0]: f"…and {len(rows) - MAX_ROWS:,} more"}
+        more = {name: "" for name in columns} | {columns[0]: _MORE.format(len(rows) - MAX_ROWS)}
         records.append(dg.TableRecord(more))
     schema = dg.TableSchema(columns=[dg.TableColumn(name) for name in columns])
     return dg.MetadataValue.table(records, schema=schema)
