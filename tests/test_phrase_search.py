@@ -15,8 +15,7 @@ from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.search import phrases, search
 from knowledge_assets.core.search.filters import UnsearchableQuery, with_phrases
 from knowledge_assets.core.search.phrases import phrase_query, quoted_phrases, word_lexemes
-from tests.conftest import new_database
-from tests.test_search import ingest
+from tests.test_search import notes_store
 
 NOTES = {
     "phrase.md": "# 大学案内\n\n## 沿革\n\n東京大学の歴史は古い。明治に創られた。\n\n"
@@ -73,11 +72,7 @@ def url(
     server_url: str, usem3: Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     folder: Path = tmp_path_factory.mktemp("phrases")
-    for name, text in NOTES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    with new_database(server_url) as url:
-        db.migrate(url)
-        ingest(url, usem3, folder)
+    with notes_store(server_url, folder, NOTES, usem3) as url:
         yield url
 
 

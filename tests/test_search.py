@@ -55,14 +55,16 @@ def ingest(url: str, embedder: Embedder | None, vault: Path = EXAMPLE_VAULT) -> 
 
 
 @contextlib.contextmanager
-def notes_store(server_url: str, folder: Path, notes: dict[str, str]) -> Iterator[str]:
+def notes_store(
+    server_url: str, folder: Path, notes: dict[str, str], embedder: Embedder | None = None
+) -> Iterator[str]:
     """A new database holding ``notes`` (file name -> text) written into ``folder`` and ingested
-    without vectors, dropped afterwards."""
+    (with ``embedder``'s vectors, or none), dropped afterwards."""
     for name, text in notes.items():
         (folder / name).write_text(text, encoding="utf-8")
     with new_database(server_url) as url:
         db.migrate(url)
-        ingest(url, None, folder)
+        ingest(url, embedder, folder)
         yield url
 
 
