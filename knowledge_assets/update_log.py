@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -81,7 +81,7 @@ def listed_files(metadata: Mapping[str, dg.MetadataValue]) -> Iterator[str]:
 _SELF_EXPLAINING = frozenset({"change", "reason", "warning", "section"})
 
 
-def _item(data: Mapping[str, Any], show: Any) -> str:
+def _item(data: Mapping[str, Any], show: Callable[[str], str]) -> str:
     """A table row as ``file (the rest)``; a row without a file as its values."""
     values = {k: v for k, v in data.items() if v not in (None, "")}
     head = values.pop("file", None)

@@ -382,3 +382,42 @@ def test_verbose_update_prints_each_step_s_lines_as_they_come_and_the_files_chan
     assert plain.returncode == 0, plain.stderr
     assert "rechunked:" not in plain.stdout and "chunks: 1/1 notes" not in plain.stdout
     assert "1 note re-chunked" in plain.stdout
+
+
+@pytest.mark.parametrize("kind", [hooks.POST_COMMIT, hooks.PRE_PUSH])
+def test_the_hook_passes_folder_names_with_quotes_and_dollars_as_they_are(
+    tmp_path: Path, kind: str
+) -> None:
+    seen = tmp_path / "seen"
+    fake_python = tmp_path / "python"  # records the settings the update would run with
+    fake_python.write_text(  # written whole, then named: never read half written
+        f'#!/bin/sh\nprintf "%s|%s" "$KA_VAULT_PATH" "$KA_DATA_DIR" > {seen}.part\nmv {seen}.part {seen}\n'
+    )
+    fake_python.chmod(0o755)
+    vault = tmp_path / 'my "notes" $HOME `x`'
+    script = hooks.hook_script(
+        ROOT, str(fake_python), vault, tmp_path / "log", no_embeddings=False, kind=kind
+    )
+    if kind == hooks.POST_COMMIT:  # run the update part alone: no commit to look at here
+        script = "\n".join(
+            line
+            for line in script.splitlines()
+            if "diff-tree" not in line and "grep -q" not in line
+        )
+    env = {k: v for k, v in os.environ.items() if k not in ("KA_VAULT_PATH", "KA_DATA_DIR")}
+    subprocess.run(["sh", "-c", script], env=env, check=True, timeout=60)
+    assert _written(seen).split("|")[0] == str(vault)
+    # the caller's own setting wins over the one fixed at install time
+    seen.unlink()
+    elsewhere = env | {"KA_VAULT_PATH": "/elsewhere"}
+    subprocess.run(["sh", "-c", script], env=elsewhere, check=True, timeout=60)
+    assert _written(seen).split("|")[0] == "/elsewhere"
+
+
+def _written(path: Path, wait_s: float = 10) -> str:
+    """The text of ``path`` once it exists (a post-commit hook starts its update in the
+    background)."""
+    deadline = time.monotonic() + wait_s
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return path.read_text()

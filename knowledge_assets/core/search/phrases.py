@@ -9,7 +9,7 @@ answered by the index alone, without reading a passage's text or tokens: ``"æ±ä
 are searched as the query's other words are, so they also rank.
 
 Every quoted phrase must hold (as Obsidian's words do). Hits are passages that hold them all;
-a listing of notes keeps the notes with such a passage.
+a statement over notes alone (a look-up of titles) keeps the notes with such a passage.
 """
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ def phrase_condition(phrases: tuple[str, ...], chunks: str | None) -> sql.Compos
 
 
 # Up to how many passages a phrase is looked up into. A phrase most passages hold (a common
-# word in quotes) is tested passage by passage instead: listing 100,000 ids took 400 ms, and
-# such a test passes for most passages a scan meets.
+# word in quotes) is tested passage by passage instead: listing the 54,230 passages of a word
+# 28% of them hold took 400 ms at 10,000 notes, and such a test passes for most passages a
+# scan meets.
 LISTED_MAX = 20000
 
 
