@@ -239,9 +239,9 @@ def add_commands(sub: Any) -> None:
     s.add_argument(
         "query",
         help="words to search for; as in Obsidian, tag:T, path:P, file:F and [K:V] (the"
-        " frontmatter property K holds V; [K] any value) narrow it and -tag:T, -path:P, -file:F,"
-        " -[K:V] and -word leave notes out, and operators alone list the notes they keep, newest"
-        " first"
+        ' frontmatter property K holds V; [K] any value) narrow it, a "quoted phrase" must be'
+        " there as written, -tag:T, -path:P, -file:F, -[K:V] and -word leave notes out, and"
+        " operators alone list the notes they keep, newest first"
         " (a query starting with '-': put -- before it)",
     )
     s.add_argument(

@@ -94,8 +94,8 @@ class DateRange(RequestBody):
 QUERY_HELP = (
     "what to look for (not blank); as in Obsidian's search, tag:T, path:P, file:F and [K:V] in it"
     " narrow the search (P anywhere in the path, F in the file name, V in the frontmatter property"
-    " K; [K] any value, [K:null] an empty one), and -tag:T, -path:P, -file:F, -[K:V] and -word"
-    " leave out the notes they match"
+    ' K; [K] any value, [K:null] an empty one), a "quoted phrase" must be there as written,'
+    " and -tag:T, -path:P, -file:F, -[K:V] and -word leave out the notes they match"
 )
 
 
