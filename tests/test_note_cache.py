@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -98,6 +99,30 @@ def test_an_embedded_note_edited_is_shown_as_edited(
     state, html = _view(client, "embeds.md")
     assert state == "miss"
     assert "曇り空" in html and "青い空" not in html
+
+
+def test_a_link_to_an_older_version_opens_it_and_follows_it_when_it_changes(
+    served: tuple[str, httpx.Client], vault: Path
+) -> None:
+    """[[晴れ-v1]] names a version another note supersedes (previous): the link opens its page,
+    which names the note that replaced it; when that note goes, the version is current again
+    and the kept render is made anew."""
+    url, client = served
+    (vault / "晴れ-v1.md").write_text("# 晴れ\n\n初めの版。\n", encoding="utf-8")
+    (vault / "晴れ-v2.md").write_text(
+        "---\nprevious: 晴れ-v1.md\n---\n# 晴れ\n\n次の版。\n", encoding="utf-8"
+    )
+    (vault / "rain.md").write_text("# 雨\n\n前の版は [[晴れ-v1]]。\n", encoding="utf-8")
+    ingest(url, None, vault)
+    href = '<a class="wikilink" href="/notes/' + quote("晴れ-v1.md") + '">'
+    assert href in _view(client, "rain.md")[1]
+    assert _view(client, "rain.md")[0] == "hit"
+    page = client.get("/api/notes/" + quote("晴れ-v1.md")).json()["data"]
+    assert page["supersededBy"] == "晴れ-v2.md"
+    (vault / "晴れ-v2.md").unlink()  # the version is current again
+    ingest(url, None, vault)
+    state, html = _view(client, "rain.md")
+    assert state == "miss" and href in html
 
 
 def test_the_cache_is_bounded_by_bytes_not_entries() -> None:

@@ -194,6 +194,27 @@ def test_a_listing_is_indexed_once_and_a_changed_one_anew() -> None:
     assert NoteLinks("n.md", lambda: list(listed)).resolve("b") is None
 
 
+def test_a_link_no_current_note_answers_leads_to_the_older_version_it_names() -> None:
+    older = [("local", "drafts/plan-v1.md"), ("local", "inbox.md")]  # inbox.md: also current
+    read: list[str] = []
+
+    def superseded() -> list[tuple[str, str]]:
+        read.append("older")
+        return older
+
+    links = NoteLinks("projects/note.md", vault_notes, older=superseded)
+    assert links.resolve("inbox") == LinkTarget("inbox.md") and read == []  # current first
+    assert links.resolve("plan-v1") == LinkTarget("drafts/plan-v1.md")
+    assert links.resolve("plan-v2") is None and read == ["older"]  # read once, when needed
+    html = render_note("[[plan-v1]] と [旧版](../drafts/plan-v1.md)", links)
+    assert html.count('<a class="wikilink" href="/notes/drafts/plan-v1.md">') == 1
+    assert '<a href="/notes/drafts/plan-v1.md">旧版</a>' in html
+    # embedded alone, an older version is not shown in place: a link to its page
+    embedded = render_note("![[plan-v1]]", links, lambda note: "版1の本文")
+    assert "版1の本文" not in embedded and 'href="/notes/drafts/plan-v1.md"' in embedded
+    assert links.resolve("plan-v1", older=False) is None
+
+
 class _Tags(HTMLParser):
     def __init__(self, html: str) -> None:
         super().__init__()

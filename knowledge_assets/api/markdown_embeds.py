@@ -73,7 +73,9 @@ def _mark_embeds(state: StateCore) -> None:
         link = _only_embed(tokens, i)
         name, _, heading = link.meta["target"].partition("#") if link else ("", "", "")
         named = link is not None and name.strip() and not is_image(name)  # an image shows itself
-        note = state.env["links"].resolve(name) if named else None
+        # A superseded version is not shown in place: its link leads to its page, which says
+        # what replaced it.
+        note = state.env["links"].resolve(name, older=False) if named else None
         if link is None or note is None or heading.startswith("^") or taken == MAX_EMBEDS:
             continue
         if state.env["links"].is_here(note):  # the note itself is on the page already

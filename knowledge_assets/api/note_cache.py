@@ -68,6 +68,7 @@ class Inputs:
     (None: it was not there), each image looked up with where it was found."""
 
     listing: str | None = None
+    older: str | None = None  # the superseded versions' listing, when a link needed it
     bodies: dict[tuple[str, str], str | None] = field(default_factory=dict)
     images: dict[tuple[str, str, bool], str | None] = field(default_factory=dict)
 

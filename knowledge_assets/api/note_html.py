@@ -114,9 +114,15 @@ def _render(request: Request, doc: dict[str, Any], inputs: Inputs) -> str:
         inputs.bodies[key] = digest(text) if text is not None else None
         return text
 
+    def older() -> list[tuple[str, str]]:  # read only for a link no current note answers
+        notes = _read(request, core_notes.superseded_notes)
+        inputs.older = listing_digest(notes)
+        return notes
+
     links = NoteLinks(
-        doc["file_path"], listing, source=doc["source"], vault=vault_source(), files=files
-    )
+        doc["file_path"], listing, source=doc["source"], vault=vault_source(), files=files,
+        older=older,
+    )  # fmt: skip
     # A bookmark file's body is its articles as JSON: shown as a list of linked articles.
     text = doc["content"] or ""
     if doc.get("type") == BOOKMARK_TYPE:
@@ -128,6 +134,9 @@ def _unchanged(request: Request, inputs: Inputs) -> bool:
     """Whether what a kept render read is as it was: the listing, embedded bodies, images."""
     if inputs.listing is not None:
         if listing_digest(_read(request, core_notes.latest_notes)) != inputs.listing:
+            return False
+    if inputs.older is not None:
+        if listing_digest(_read(request, core_notes.superseded_notes)) != inputs.older:
             return False
     if inputs.bodies:
         keys = list(inputs.bodies)

@@ -172,16 +172,21 @@ class NoteLinks:
     to resolve, so a note without links costs no query; the index of the paths is kept for the
     next note that gets the same listing. ``vault`` is the vault's source: a link
     to its notes needs no source. ``files``: the local vault folder's images, which the vault's
-    notes show (None: a GitHub vault, whose files are not here).
+    notes show (None: a GitHub vault, whose files are not here). ``older`` lists the versions
+    newer notes supersede (``previous``): a link no current note answers leads to the version it
+    names, whose page says which note replaced it (read only for such a link).
     """
 
     def __init__(
         self, path: str, notes: Callable[[], Iterable[tuple[str, str]]], *,
         source: str = "local", vault: str = "local", files: ImageFinder | None = None,
+        older: Callable[[], Iterable[tuple[str, str]]] | None = None,
     ) -> None:  # fmt: skip
         self.path, self.source, self.vault = path, source, vault
         self.files = files
         self._notes = notes
+        self._older_notes = older
+        self._older: _Listing | None = None
         self._listing: list[tuple[str, str]] | None = None
         self._indexed_listing: _Listing | None = None
         # Notes made by beside() read this note's index: making one per note from the same
@@ -191,29 +196,49 @@ class NoteLinks:
         self._every = _Paths(())
         self._holders: dict[str, list[str]] = {}
 
-    def resolve(self, target: str, *, relative: bool = False) -> LinkTarget | None:
-        """The note ``target`` names, or None when no current note matches; ``relative``: the
-        target is a Markdown link's path, not a wikilink's. An empty target (``[[#見出し]]``) is
-        the note itself. The linking note's own source is searched first, then every source; a
-        path several other sources hold names the vault's note, else the note of the first of
-        them by name."""
+    def resolve(
+        self, target: str, *, relative: bool = False, older: bool = True
+    ) -> LinkTarget | None:
+        """The note ``target`` names (failing every current note, a superseded version, unless
+        not ``older``), or None; ``relative``: the target is a Markdown link's path, not a
+        wikilink's. An empty target (``[[#見出し]]``) is the note itself. The linking note's own
+        source is searched first, then every source; a path several other sources hold names
+        the vault's note, else the note of the first of them by name."""
         target = target.strip()
         if not target:
             return self._target(self.path, self.source)
-        own = self._index()
+        found = self._find(self._index(), self._every, self._holders, target, relative)
+        if found is None and older:
+            found = self._older_version(target, relative)
+        return found
+
+    def _older_version(self, target: str, relative: bool) -> LinkTarget | None:
+        """The superseded version ``target`` names (``older``), read on the first such link."""
+        if self._older_notes is None:
+            return None
+        if self._older is None:
+            self._older = _Listing(self._older_notes())
+        older = self._older
+        return self._find(older.own(self.source), older.every, older.holders, target, relative)
+
+    def _find(
+        self, own: _Paths, every: _Paths, holders: dict[str, list[str]], target: str,
+        relative: bool,
+    ) -> LinkTarget | None:  # fmt: skip
+        """``target`` among ``own`` (this note's source) first, then ``every`` source's."""
         folder = posixpath.dirname(self.path)
         if found := own.find(target, folder, relative=relative):
             return self._target(found, self.source)
-        if found := self._every.find(target, folder, relative=relative):
-            holders = self._holders[found]
-            return self._target(found, self.vault if self.vault in holders else holders[0])
+        if found := every.find(target, folder, relative=relative):
+            sources = holders[found]
+            return self._target(found, self.vault if self.vault in sources else sources[0])
         return None
 
     def beside(self, note: LinkTarget) -> NoteLinks:
         """The links of ``note`` (one this note embeds), read from the same list of notes."""
         links = NoteLinks(
             note.path, self._listed, source=note.source or self.vault, vault=self.vault,
-            files=self.files,
+            files=self.files, older=self._older_notes,
         )  # fmt: skip
         links._listing_index = self._shared_index
         return links
@@ -243,6 +268,7 @@ class NoteLinks:
         return self._indexed_listing
 
     def _index(self) -> _Paths:
+        """This note's source's notes (and, read with them, every source's)."""
         if self._own is None:
             listing = self._listing_index()
             self._holders, self._every = listing.holders, listing.every

@@ -201,6 +201,12 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     return [(source_name(table), path) for table, path in notes_sql.latest_notes(conn)]
 
 
+def superseded_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
+    """(source, path) of every version a newer note supersedes: where a link leads when no
+    current note answers it (its page names the note that replaced it)."""
+    return [(source_name(table), path) for table, path in notes_sql.superseded_notes(conn)]
+
+
 def titled(conn: psycopg.Connection, title: str, limit: int = 3) -> list[tuple[str, str]]:
     """(source, path) of the latest notes titled ``title`` (any case), by path."""
     return [(source_name(table), path) for table, path in notes_sql.titled(conn, title, limit)]

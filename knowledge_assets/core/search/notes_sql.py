@@ -166,6 +166,12 @@ def latest_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
+def superseded_notes(conn: psycopg.Connection) -> list[tuple[str, str]]:
+    """(source table, path) of every version a newer note names in ``previous``."""
+    rows = conn.execute("SELECT source_table, file_path FROM rag.superseded_docs").fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
 def titled(conn: psycopg.Connection, title: str, limit: int) -> list[tuple[str, str]]:
     """(source table, path) of up to ``limit`` latest notes titled ``title``, in any case."""
     rows = conn.execute(
