@@ -31,9 +31,11 @@ VAULT = {
     "notes/mention.md": "# 言及\n\nideas という言葉だけ。\n",
     "notes/md-link.md": "# リンク\n\n[古い方](../archive/ideas.md) と [外](https://example.com/ideas.md)\n",
     "notes/encoded.md": "# 符号化\n\n[日本語](../%E6%97%A5%E8%A8%98.md#今日)\n",
-    # A draft (superseded by its next version) links to the root's ideas too.
+    # A version superseded by its next one links to the root's ideas too.
     "plan-v1.md": "# 計画 初版\n\n[[ideas]] と [[plan-v2]]。\n",
     "plan-v2.md": "---\nprevious: plan-v1.md\n---\n# 計画 第二版\n\n本文。\n",
+    "notes/history.md": "# 経緯\n\n初版は [[plan-v1]]。\n",  # a link to that older version
+    "notes/wip.md": "---\ndraft: true\n---\n# 書きかけ\n\n[[ideas]]\n",
 }
 
 
@@ -116,13 +118,16 @@ def test_the_api_lists_them_by_title(store: str) -> None:
     assert missing.status_code == 404
 
 
-def test_a_draft_has_no_backlinks_to_show(store: str) -> None:
-    """As the note view does not show a superseded version, no backlinks are listed for it:
-    None, as for a path that names nothing."""
+def test_a_superseded_version_lists_the_notes_linking_to_it_and_a_draft_none(store: str) -> None:
+    """A link no current note answers leads to the older version it names, whose page the note
+    view shows: it lists them. A draft is no note the view shows: None, as for a path that
+    names nothing."""
     with db.connect(store) as conn:
-        assert note_backlinks(conn, "plan-v1.md") is None
+        older = note_backlinks(conn, "plan-v1.md")
+        assert note_backlinks(conn, "notes/wip.md") is None
         assert note_backlinks(conn, "nope.md") is None
         found = note_backlinks(conn, "plan-v2.md")
+    assert older is not None and [b.path for b in older.notes] == ["notes/history.md"]
     assert found is not None and found.notes == [] and found.source == "local"
 
 
@@ -152,7 +157,8 @@ def test_the_command_line_lists_them(
 def test_mcp_lists_them(store: str) -> None:
     with stdio_session(server_env(store)) as session:
         found = session.call("linking_docs", {"file_path": "ideas.md"})
-        missing = session.call("linking_docs", {"file_path": "plan-v1.md"})
+        older = session.call("linking_docs", {"file_path": "plan-v1.md"})
+        missing = session.call("linking_docs", {"file_path": "notes/wip.md"})  # a draft
     assert not found.is_error
     assert json_of(found) == {
         "source": "local",
@@ -163,7 +169,8 @@ def test_mcp_lists_them(store: str) -> None:
         ],
         "more": False,
     }
-    assert missing.is_error and "no note at 'plan-v1.md'" in text_of(missing)
+    assert [n["path"] for n in json_of(older)["linking"]] == ["notes/history.md"]
+    assert missing.is_error and "no note at 'notes/wip.md'" in text_of(missing)
 
 
 def test_notes_with_links_stored_before_are_chunked_again_to_record_them(store: str) -> None:
@@ -179,6 +186,7 @@ def test_notes_with_links_stored_before_are_chunked_again_to_record_them(store: 
                 "notes/code.md",
                 "notes/embed.md",
                 "notes/encoded.md",
+                "notes/history.md",
                 "notes/md-link.md",
                 "projects/plan.md",
             ]

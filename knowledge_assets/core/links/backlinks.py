@@ -48,11 +48,13 @@ class Backlinks:
 
 def note_backlinks(conn: Any, path: str, source: str | None = None) -> Backlinks | None:
     """The backlinks of the note at ``path`` (of ``source``; without one, the vault's note, else
-    the only one there is), or None when no note the note view shows is there (a draft, a
-    superseded version). Raises as :func:`~knowledge_assets.core.search.notes.get_doc` does for
-    an unknown source or a path several sources hold."""
+    the only one there is), also of a version a newer note supersedes (links lead there when no
+    current note answers them), or None when no note the note view shows is there (a draft).
+    Raises as :func:`~knowledge_assets.core.search.notes.get_doc` does for an unknown source or
+    a path several sources hold."""
     doc = core_notes.get_doc(conn, path, source)
-    if doc is None or not (doc.get("latest") or doc.get("not_searchable") == EMPTY):
+    older = doc is not None and bool(doc.get("superseded_by")) and not doc.get("draft")
+    if doc is None or not (doc.get("latest") or older or doc.get("not_searchable") == EMPTY):
         return None
     linking, more = backlinks(conn, doc["file_path"], doc["source"], vault_source())
     return Backlinks(doc["source"], doc["file_path"], linking, more)
@@ -70,7 +72,10 @@ def backlinks(conn: Any, path: str, source: str, vault: str) -> tuple[list[Backl
     listing = core_notes.latest_notes(conn)
     target = LinkTarget(path, None if source == vault else source)
     # Each linking note's links are read beside this note, from one index of the listing.
-    here = NoteLinks(path, lambda: listing, source=source, vault=vault)
+    here = NoteLinks(
+        path, lambda: listing, source=source, vault=vault,
+        older=lambda: core_notes.superseded_notes(conn),
+    )  # fmt: skip
     linking = []
     for from_source, from_path, title, body in found[:MAX_CANDIDATES]:
         if (from_source, from_path) == (source, path):
