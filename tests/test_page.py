@@ -324,6 +324,11 @@ def test_an_older_version_is_shown_as_history_linked_both_ways(base: str, tmp_pa
         notice = page.locator("#note-superseded")
         expect(notice).to_contain_text("この版は新しい版に置き換えられています")
         expect(page.locator("#note-title")).to_have_text("RAG設計メモ（初版）")
+        # not searched, so nothing similar of its own: the newer version's, in the page's words
+        expect(page.locator("#similar")).to_have_text(
+            f"古い版です。似ているノートは新しい版（{LATEST}）で見られます"
+        )
+        expect(page.locator("#backlinks")).to_have_text("ありません")
         screenshot(page, tmp_path / "note-older-version.png")
         notice.get_by_role("link", name=LATEST).click()
         page.wait_for_url(f"**/notes/{LATEST}")

@@ -112,6 +112,11 @@ export async function showNote(id) {
     restoreScroll(); // Back to this note: where the reader was, rather than its heading
     showBacklinks(id);
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
+    // An older version is not searched, so it has no vectors: its successor's similar notes.
+    if (data.supersededBy) {
+      $("similar").innerHTML = `<li class='meta'>古い版です。似ているノートは新しい版（<a href="${noteUrl(data.supersededBy, data.source)}">${escape(data.supersededBy)}</a>）で見られます</li>`;
+      return;
+    }
   } catch (err) {
     $("note-title").textContent = "ノートを表示できません";
     $("note-body").textContent = err.status === 404
