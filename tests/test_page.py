@@ -338,3 +338,24 @@ def test_an_older_version_is_shown_as_history_linked_both_ways(base: str, tmp_pa
         versions.get_by_role("link").click()
         page.wait_for_url(f"**/notes/{DRAFT}")
         expect(versions).to_be_hidden()
+
+
+def test_a_store_without_vectors_says_so_in_japanese(server_url: str, tmp_path: Path) -> None:
+    """Notes synced with --no-embeddings: keyword search works, and what needs vectors (similar
+    notes, semantic search) says in the page's words how to get them, not the server's English."""
+    from playwright.sync_api import expect
+
+    vault = markdown_vault(tmp_path / "notes")
+    with (
+        sample_vault_database(server_url, None, vault) as url,
+        api_server(url, Asker(LLMSettings())) as keyword_base,
+        chromium_page(timeout_ms=60_000) as page,
+    ):
+        said = "ノートのベクトルがまだありません。knowledge-assets update を実行すると"
+        page.goto(keyword_base + "/notes/" + RAMEN)
+        expect(page.locator("#note-title")).to_be_visible()
+        expect(page.locator("#similar")).to_contain_text(said)
+        page.goto(keyword_base + "/")
+        page.fill("#q", "ラーメン")
+        page.get_by_text("セマンティック", exact=True).click()
+        expect(page.locator("#search-status")).to_contain_text(said)
