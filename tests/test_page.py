@@ -223,6 +223,9 @@ def test_obsidians_operators_and_exclusions_work_in_the_search_box(base: str) ->
         page.fill("#q", "設計 -の")
         page.press("#q", "Enter")
         expect(status).to_have_text("検索できませんでした: 助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。")  # fmt: skip
+        page.fill("#q", "旅行 OR tag:日記")  # an OR joining a word and an operator: refused
+        page.press("#q", "Enter")
+        expect(status).to_have_text("検索できませんでした: OR は同じ種類の 2 つ（tag:旅行 OR tag:出張、path: どうし、[プロパティ] どうし、言葉どうし）をつなぎます。この OR を外すか、別々に検索してください。")  # fmt: skip
         page.fill("#q", '設計 "の"')  # a quoted phrase of a particle alone finds nothing to keep
         page.press("#q", "Enter")
         expect(status).to_have_text('検索できませんでした: 助詞や記号だけのフレーズでは探せません。"" の中に言葉を書いてください（例: "東京 大学"）。')  # fmt: skip

@@ -31,6 +31,7 @@ export function japanese(err) {
   if (/names nothing/.test(err.message)) return "tag: や path:、file:、- の後に値を書いてください（例: tag:日記、-雪）。";
   if (/excludes nothing/.test(err.message)) return "助詞や記号だけでは除外できません。- の後に言葉を書いてください（例: -雪）。";
   if (/holds no word search keeps/.test(err.message)) return "助詞や記号だけのフレーズでは探せません。\"\" の中に言葉を書いてください（例: \"東京 大学\"）。";
+  if (/: OR joins two tag:/.test(err.message)) return "OR は同じ種類の 2 つ（tag:旅行 OR tag:出張、path: どうし、[プロパティ] どうし、言葉どうし）をつなぎます。この OR を外すか、別々に検索してください。";
   if (/no active embedding model/.test(err.message)) return "ノートのベクトルがまだありません。knowledge-assets update を実行すると、意味での検索と似ているノートが使えます（キーワード検索は今も使えます）。";
   if (err.status === 401) return "このサーバーにはアクセス用のトークンが必要です（?token=… を付けて開いてください）。";
   // A 503 is either every store connection busy (the store is fine: wait) or the store unreachable.
