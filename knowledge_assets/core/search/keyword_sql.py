@@ -193,7 +193,8 @@ def keyword_bm25(
     idf = {lx: weight[lx] * math.log(1 + (ndocs - df + 0.5) / (df + 0.5)) for lx, df in terms}
     present = _presence_terms(idf, word_set)
     # Quoted phrases narrow every presence scan (as index lexemes), so only passages holding
-    # them are candidates; the note-level form of filter_clause would read their tokens.
+    # them are candidates, from the index alone; filter_clause's forms of them would read each
+    # candidate's tokens or name a passage alias this statement's filter has not.
     phrases = filters.phrases if filters is not None else ()
     where, params = filter_clause(
         replace(filters, phrases=(), phrase_passages=None) if filters else None
