@@ -252,7 +252,7 @@ def test_a_search_with_words_shows_no_listing_control(base: str) -> None:
 
 def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
     """``path:projects/ OR path:2025-01-01`` is operators alone: the page lists the notes of
-    both, as the API does; an OR joining two kinds comes back refused, with the reason."""
+    both, as the API does; an OR joining two kinds comes back refused, with the reason in the page's words."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
@@ -264,7 +264,7 @@ def test_operators_joined_by_or_list_the_notes_of_either(base: str) -> None:
         page.fill("#q", "tag:仕事 OR path:日記/")
         page.press("#q", "Enter")
         expect(status).to_contain_text("検索できませんでした: ")
-        expect(status).to_contain_text("OR joins two tag:, two path: or two file: operators")
+        expect(status).to_contain_text("OR は同じ種類の 2 つ（tag:旅行 OR tag:出張、path: どうし")
 
 
 def test_back_past_an_answer_shows_the_search_its_address_names(base: str) -> None:
