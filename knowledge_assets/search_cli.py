@@ -193,7 +193,7 @@ def _search(args: argparse.Namespace) -> int:
         try:
             response = search(
                 conn, args.query, mode=args.mode, filters=filters, limit=args.limit,
-                threshold=args.threshold, per_note=args.per_note,
+                threshold=args.threshold, per_note=args.per_note, parts=parts,
             )  # fmt: skip
         except NoActiveModel as exc:
             return _fail(f"{exc} (or use --mode keyword)")

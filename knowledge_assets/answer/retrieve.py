@@ -122,10 +122,12 @@ def retrieve(
 ) -> Retrieval:
     """Hybrid search for ``question``, grouped into the ``top_k`` best notes with metadata (a
     question may hold search operators, e.g. ``tag:日記`` or ``-雪``: they narrow the search)."""
+    parts = read_query(conn, question)
     response = search(
-        conn, question, mode="hybrid", filters=filters, limit=CHUNKS_PER_QUERY, embedder=embedder
-    )
-    question = read_query(conn, question).words  # its operators and excluded words only narrowed it
+        conn, question, mode="hybrid", filters=filters, limit=CHUNKS_PER_QUERY, embedder=embedder,
+        parts=parts,
+    )  # fmt: skip
+    question = parts.words  # its operators and excluded words only narrowed it
     weights = term_weights(conn, content_terms(question))
     # A note is its source and its path: the vault and a declared source may hold the same path.
     notes: dict[tuple[str, str], RetrievedNote] = {}

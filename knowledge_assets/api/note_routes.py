@@ -21,20 +21,10 @@ router = APIRouter(prefix="/api")
 
 
 def _current_doc(conn: Any, note_id: str, source: str | None) -> dict[str, Any] | None:
-    """The latest version of the note (of ``source``), its empty one (frontmatter only, a
-    cleared file) or a version a newer one replaced through ``previous`` (seed 000 keeps them as
-    history), with the versions it replaces itself; None for a draft or no note."""
+    """The note (of ``source``) as the note view shows it (:func:`core_notes.shown_in_note_view`),
+    with the versions it replaces itself; None for a draft or no note."""
     doc = core_notes.get_doc(conn, note_id, source)
-    if doc is None or not (
-        doc.get("latest") or doc.get("not_searchable") == EMPTY or _replaced(doc)
-    ):
-        return None
-    return doc
-
-
-def _replaced(doc: dict[str, Any]) -> bool:
-    """A version a newer one names in ``previous``, and no draft (drafts are never served)."""
-    return bool(doc.get("superseded_by")) and not doc.get("draft")
+    return doc if doc is not None and core_notes.shown_in_note_view(doc) else None
 
 
 @router.get("/notes/{note_id:path}", summary="One note")

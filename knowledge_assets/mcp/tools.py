@@ -111,7 +111,7 @@ class KnowledgeTools(ListingTools):
             embedder = None if mode == "keyword" else self._embedder(conn)
             found = core_search.search(
                 conn, query, mode=mode, filters=filters, limit=limit, embedder=embedder,
-                per_note=per_note, companion=companion,
+                per_note=per_note, companion=companion, parts=parts,
             )  # fmt: skip
             gap = missing_warning(self._missing.count(conn)) if mode != "keyword" else None
             return replace(found, warnings=(*found.warnings, gap)) if gap else found

@@ -51,9 +51,8 @@ function showNoteHead(id, data) {
   $("note-tags").innerHTML = tagChips(data.tags);
   // Versions linked by `previous`: an older one is shown as history, pointing at its successor;
   // the newer one lists the versions it replaces.
-  const newer = data.supersededBy;
-  $("note-superseded").hidden = !newer;
-  $("note-superseded").innerHTML = newer ? `この版は新しい版に置き換えられています（検索に出るのは新しい版です）: <a href="${noteUrl(newer, data.source)}">${escape(newer)}</a>` : "";
+  $("note-superseded").hidden = !data.supersededBy;
+  $("note-superseded").innerHTML = data.supersededBy ? `この版は新しい版に置き換えられています（検索に出るのは新しい版です）: ${newerLink(data)}` : "";
   const versions = data.versions || [];
   $("note-versions").hidden = !versions.length;
   $("note-versions").innerHTML = "以前の版: " + versions.map((v) => `<a href="${noteUrl(v.id, data.source)}">${escape(v.title)}</a>`).join("、");
@@ -64,6 +63,9 @@ function showNoteHead(id, data) {
   $("note-properties").innerHTML = properties.map((p) => `<dt>${propertyName(p.name)}</dt>`
     + `<dd>${p.value ? escape(p.value) : '<span class="empty">（空）</span>'}</dd>`).join("");
 }
+
+// The version that replaced this one (data.supersededBy), linked.
+const newerLink = (data) => `<a href="${noteUrl(data.supersededBy, data.source)}">${escape(data.supersededBy)}</a>`;
 
 // A property's name, linked to the notes that have it when [name] can say it (no bracket,
 // quote or colon in it).
@@ -114,7 +116,7 @@ export async function showNote(id) {
     if (data.empty) { $("similar").innerHTML = "<li class='meta'>ありません</li>"; return; }
     // An older version is not searched, so it has no vectors: its successor's similar notes.
     if (data.supersededBy) {
-      $("similar").innerHTML = `<li class='meta'>古い版です。似ているノートは新しい版（<a href="${noteUrl(data.supersededBy, data.source)}">${escape(data.supersededBy)}</a>）で見られます</li>`;
+      $("similar").innerHTML = `<li class='meta'>古い版です。似ているノートは新しい版（${newerLink(data)}）で見られます</li>`;
       return;
     }
   } catch (err) {

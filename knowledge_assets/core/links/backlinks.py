@@ -16,7 +16,6 @@ from typing import Any
 from knowledge_assets.core.chunks.links import link_targets, name_key
 from knowledge_assets.core.links.resolve import LinkTarget, NoteLinks
 from knowledge_assets.core.search import notes as core_notes
-from knowledge_assets.core.search.explain import EMPTY
 from knowledge_assets.core.search.note_sources import vault_source
 
 __all__ = ["Backlink", "Backlinks", "backlinks", "note_backlinks"]
@@ -53,8 +52,7 @@ def note_backlinks(conn: Any, path: str, source: str | None = None) -> Backlinks
     Raises as :func:`~knowledge_assets.core.search.notes.get_doc` does for an unknown source or
     a path several sources hold."""
     doc = core_notes.get_doc(conn, path, source)
-    older = doc is not None and bool(doc.get("superseded_by")) and not doc.get("draft")
-    if doc is None or not (doc.get("latest") or older or doc.get("not_searchable") == EMPTY):
+    if doc is None or not core_notes.shown_in_note_view(doc):
         return None
     linking, more = backlinks(conn, doc["file_path"], doc["source"], vault_source())
     return Backlinks(doc["source"], doc["file_path"], linking, more)

@@ -30,7 +30,7 @@ from knowledge_assets.core.search.filters import with_excluded_notes, with_phras
 from knowledge_assets.core.search.fusion import GivenWeights, HybridWeights
 from knowledge_assets.core.search.known_items import named_notes
 from knowledge_assets.core.search.legs import KeywordAhead, Legs, hybrid_plan, run
-from knowledge_assets.core.search.operators import narrowed, read_query
+from knowledge_assets.core.search.operators import QueryParts, narrowed, read_query
 from knowledge_assets.core.search.query_cache import QueryCache
 from knowledge_assets.core.search.search_hits import SearchHit, SearchResponse
 from knowledge_assets.core.search.search_sql import ModelInfo, SearchFilters
@@ -148,6 +148,7 @@ def search(
     per_note: bool = False,
     sections: int = SECTIONS_PER_NOTE,
     companion: psycopg.Connection | None = None,
+    parts: QueryParts | None = None,
 ) -> SearchResponse:
     """The ``limit`` best chunks of the latest notes for ``query``.
 
@@ -168,9 +169,11 @@ def search(
     search runs its keyword leg there, while the query is embedded and the vector leg runs on
     ``conn``. ``timings["search_ms"]`` counts from the query vector to the hits, plus the look-up
     of the notes holding an excluded word.
+    ``parts``: ``query`` as :func:`read_query` read it, when the caller has (to tell a listing
+    of operators alone from a search): the store is not asked about its brackets again.
     """
     _check_args(query, mode, limit)
-    asked, parts = query, read_query(conn, query)
+    asked, parts = query, parts or read_query(conn, query)
     query, filters = parts.words, narrowed(filters, parts)  # tag:, path: and exclusions
     filters = with_phrases(filters, query)  # "quoted words" must be there as written
     started = time.perf_counter()

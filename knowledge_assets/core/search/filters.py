@@ -16,12 +16,13 @@ from psycopg import sql
 
 from knowledge_assets.core.chunks.chunk_text import normalise_tags
 from knowledge_assets.core.chunks.tokenize import quote_lexeme
+from knowledge_assets.core.search.id_lists import as_array, from_array
 from knowledge_assets.core.search.phrases import (
-    EmptyPhrase,
     passages_holding,
     phrase_condition,
     phrase_query,
     quoted_phrases,
+    refusal,
     word_lexemes,
 )
 from knowledge_assets.core.search.properties import (
@@ -150,8 +151,7 @@ def with_excluded_notes(
     note as building the sub-query's hash again, and chose to compare each vector neighbour
     with every note left: a vector search at 10,000 notes leaving out a word held by half of
     them took 348 ms p50 that way, 72 ms with the list (bench/results/exclusion_latency.txt).
-    The ids travel as one text parameter: psycopg adapts a list item by item (6 ms for 5,000
-    ids, in every statement).
+    The ids travel as one text parameter (:mod:`.id_lists`).
     """
     if filters is not None and (filters.properties or filters.property_groups):
         groups = [(test,) for test in filters.properties] + list(filters.property_groups)
@@ -161,7 +161,6 @@ def with_excluded_notes(
         ids, passing = notes_passing(conn, [filters.exclude_properties])
         filters = _only(replace(filters, exclude_properties=()), ids, keep=not passing)
     if filters is not None and filters.phrases and filters.phrase_passages is None:
-        _phrase_query(filters.phrases)  # a phrase without words is refused first
         held = passages_holding(conn, filters.phrases)
         if held is not None:  # else too many to list: each statement tests its passages
             filters = replace(_only(filters, held[1], keep=True), phrase_passages=held[0])
@@ -174,15 +173,8 @@ def with_excluded_notes(
         (_any_word(filters.exclude_words), _title_patterns(filters.exclude_words)),
         prepare=False,  # planned for this query's words (fetch_dicts says why)
     ).fetchone()
-    ids = tuple(row[0][1:-1].split(",")) if row and row[0] else ()
+    ids = from_array(row[0] if row else None)
     return replace(filters, exclude_words=(), exclude_notes=(*filters.exclude_notes, *ids))
-
-
-def _phrase_query(phrases: tuple[str, ...]) -> str:
-    try:
-        return phrase_query(phrases)
-    except EmptyPhrase as exc:
-        raise UnsearchableQuery(str(exc)) from None
 
 
 def with_phrases(filters: SearchFilters | None, words: str) -> SearchFilters | None:
@@ -191,7 +183,8 @@ def with_phrases(filters: SearchFilters | None, words: str) -> SearchFilters | N
     phrases = quoted_phrases(words)
     if not phrases:
         return filters
-    _phrase_query(phrases)  # refused before any statement runs
+    if why := refusal(phrases):  # refused before any statement runs
+        raise UnsearchableQuery(why)
     base = filters or SearchFilters()
     return replace(base, phrases=tuple(dict.fromkeys((*base.phrases, *phrases))))
 
@@ -246,22 +239,20 @@ def filter_clause(
             " out: call with_excluded_notes first"
         )
     if f.note_ids is not None:
-        ids = "{" + ",".join(f.note_ids) + "}"  # one text parameter, as exclude_notes
+        ids = as_array(f.note_ids)
         # IS TRUE keeps the list out of index conditions: as one, every note a vector scan
         # reached was looked up once per listed id (85 µs a note for 944 ids), where a
         # filter tests each note against the list hashed once (bench/property_latency.py).
         clause.add("(d.id = ANY(%(f_ids)s::uuid[])) IS TRUE", "f_ids", ids)
     if f.exclude_notes:
-        ids = "{" + ",".join(f.exclude_notes) + "}"  # one text parameter (with_excluded_notes)
-        clause.add("NOT (d.id = ANY(%(f_noids)s::uuid[]))", "f_noids", ids)
+        clause.add("NOT (d.id = ANY(%(f_noids)s::uuid[]))", "f_noids", as_array(f.exclude_notes))
     if f.phrases and f.phrase_passages is not None and chunks is not None:
         # Plain, not IS TRUE: the few passages listed are where a count or an exact ranking
         # starts (their primary key); a vector scan reaches passages by their text instead.
-        ids = "{" + ",".join(f.phrase_passages) + "}"
         cond = sql.SQL("{}.id = ANY(%(f_passages)s::uuid[])").format(sql.Identifier(chunks))
-        clause.add(cond, "f_passages", ids)
+        clause.add(cond, "f_passages", as_array(f.phrase_passages))
     elif f.phrases and f.phrase_passages is None:  # not looked up: tested row by row
-        clause.add(phrase_condition(f.phrases, chunks), "f_phrase", _phrase_query(f.phrases))
+        clause.add(phrase_condition(f.phrases, chunks), "f_phrase", phrase_query(f.phrases))
     # Looked up, in a statement of notes alone: note_ids keeps the notes holding them.
     return sql.SQL(" AND ").join(clause.parts), clause.params
 

@@ -197,7 +197,7 @@ def keyword_bm25(
     # candidate's tokens or name a passage alias this statement's filter has not.
     phrases = filters.phrases if filters is not None else ()
     where, params = filter_clause(
-        replace(filters, phrases=(), phrase_passages=None) if filters else None
+        replace(filters, phrases=(), phrase_passages=None) if filters is not None else None
     )
     # Every chunk belongs to a latest note (ON DELETE CASCADE), so rag.latest_docs is joined
     # only when a filter needs its columns.

@@ -164,6 +164,16 @@ def get_doc(
     return doc
 
 
+def shown_in_note_view(doc: dict[str, Any]) -> bool:
+    """Whether the note view shows this version (:func:`get_doc`): the latest one, an empty one
+    (frontmatter only, a cleared file) or one a newer version replaced through ``previous``
+    (seed 000 keeps them as history); never a draft."""
+    from knowledge_assets.core.search.explain import EMPTY
+
+    replaced = bool(doc.get("superseded_by")) and not doc.get("draft")
+    return bool(doc.get("latest")) or doc.get("not_searchable") == EMPTY or replaced
+
+
 def list_tags(conn: psycopg.Connection) -> list[tuple[str, int]]:
     """(tag, number of latest notes carrying it), most used first."""
     return notes_sql.list_tags(conn)

@@ -20,14 +20,11 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.chunks.tokenize import bigrams, quote_lexeme, tokens
+from knowledge_assets.core.search.id_lists import from_array
 
 # A phrase: double quotes around text without quotes. An excluded -"phrase" is gone by the time
 # the words are read (operators.split_query), and so are the quotes of path:"my notes/".
 _QUOTED = re.compile(r'"([^"]*)"')
-
-
-class EmptyPhrase(ValueError):
-    """A quoted phrase the keyword index keeps nothing of (a particle, punctuation)."""
 
 
 def quoted_phrases(words: str) -> tuple[str, ...]:
@@ -44,19 +41,31 @@ def word_lexemes(word: str) -> list[str]:
     return toks[:1] if len(toks) == 1 else list(dict.fromkeys(bigrams(toks)))
 
 
-def phrase_query(phrases: tuple[str, ...]) -> str:
-    """A tsquery literal matching a passage that holds every phrase; :class:`EmptyPhrase` names
-    one the index keeps nothing of (it would keep every passage, or none)."""
-    parts = []
+def refusal(phrases: tuple[str, ...]) -> str | None:
+    """Why a query's phrases cannot be searched: one the index keeps nothing of (it would keep
+    every passage, or none); None when each holds a word."""
     for phrase in phrases:
-        lexemes = word_lexemes(phrase)
-        if not lexemes:
-            raise EmptyPhrase(
+        if not word_lexemes(phrase):
+            return (
                 f'"{phrase}" holds no word search keeps (particles and punctuation are not'
                 ' indexed): quote words, e.g. "東京 大学"'
             )
-        parts += [quote_lexeme(lx) for lx in lexemes]
-    return " & ".join(parts)
+    return None
+
+
+def phrase_lexemes(phrases: tuple[str, ...]) -> list[str]:
+    """The lexemes a passage holds when it holds every phrase (:func:`word_lexemes` each)."""
+    return list(dict.fromkeys(lx for phrase in phrases for lx in word_lexemes(phrase)))
+
+
+def phrase_query(phrases: tuple[str, ...]) -> str:
+    """A tsquery literal matching a passage that holds every phrase (checked by
+    :func:`refusal` first)."""
+    return _all_of(phrase_lexemes(phrases))
+
+
+def _all_of(lexemes: list[str]) -> str:
+    return " & ".join(quote_lexeme(lx) for lx in lexemes)
 
 
 def phrase_condition(phrases: tuple[str, ...], chunks: str | None) -> sql.Composable:
@@ -84,8 +93,7 @@ def passages_holding(
     alone, so each statement of a search keeps those passages by their ids rather than reading
     the tokens of every passage it meets; None when more than ``LISTED_MAX`` passages hold them
     (judged first by the keyword statistics: the rarest lexeme's count of passages)."""
-    query = phrase_query(phrases)
-    lexemes = [lx for phrase in phrases for lx in word_lexemes(phrase)]
+    lexemes = phrase_lexemes(phrases)
     rarest = conn.execute(
         "SELECT min(ndoc) FROM rag.keyword_lexemes WHERE lexeme = ANY(%s::text[])", (lexemes,)
     ).fetchone()
@@ -94,14 +102,9 @@ def passages_holding(
     row = conn.execute(
         "SELECT count(*), array_agg(id)::text, array_agg(DISTINCT document_id)::text"
         " FROM (SELECT id, document_id FROM rag.chunks WHERE tokens @@ %s::tsquery LIMIT %s) x",
-        (query, LISTED_MAX + 1),
+        (_all_of(lexemes), LISTED_MAX + 1),
         prepare=False,  # planned for this query's phrase (search_sql.fetch_dicts says why)
     ).fetchone()
     if row is None or row[0] > LISTED_MAX:
         return None
-    return _ids(row[1]), _ids(row[2])
-
-
-def _ids(text: str | None) -> tuple[str, ...]:
-    """A Postgres array of ids, as text, as a tuple."""
-    return tuple(text[1:-1].split(",")) if text else ()
+    return from_array(row[1]), from_array(row[2])

@@ -25,6 +25,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from knowledge_assets.core.search.id_lists import from_array
+
 __all__ = [
     "PropertyTest", "holding", "known_properties", "like_escaped", "notes_passing",
     "property_condition",
@@ -141,13 +143,8 @@ def notes_passing(
         " FROM (SELECT d.id, {} AS t FROM rag.latest_docs d OFFSET 0) x"
     ).format(sql.SQL(" AND ").join(conds))
     row = conn.execute(query, params, prepare=False).fetchone()
-    passing, failing = (_ids(row[0]), _ids(row[1])) if row else ((), ())
+    passing, failing = (from_array(row[0]), from_array(row[1])) if row else ((), ())
     return (passing, True) if len(passing) <= len(failing) else (failing, False)
-
-
-def _ids(array: str | None) -> tuple[str, ...]:
-    """The ids of a uuid[] read as text (``{a,b}``); none for NULL."""
-    return tuple(array[1:-1].split(",")) if array else ()
 
 
 def known_properties(conn: psycopg.Connection, names: Collection[str]) -> set[str]:

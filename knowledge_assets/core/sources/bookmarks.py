@@ -130,6 +130,36 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+@dataclass(frozen=True)
+class _Article:
+    """One saved article of a stored ``body``, its texts stripped."""
+
+    title: str
+    og_title: str
+    description: str
+    quote: str
+    url: str
+
+    @property
+    def name(self) -> str:
+        """What the article is called: its title, else its page's title, else its address."""
+        return self.title or self.og_title or self.url
+
+    @property
+    def other_title(self) -> str:
+        """The page's own title when it says more than the title ("" when the same)."""
+        return self.og_title if self.og_title != self.title else ""
+
+
+def _articles(content: str) -> list[_Article]:
+    """The articles of a stored ``body`` (JSON), as they were saved."""
+    fields = ("title", "ogTitle", "ogDescription", "quote", "url")
+    return [
+        _Article(*(str(item.get(k) or "").strip() for k in fields))
+        for item in json.loads(content or "[]")
+    ]
+
+
 def bookmark_sections(content: str) -> list[Bookmark]:
     """The bookmarks of a stored ``body``: text = title, ogTitle (when it differs),
     ogDescription and quote, one per line (seed 004 §3.3). An article saved twice in one file
@@ -137,21 +167,14 @@ def bookmark_sections(content: str) -> list[Bookmark]:
     listed the same article twice."""
     out: list[Bookmark] = []
     seen: set[tuple[str | None, str]] = set()
-    for item in json.loads(content or "[]"):
-        title = str(item.get("title") or "").strip()
-        og_title = str(item.get("ogTitle") or "").strip()
-        parts = [title]
-        if og_title and og_title != title:
-            parts.append(og_title)
-        parts += [str(item.get(k) or "").strip() for k in ("ogDescription", "quote")]
-        url = str(item.get("url") or "").strip() or None
+    for a in _articles(content):
+        parts = (a.title, a.other_title, a.description, a.quote)
+        url = a.url or None
         text = "\n".join(p for p in parts if p)
         if (url, text) in seen:
             continue
         seen.add((url, text))
-        out.append(
-            Bookmark(title=title or og_title or (url or ""), url=url, text=text or (url or ""))
-        )
+        out.append(Bookmark(title=a.name, url=url, text=text or a.url))
     return out
 
 
@@ -166,20 +189,17 @@ def bookmarks_markdown(content: str) -> str:
     a link to its address when it has one, its description, and its quote as a block quote.
     The texts are escaped, so a title holding ``[``, ``*`` or ``<b>`` shows as written."""
     parts = []
-    for item in json.loads(content or "[]"):
-        title = str(item.get("title") or item.get("ogTitle") or item.get("url") or "").strip()
-        url = str(item.get("url") or "").strip()
-        lines = [f"## {_as_text(title) or '(無題)'}"]
-        if url:
-            address = _UNSAFE_IN_LINK.sub(lambda m: urllib.parse.quote(m[0], safe=""), url)
-            lines.append(f"[{_as_text(url)}](<{address}>)")
-        og_title = str(item.get("ogTitle") or "").strip()
-        if og_title and og_title != title:
-            lines.append(f"**{_as_text(og_title)}**")
-        if description := str(item.get("ogDescription") or "").strip():
-            lines.append(_as_text(description))
-        if quote := str(item.get("quote") or "").strip():
-            lines.append("\n".join(f"> {_as_text(line)}" for line in quote.splitlines()))
+    for a in _articles(content):
+        lines = [f"## {_as_text(a.name) or '(無題)'}"]
+        if a.url:
+            address = _UNSAFE_IN_LINK.sub(lambda m: urllib.parse.quote(m[0], safe=""), a.url)
+            lines.append(f"[{_as_text(a.url)}](<{address}>)")
+        if a.title and a.other_title:  # without a title, the page's title is the heading
+            lines.append(f"**{_as_text(a.other_title)}**")
+        if a.description:
+            lines.append(_as_text(a.description))
+        if a.quote:
+            lines.append("\n".join(f"> {_as_text(line)}" for line in a.quote.splitlines()))
         parts.append("\n\n".join(lines))
     return "\n\n".join(parts) + "\n" if parts else ""
 
