@@ -28,6 +28,17 @@ EXIT_USAGE = 2
 # with the shell's code for a process killed by SIGPIPE (128 + 13).
 EXIT_CLOSED_PIPE = 141
 USAGE_HINT = "see `knowledge-assets --help`"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C: Python's KeyboardInterrupt, or the error Dagster raises in its
+    place wherever it handles SIGINT itself (in a run, and while it loads the code location,
+    which ``update`` and ``demo`` do after their run to hand its cursor to the sensor)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    dagster = sys.modules.get("dagster")  # not imported: no Dagster error can have been raised
+    return dagster is not None and isinstance(exc, dagster.DagsterExecutionInterruptedError)
 
 
 def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
@@ -161,9 +172,6 @@ def run_reporting(fn: Callable[[], int], *, debug: bool, command: str | None = N
         if not _stdout_closed():  # a pipe of the command's own (a subprocess, a socket) broke
             raise
         return closed_pipe()
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except Exception as exc:
         if debug:
             traceback.print_exception(secrets.scrubbed(exc), file=sys.stderr)
@@ -179,6 +187,11 @@ def run_reporting(fn: Callable[[], int], *, debug: bool, command: str | None = N
         if todo:
             print(f"  {todo}", file=sys.stderr)
         return EXIT_FAILURE
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _stdout_closed() -> bool:

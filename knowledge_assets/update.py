@@ -25,6 +25,7 @@ from typing import Any
 import dagster as dg
 
 from knowledge_assets import update_log
+from knowledge_assets.cli_errors import EXIT_INTERRUPTED, is_interrupt
 from knowledge_assets.core.counts import noun_for
 from knowledge_assets.core.database.locks import waits_told
 from knowledge_assets.launcher import (
@@ -44,7 +45,6 @@ WHOLE_JOB = "embeddings_job"  # the sources to the vectors: what the sensor and 
 KEYWORD_JOB = "chunks_job"  # the sources to the chunks, for --no-embeddings
 # Every step writes in transactions and the next update resumes from what is stored.
 INTERRUPTED = "interrupted: nothing is lost; run update again to finish"
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 def _raw_keys(defs: dg.Definitions) -> list[str]:
@@ -78,7 +78,9 @@ def run_update(
     """
     try:
         results = _update(force=force, no_embeddings=no_embeddings, quiet=quiet, verbose=verbose)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
         results = None
     if results is None:
         print(INTERRUPTED, file=sys.stderr)

@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from knowledge_assets.cli import main
@@ -324,6 +325,37 @@ def test_a_bad_value_points_at_its_own_commands_help(capsys: pytest.CaptureFixtu
         "error: tag '' names nothing",
         "  see `knowledge-assets models activate --help`",
     ]
+
+
+@pytest.mark.parametrize(
+    "interruption",
+    [KeyboardInterrupt, dg.DagsterExecutionInterruptedError],
+    ids=["python", "dagster"],
+)
+def test_ctrl_c_ends_any_command_with_one_line_and_exit_130(
+    interruption: type[BaseException], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dagster raises its own error for Ctrl-C wherever it handles SIGINT itself, also while
+    ``update`` and ``demo`` load the code location after their run: that one came out as a
+    traceback and exit code 1."""
+    from knowledge_assets.cli_errors import run_reporting
+
+    def interrupted() -> int:
+        raise interruption()
+
+    assert run_reporting(interrupted, debug=False) == 130
+    assert capsys.readouterr().err.splitlines() == ["interrupted"]
+
+
+def test_an_error_that_is_not_an_exception_nor_ctrl_c_still_propagates() -> None:
+    from knowledge_assets.cli_errors import run_reporting
+
+    def exits() -> int:
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit) as raised:
+        run_reporting(exits, debug=False)
+    assert raised.value.code == 3
 
 
 def _commands(
