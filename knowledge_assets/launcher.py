@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from knowledge_assets.cli_errors import EXIT_INTERRUPTED
 from knowledge_assets.core.database import db
 
 if TYPE_CHECKING:
@@ -154,12 +155,21 @@ def run_demo(full: bool = False) -> int:
         warnings = [] if debug_output() else shown_warnings(instance, result.run_id)
     for line in warnings:  # after the progress bars have closed
         print(f"  {line}", file=sys.stderr)
+    if was_interrupted(result.all_events):  # Ctrl-C: not a failure to report step by step
+        print(interrupted_line("demo"), file=sys.stderr)
+        return EXIT_INTERRUPTED
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     if not result.success:
         report_failures(result)
         return 1
     print(next_steps(command_name()))
     return 0
+
+
+def interrupted_line(command: str) -> str:
+    """What Ctrl-C during ``command``'s run prints: every step writes in transactions, and the
+    next run resumes from what they stored."""
+    return f"interrupted: nothing is lost; run {command} again to finish"
 
 
 def debug_output() -> bool:

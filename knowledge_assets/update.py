@@ -32,6 +32,7 @@ from knowledge_assets.launcher import (
     debug_output,
     fail_dead_runs_now,
     hand_over_to_sensor,
+    interrupted_line,
     prepare_environment,
     report_failures,
     was_interrupted,
@@ -43,8 +44,7 @@ INDEX_KEYS = ("latest_docs", "chunks")
 LABEL_WIDTH = 16
 WHOLE_JOB = "embeddings_job"  # the sources to the vectors: what the sensor and schedule run
 KEYWORD_JOB = "chunks_job"  # the sources to the chunks, for --no-embeddings
-# Every step writes in transactions and the next update resumes from what is stored.
-INTERRUPTED = "interrupted: nothing is lost; run update again to finish"
+INTERRUPTED = interrupted_line("update")
 
 
 def _raw_keys(defs: dg.Definitions) -> list[str]:

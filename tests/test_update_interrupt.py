@@ -1,5 +1,5 @@
-"""Ctrl-C during ``knowledge-assets update``: one line, exit code 130, and the next update
-finishes the work with what the interrupted one stored."""
+"""Ctrl-C during ``knowledge-assets update`` or ``demo``: one line, exit code 130, and the next
+run finishes the work with what the interrupted one stored."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from knowledge_assets.core.database import db
-from knowledge_assets.update import INTERRUPTED
+from knowledge_assets.launcher import interrupted_line
 from tests.pipeline_support import sectioned_vault
 from tests.process_support import wait_for
 
@@ -38,36 +38,38 @@ def _count(url: str, query: str) -> int:
     return int(row[0]) if row else 0
 
 
-def test_ctrl_c_during_update_says_so_in_one_line_and_exits_130(
-    db_url: str, tmp_path: Path
+@pytest.mark.parametrize("command", ["update", "demo"])
+def test_ctrl_c_during_a_run_says_so_in_one_line_and_exits_130(
+    command: str, db_url: str, tmp_path: Path
 ) -> None:
+    """``demo`` reported the interrupted run as failed, step by step, with exit code 1."""
     vault = sectioned_vault(tmp_path / "vault", notes=NOTES, sections=SECTIONS)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
     env |= {
         "DATABASE_URL": db_url, "KA_VAULT_PATH": str(vault), "KA_DATA_DIR": str(tmp_path / "d"),
         "KA_AUTOMATION": "off", "KA_EMBED_WORKERS": "2",
     }  # fmt: skip
-    command = [sys.executable, "-m", "knowledge_assets.cli", "update"]
-    update = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    run = [sys.executable, "-m", "knowledge_assets.cli", command]
+    proc = subprocess.Popen(
+        run, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=_default_sigint,
     )  # fmt: skip
     try:
         embedding = wait_for(
             lambda: _count(db_url, "SELECT count(*) FROM rag.embeddings"), WAIT_S, every=0.1
         )
-        assert embedding, "the update never reached its embedding pass"
+        assert embedding, f"{command} never reached its embedding pass"
         # As a terminal's Ctrl-C: to every process of the command, its helpers and workers too.
-        os.killpg(update.pid, signal.SIGINT)
-        out, err = update.communicate(timeout=WAIT_S)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT_S)
     finally:
-        if update.poll() is None:
-            os.killpg(update.pid, signal.SIGKILL)
-            update.wait(timeout=30)
-    assert update.returncode == 130, out + err
-    assert err.splitlines() == [INTERRUPTED], err
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert err.splitlines() == [interrupted_line(command)], err
     assert "FAILED" not in out and "Traceback" not in out
-    again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+    again = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=WAIT_S)  # fmt: skip
     assert again.returncode == 0, again.stderr
     counts = re.search(r"embeddings +([\d,]+) embedded, ([\d,]+) reused", again.stdout)
