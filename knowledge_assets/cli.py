@@ -8,10 +8,13 @@ import re
 import sys
 from collections.abc import Sequence
 
-from knowledge_assets import answer_cli, mcp_server, search_cli, status_cli, tags_cli
 from knowledge_assets.cli_args import EXIT_USAGE, Parser, port
-from knowledge_assets.cli_errors import closed_pipe, debug_requested, run_reporting
-from knowledge_assets.core.plain_text import plain_doc
+from knowledge_assets.cli_errors import (
+    EXIT_INTERRUPTED,
+    closed_pipe,
+    debug_requested,
+    run_reporting,
+)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -149,6 +152,11 @@ def _mcp(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
+    # Imported here rather than with this module: the console script imports it before main()
+    # can turn Ctrl-C into one line, and these bring in the search and answer code.
+    from knowledge_assets import answer_cli, mcp_server, search_cli, status_cli, tags_cli
+    from knowledge_assets.core.plain_text import plain_doc
+
     parser = Parser(prog="knowledge-assets", description=plain_doc(__doc__))
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of a failure (any position)"
@@ -185,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _describe_each(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Every command's ``--help`` opens with a description (its one-line help unless it has a
     longer one), in the help's own backticks rather than the docstrings' reStructuredText."""
+    from knowledge_assets.core.plain_text import plain_doc
+
     for action in sub._choices_actions:
         command = sub.choices[action.dest]
         command.description = plain_doc(command.description or action.help)
@@ -222,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["KA_DEBUG"] = "1"  # for the run in `demo`, which logs in full then
     try:
         args = build_parser().parse_args(rest)
+    except KeyboardInterrupt:  # while the commands' modules were still loading
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except SystemExit:  # --help wrote its text: a reader gone by then ends it quietly too
         try:
             sys.stdout.flush()

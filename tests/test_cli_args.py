@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -345,6 +347,21 @@ def test_ctrl_c_ends_any_command_with_one_line_and_exit_130(
 
     assert run_reporting(interrupted, debug=False) == 130
     assert capsys.readouterr().err.splitlines() == ["interrupted"]
+
+
+def test_the_console_scripts_module_loads_no_command_code() -> None:
+    """Until ``main()`` runs, Ctrl-C can only print a traceback: the module the console script
+    imports first leaves the search, answer and Dagster code to ``main()``, which loads them
+    where Ctrl-C ends in one line."""
+    heavy = ("knowledge_assets.answer", "knowledge_assets.core.search", "dagster", "numpy")
+    probe = (
+        "import sys, knowledge_assets.cli;"
+        f" print(sorted(m for m in sys.modules for h in {heavy!r} if (m + '.').startswith(h + '.')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert loaded.stdout.strip() == "[]"
 
 
 def test_an_error_that_is_not_an_exception_nor_ctrl_c_still_propagates() -> None:
