@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from knowledge_assets.cli_errors import EXIT_INTERRUPTED
+from knowledge_assets.cli_errors import EXIT_INTERRUPTED, is_interrupt
 from knowledge_assets.core.database import db
 
 if TYPE_CHECKING:
@@ -106,7 +106,18 @@ def _wait_for_shutdown(child: subprocess.Popen[bytes]) -> None:
 
 
 def run_demo(full: bool = False) -> int:
-    """Materialize the whole graph once for the default model and print what landed."""
+    """Materialize the whole graph once for the default model and print what landed. Ctrl-C,
+    before, during or after the run, ends with one line and exit code 130."""
+    try:
+        return _demo(full)
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        print(interrupted_line("demo"), file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _demo(full: bool) -> int:
     import dagster as dg
 
     from knowledge_assets.core.database.locks import waits_told
