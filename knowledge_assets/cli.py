@@ -224,17 +224,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``knowledge-assets`` console script.
 
     Expected failures (store down, bad settings, unknown paths) print one or two lines; ``--debug``
-    anywhere on the command line adds the traceback."""
-    debug, rest = debug_requested(list(sys.argv[1:] if argv is None else argv))
+    anywhere on the command line adds the traceback. Ctrl-C prints one line, also while the
+    command is still loading."""
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:  # before run_reporting took over: settings and commands loading
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str]) -> int:
+    debug, rest = debug_requested(argv)
     if unreadable := next((arg for arg in rest if _SURROGATES.search(arg)), None):
         return _not_utf8(unreadable)
     if debug:
         os.environ["KA_DEBUG"] = "1"  # for the run in `demo`, which logs in full then
     try:
         args = build_parser().parse_args(rest)
-    except KeyboardInterrupt:  # while the commands' modules were still loading
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except SystemExit:  # --help wrote its text: a reader gone by then ends it quietly too
         try:
             sys.stdout.flush()

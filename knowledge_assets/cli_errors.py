@@ -13,13 +13,14 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import psycopg
-
 from knowledge_assets.core import secrets
-from knowledge_assets.core.failures import first_line
 
 if TYPE_CHECKING:
+    import psycopg
     import pydantic
+
+# psycopg and what reads a failure (knowledge_assets.core.failures) are imported where a failure
+# is explained: until main() runs, Ctrl-C can only end in a traceback (cli.build_parser).
 
 DEBUG_FLAG = "--debug"
 EXIT_FAILURE = 1
@@ -64,10 +65,13 @@ def explain(exc: BaseException) -> tuple[str, str] | None:
 
 
 def _explain_one(exc: BaseException) -> tuple[str, str] | None:
+    import psycopg
+
     from knowledge_assets.core.database import db
     from knowledge_assets.core.database.db import DatabaseUrlError, MigrationError
     from knowledge_assets.core.database.locks import StoreBusy
     from knowledge_assets.core.embedders import EmbeddingError
+    from knowledge_assets.core.failures import first_line
     from knowledge_assets.core.preflight import ConfigError
     from knowledge_assets.core.sources.base import SourceError
 
@@ -134,6 +138,8 @@ _DECLARATION_FIX = "fix the declared source (knowledge_assets/defs/sources/<name
 
 def _yaml_line(exc: BaseException) -> tuple[str, str]:
     """``<file> is not valid YAML: <problem> (line 4, column 9)`` and what to fix."""
+    from knowledge_assets.core.failures import first_line
+
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or first_line(exc)
     if mark is None:
@@ -177,6 +183,8 @@ def run_reporting(fn: Callable[[], int], *, debug: bool, command: str | None = N
             traceback.print_exception(secrets.scrubbed(exc), file=sys.stderr)
         explained = explain(exc)
         if explained is None:
+            from knowledge_assets.core.failures import first_line
+
             what = f"unexpected failure: {type(exc).__name__}: {first_line(exc)}"
             todo = "" if debug else "run again with --debug for the traceback, and report it"
         else:
