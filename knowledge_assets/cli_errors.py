@@ -70,6 +70,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     from knowledge_assets.core.database import db
     from knowledge_assets.core.database.db import DatabaseUrlError, MigrationError
     from knowledge_assets.core.database.locks import StoreBusy
+    from knowledge_assets.core.database.server_output import EmbeddedStoreError
     from knowledge_assets.core.embedders import EmbeddingError
     from knowledge_assets.core.failures import first_line
     from knowledge_assets.core.preflight import ConfigError
@@ -96,6 +97,8 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
                 "run `knowledge-assets migrate`; if it persists, rerun with --debug and report it")  # fmt: skip
     if isinstance(exc, DatabaseUrlError):
         return (first_line(exc), "fix DATABASE_URL, or unset it to use the embedded store")
+    if isinstance(exc, EmbeddedStoreError):
+        return (first_line(exc), exc.fix)
     # Imported here: the command line starts without Dagster or pydantic (``--help``, search).
     import dagster as dg
     import pydantic

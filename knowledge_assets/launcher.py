@@ -191,11 +191,19 @@ def debug_output() -> bool:
 
 
 def report_failures(result: dg.ExecuteInProcessResult) -> None:
-    """On stderr: one line per failed step of a run, and where to find the details."""
-    for line in failure_lines(result.all_events):
+    """On stderr: one line per failed step of a run, what to do about a full disk, and where
+    to find the details."""
+    lines = failure_lines(result.all_events)
+    for line in lines:
         print(f"  {line}", file=sys.stderr)
+    if any(DISK_FULL in line for line in lines):  # the store's, the data directory's
+        print("  a disk is full: free space on it, then run again; what the run stored is kept",
+              file=sys.stderr)  # fmt: skip
     print("  details: the run's page in `knowledge-assets dev`, or rerun with --debug",
           file=sys.stderr)  # fmt: skip
+
+
+DISK_FULL = "No space left on device"  # strerror(ENOSPC), as Postgres and Python quote it
 
 
 def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:

@@ -76,14 +76,16 @@ def store_problem(postgres: PostgresResource) -> str | None:
     """One line, without the password, when the store's URL is unusable or the store cannot be
     reached or prepared (pgvector missing, a migration refused); None when it answers."""
     from knowledge_assets.core.database.db import DatabaseUrlError, MigrationError
-    from knowledge_assets.core.database.embedded import StoreUpgradeError
+    from knowledge_assets.core.database.server_output import EmbeddedStoreError
 
     where = "DATABASE_URL" if postgres.database_url else "the embedded store"
     try:
         with postgres.connect():
             return None
-    except (DatabaseUrlError, MigrationError, StoreUpgradeError) as exc:
+    except (DatabaseUrlError, MigrationError) as exc:
         line = first_line(exc)
+    except EmbeddedStoreError as exc:  # also an old store that could not be carried over
+        line = f"{first_line(exc)}: {exc.fix}" if exc.fix else first_line(exc)
     except psycopg.OperationalError as exc:
         line = f"cannot reach the knowledge store ({where}): {first_line(exc)}: {STORE_FIX}"
     return secrets.redact(line, extra=[_password(postgres.database_url)])

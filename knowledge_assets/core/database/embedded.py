@@ -24,6 +24,11 @@ import psycopg
 
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database.server_handles import forget_dead_handles
+from knowledge_assets.core.database.server_output import (
+    EmbeddedStoreError,
+    kept_output,
+    start_failure,
+)
 
 CURRENT_MAJOR = 18
 # Majors the wheel can still start, so their data can be carried over.
@@ -32,7 +37,7 @@ UPGRADABLE = (16,)
 RESTORE_MAINTENANCE_WORK_MEM = "1GB"
 
 
-class StoreUpgradeError(RuntimeError):
+class StoreUpgradeError(EmbeddedStoreError):
     """An old data directory could not be carried over; it is left untouched."""
 
 
@@ -62,17 +67,24 @@ def import_server() -> Any:
 def start(pgdata: Path, log: Callable[[str], None] | None = None) -> Any:
     """Start (or attach to) the server of ``pgdata``, upgrading an old data directory first."""
     pgserver = import_server()
-    pgdata.mkdir(parents=True, exist_ok=True)
+    try:
+        pgdata.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only disk, a file in the folder's place
+        raise start_failure(pgdata, [], exc) from exc
     major = data_major(pgdata)
     if major is not None and major != CURRENT_MAJOR:
         upgrade(pgdata, log or _stderr)
     # A user killed outright never unregistered; forget it, so the last live one stops the server.
     forget_dead_handles(pgdata, getattr(pgserver.PostgresServer, "_lock", None))
-    server = pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
-    with pgserver.PostgresServer._lock:
-        server.ensure_pgdata_inited()  # a new store: initdb, so the settings exist before start
-        write_settings(pgdata, server_settings(_total_memory()))
-    server.start()
+    with kept_output() as output:
+        try:
+            server = pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
+            with pgserver.PostgresServer._lock:
+                server.ensure_pgdata_inited()  # a new store: initdb, so the settings exist first
+                write_settings(pgdata, server_settings(_total_memory()))
+            server.start()
+        except (subprocess.CalledProcessError, OSError) as exc:
+            raise start_failure(pgdata, output, exc) from exc
     return server
 
 
