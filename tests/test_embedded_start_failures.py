@@ -14,6 +14,7 @@ import pytest
 
 from knowledge_assets.core.database.server_output import reason, start_failure
 from knowledge_assets.launcher import report_failures
+from knowledge_assets.mcp.failures import describe_failure
 
 ROOT = Path(__file__).resolve().parents[1]
 PGDATA = Path("/data/pg")
@@ -135,3 +136,13 @@ def test_a_run_that_filled_the_disk_says_what_to_do(
 @dg.asset
 def failing() -> None:
     raise ValueError("a note could not be read")
+
+
+def test_an_mcp_tool_call_that_could_not_start_the_store_says_why_and_what_to_do() -> None:
+    error = start_failure(PGDATA, ["FATAL:  could not extend file: No space left on device"],
+                          subprocess.CalledProcessError(1, "pg_ctl"))  # fmt: skip
+    assert describe_failure(error) == (
+        "the embedded Postgres in /data/pg could not start: could not extend file: No space left"
+        " on device; free space on the disk holding /data/pg, or set KA_DATA_DIR to a folder on"
+        " one with room, then run again"
+    )

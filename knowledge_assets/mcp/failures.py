@@ -6,6 +6,7 @@ from __future__ import annotations
 import psycopg
 
 from knowledge_assets.core import search as core_search
+from knowledge_assets.core.database.server_output import EmbeddedStoreError
 from knowledge_assets.mcp.reader import STATEMENT_TIMEOUT_MS, ServerBusy, is_unreachable
 
 __all__ = ["describe_failure"]
@@ -28,6 +29,8 @@ def describe_failure(exc: BaseException) -> str:
         )
     if isinstance(exc, psycopg.Error):
         return f"knowledge store error: {_message(exc)}"
+    if isinstance(exc, EmbeddedStoreError):  # the embedded store could not start: a full disk
+        return f"{_message(exc)}; {exc.fix}" if exc.fix else _message(exc)
     if isinstance(exc, (core_search.QueryEmbeddingFailed, ServerBusy)):
         return _message(exc)
     if isinstance(exc, (ValueError, LookupError)):  # bad arguments, no active model yet
