@@ -9,9 +9,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -450,6 +452,37 @@ def test_reader_store_reconnects_after_its_connection_was_killed(
     finally:
         store.close()
     assert second_pid != first_pid
+    assert ("日記", 2) in tags
+
+
+def test_a_call_after_every_connection_was_killed_is_answered_at_once(
+    store_url: str, server_url: str
+) -> None:
+    """A database restart ends the idle connections too; a pair's retry used two of them and
+    failed as well (the API answered 503 once after a restart)."""
+    store = ReaderStore(reader_url(store_url))
+    together = threading.Barrier(2, timeout=30)
+
+    def both(conn: psycopg.Connection, other: psycopg.Connection | None) -> list[int]:
+        return [c.info.backend_pid for c in (conn, other) if c is not None]
+
+    def held(conn: psycopg.Connection, other: psycopg.Connection | None) -> list[int]:
+        together.wait()  # two pairs out at once: four connections, all idle afterwards
+        return both(conn, other)
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            pids = {
+                pid for got in pool.map(lambda _: store.run_pair(held), range(2)) for pid in got
+            }
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(p, 5000) FROM unnest(%s::int[]) p", (sorted(pids),)
+            )
+        after, tags = store.run_pair(lambda conn, other: (both(conn, other), notes.list_tags(conn)))
+    finally:
+        store.close()
+    assert len(pids) == 4 and not pids & set(after)
     assert ("日記", 2) in tags
 
 

@@ -154,11 +154,15 @@ class ReaderStore:
                 except psycopg.OperationalError:
                     if attempt or not any(_broken(c) for c in (conn, companion) if c is not None):
                         raise
-                    time.sleep(0.5)
                 finally:
                     self._checkin(conn)
                     if companion is not None:
                         self._checkin(companion)
+                # What broke one connection (a restart, terminated backends) broke the others
+                # too, unseen until used (an unused companion looks fine): the retry opens
+                # fresh ones.
+                self.close()
+                time.sleep(0.5)
             raise AssertionError("unreachable")
         finally:
             if second:
