@@ -98,8 +98,8 @@ class ReaderStore:
 
     Each call gets a connection of its own, so a slow call does not hold up the others; a call
     that finds every connection busy waits at most ``wait_s``. A search may also get a second
-    connection (:meth:`run_pair`) to run its keyword and vector legs at the same time. A
-    connection that broke (the database restarted) is replaced and the call retried once.
+    connection (:meth:`run_pair`) to run its keyword and vector legs at the same time. When a
+    connection broke (the database restarted), the call is retried once on fresh connections.
     Connections are opened in the calling thread, so an unreachable store fails the call at once
     with the real reason; psycopg_pool connects in a background worker and reports an
     unreachable store only as a timeout after the whole wait, and would add a dependency for what
