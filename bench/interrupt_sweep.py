@@ -88,9 +88,9 @@ def demo_sweep(env: dict[str, str], runs: int, window: float, rng: random.Random
         left = subprocess.run(["pgrep", "-f", f"postgres -D {data}"], capture_output=True).stdout
         if left.strip():
             subprocess.run(["pkill", "-f", f"postgres -D {data}"], check=False)
+        stray = "; a server was left running" if left.strip() else ""
         print(f"  demo {i + 1:2d}: Ctrl-C after {delay:4.1f} s -> {what}; next demo"
-              f" {'converged' if ok else 'FAILED'}{'; a server was left running' if left.strip() else ''}",
-              flush=True)  # fmt: skip
+              f" {'converged' if ok else 'FAILED'}{stray}", flush=True)  # fmt: skip
         if what == "traceback":
             print("    " + "\n    ".join(err.strip().splitlines()[-4:]))
         subprocess.run(["rm", "-rf", data], check=False)

@@ -351,8 +351,8 @@ def test_ctrl_c_ends_any_command_with_one_line_and_exit_130(
 
 def test_the_console_scripts_module_loads_no_command_code() -> None:
     """Until ``main()`` runs, Ctrl-C can only print a traceback: the module the console script
-    imports first leaves the search, answer, database and Dagster code to ``main()``, which loads them
-    where Ctrl-C ends in one line."""
+    imports first leaves the search, answer, database and Dagster code to ``main()``, which
+    loads them where Ctrl-C ends in one line."""
     heavy = (
         "knowledge_assets.answer",
         "knowledge_assets.core.search",
@@ -360,10 +360,8 @@ def test_the_console_scripts_module_loads_no_command_code() -> None:
         "numpy",
         "psycopg",
     )
-    probe = (
-        "import sys, knowledge_assets.cli;"
-        f" print(sorted(m for m in sys.modules for h in {heavy!r} if (m + '.').startswith(h + '.')))"
-    )
+    loaded_heavy = f"(m for m in sys.modules for h in {heavy!r} if (m + '.').startswith(h + '.'))"
+    probe = f"import sys, knowledge_assets.cli; print(sorted({loaded_heavy}))"
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
