@@ -114,3 +114,26 @@ def test_a_selection_is_named_by_its_run_config_without_python_reprs(
     selection: DocumentFilter, said: str
 ) -> None:
     assert selection.describe() == said
+
+
+@pytest.mark.parametrize(
+    ("unreadable", "said"),
+    [
+        ([("locked/", "cannot be read (Permission denied): its 5 stored notes are kept")],
+         ", 1 unreadable folder kept"),
+        ([("linked/", "symlink to a folder (/elsewhere): not followed")],
+         ", 1 symlinked folder not followed"),
+        ([("locked/", "cannot be read (Permission denied)"),
+          ("linked/", "symlink to a folder (/elsewhere): not followed")],
+         ", 1 unreadable folder kept, 1 symlinked folder not followed"),
+    ],
+    ids=["unreadable", "symlinked", "both"],
+)  # fmt: skip
+def test_a_symlinked_folder_is_not_called_an_unreadable_one_kept(
+    unreadable: list[tuple[str, str]], said: str
+) -> None:
+    """A symlinked folder is never read, so nothing of it was stored to keep; the summary said
+    "1 unreadable folder kept" for one."""
+    report = SyncReport("local", "tree:1", None, new=["a.md"], unreadable=unreadable)
+    summary = str(raw_metadata(report, "docs_local")["summary"].value)
+    assert summary == "1 new, 0 changed, 0 unchanged, 0 deleted, 0 renamed, 0 rejected" + said

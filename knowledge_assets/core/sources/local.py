@@ -32,6 +32,10 @@ from knowledge_assets.core.sources.exclusions import (
 UNREADABLE = "unreadable"
 _LOOP = "symlink loop"
 
+# The end of the reason a symlinked folder is recorded with: listed, never read (it may leave the
+# vault, or loop), and so no notes of it were ever stored to keep.
+NOT_FOLLOWED = "not followed"
+
 
 class LocalSource:
     """Notes in a folder. Version tokens are ``size:mtime_ns``, so an untouched file is never read."""
@@ -117,7 +121,7 @@ class LocalSource:
                 if entry.is_symlink() and entry.is_dir():
                     # Not followed (it may leave the vault, or loop); recorded, not a mystery.
                     target = os.path.realpath(entry.path)
-                    self.unreadable[rel + "/"] = f"symlink to a folder ({target}): not followed"
+                    self.unreadable[rel + "/"] = f"symlink to a folder ({target}): {NOT_FOLLOWED}"
                 return None
             if not entry.is_file() and not entry.is_symlink():
                 return rel, UNREADABLE  # a FIFO or a device with a note's name: read() says so

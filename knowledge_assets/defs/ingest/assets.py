@@ -12,6 +12,7 @@ from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, ref
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.progress import Progress
+from knowledge_assets.core.sources.local import NOT_FOLLOWED
 from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.automation import UPSTREAM_CHANGED
 from knowledge_assets.defs.metadata import grouped_table, rows_table, table_metadata
@@ -150,7 +151,8 @@ def still_warned_line(report: SyncReport) -> str:
 
 def _summary(report: SyncReport) -> str:
     still, warned = len(report.still_rejected), _warned(report)
-    folders = _unreadable_folders(report)
+    linked = _symlinked_folders(report)
+    folders = _unreadable_folders(report) - linked
     if not report.wrote_anything:
         left = [f"{counted(still, 'file')} still rejected"] if still else []
         left += [f"{counted(warned, 'note')} with warnings"] if warned else []
@@ -165,6 +167,7 @@ def _summary(report: SyncReport) -> str:
         f" {len(report.deleted):,} deleted, {len(report.renamed):,} renamed, {rejected}"
         + (f", {counted(len(report.forgotten), 'rejected file')} gone" if report.forgotten else "")
         + (f", {counted(folders, 'unreadable folder')} kept" if folders else "")
+        + (f", {counted(linked, 'symlinked folder')} not followed" if linked else "")
         + "".join(f", {path} unreadable" for path in _unreadable_files(report))
         + (f", {counted(warned, 'note')} with warnings" if warned else "")
     )
@@ -174,6 +177,14 @@ def _unreadable_folders(report: SyncReport) -> int:
     """The folders that could not be listed (a settings file that could not be read is
     listed beside them, but is no folder)."""
     return sum(1 for path, _ in report.unreadable if path.endswith("/"))
+
+
+def _symlinked_folders(report: SyncReport) -> int:
+    """The symlinked folders among them: not followed, so not unreadable, and nothing of theirs
+    was stored to keep."""
+    return sum(
+        1 for path, why in report.unreadable if path.endswith("/") and why.endswith(NOT_FOLLOWED)
+    )
 
 
 def _unreadable_files(report: SyncReport) -> list[str]:
