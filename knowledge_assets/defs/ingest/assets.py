@@ -180,8 +180,8 @@ def _unreadable_folders(report: SyncReport) -> int:
 
 
 def _symlinked_folders(report: SyncReport) -> int:
-    """The symlinked folders among them: not followed, so not unreadable, and nothing of theirs
-    was stored to keep."""
+    """Of the folders recorded, the symlinked ones: not followed, so not unreadable, and
+    nothing of theirs was stored to keep."""
     return sum(
         1 for path, why in report.unreadable if path.endswith("/") and why.endswith(NOT_FOLLOWED)
     )
