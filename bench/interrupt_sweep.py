@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -93,7 +94,7 @@ def demo_sweep(env: dict[str, str], runs: int, window: float, rng: random.Random
               f" {'converged' if ok else 'FAILED'}{stray}", flush=True)  # fmt: skip
         if what == "traceback":
             print("    " + "\n    ".join(err.strip().splitlines()[-4:]))
-        subprocess.run(["rm", "-rf", data], check=False)
+        shutil.rmtree(data, ignore_errors=True)
     print(f"demo: {dict(seen)}; next demo converged {converged} of {runs}")
 
 

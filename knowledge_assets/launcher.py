@@ -7,11 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from knowledge_assets.cli_errors import EXIT_INTERRUPTED, is_interrupt
 from knowledge_assets.core.database import db
+from knowledge_assets.core.database.server_output import DISK_FULL
 
 if TYPE_CHECKING:
     import dagster as dg
@@ -108,13 +109,7 @@ def _wait_for_shutdown(child: subprocess.Popen[bytes]) -> None:
 def run_demo(full: bool = False) -> int:
     """Materialize the whole graph once for the default model and print what landed. Ctrl-C,
     before, during or after the run, ends with one line and exit code 130."""
-    try:
-        return _demo(full)
-    except BaseException as exc:
-        if not is_interrupt(exc):
-            raise
-        print(interrupted_line("demo"), file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return ended_by_ctrl_c("demo", lambda: _demo(full))
 
 
 def _demo(full: bool) -> int:
@@ -167,8 +162,7 @@ def _demo(full: bool) -> int:
     for line in warnings:  # after the progress bars have closed
         print(f"  {line}", file=sys.stderr)
     if was_interrupted(result.all_events):  # Ctrl-C: not a failure to report step by step
-        print(interrupted_line("demo"), file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted("demo")
     print("run " + ("succeeded" if result.success else "FAILED") + f": {result.run_id}")
     if not result.success:
         report_failures(result)
@@ -183,6 +177,23 @@ def interrupted_line(command: str) -> str:
     return f"interrupted: nothing is lost; run {command} again to finish"
 
 
+def interrupted(command: str) -> int:
+    """Say that ``command`` was interrupted (:func:`interrupted_line`); its exit code."""
+    print(interrupted_line(command), file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def ended_by_ctrl_c(command: str, run: Callable[[], int]) -> int:
+    """``run()``'s exit code, or :func:`interrupted`'s for a Ctrl-C wherever it lands: Dagster
+    raises its own error for one in a run and while it loads the code location."""
+    try:
+        return run()
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        return interrupted(command)
+
+
 def debug_output() -> bool:
     """Whether ``--debug`` (``KA_DEBUG``) asked for Dagster's own log stream and tracebacks."""
     from knowledge_assets.core.settings import env_flag
@@ -193,8 +204,6 @@ def debug_output() -> bool:
 def report_failures(result: dg.ExecuteInProcessResult) -> None:
     """On stderr: one line per failed step of a run, what to do about a full disk, and where
     to find the details."""
-    from knowledge_assets.core.database.server_output import DISK_FULL
-
     lines = failure_lines(result.all_events)
     for line in lines:
         print(f"  {line}", file=sys.stderr)

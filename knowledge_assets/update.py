@@ -25,14 +25,14 @@ from typing import Any
 import dagster as dg
 
 from knowledge_assets import update_log
-from knowledge_assets.cli_errors import EXIT_INTERRUPTED, is_interrupt
 from knowledge_assets.core.counts import noun_for
 from knowledge_assets.core.database.locks import waits_told
 from knowledge_assets.launcher import (
     debug_output,
+    ended_by_ctrl_c,
     fail_dead_runs_now,
     hand_over_to_sensor,
-    interrupted_line,
+    interrupted,
     prepare_environment,
     report_failures,
     was_interrupted,
@@ -44,7 +44,6 @@ INDEX_KEYS = ("latest_docs", "chunks")
 LABEL_WIDTH = 16
 WHOLE_JOB = "embeddings_job"  # the sources to the vectors: what the sensor and schedule run
 KEYWORD_JOB = "chunks_job"  # the sources to the chunks, for --no-embeddings
-INTERRUPTED = interrupted_line("update")
 
 
 def _raw_keys(defs: dg.Definitions) -> list[str]:
@@ -76,15 +75,18 @@ def run_update(
     Ctrl-C, before or during a run, ends with one line and exit code 130. ``verbose``: each
     line the steps log as they log it, and the files each asset lists (:mod:`.update_log`).
     """
-    try:
-        results = _update(force=force, no_embeddings=no_embeddings, quiet=quiet, verbose=verbose)
-    except BaseException as exc:
-        if not is_interrupt(exc):
-            raise
-        results = None
+    return ended_by_ctrl_c(
+        "update",
+        lambda: _outcome(
+            _update(force=force, no_embeddings=no_embeddings, quiet=quiet, verbose=verbose)
+        ),
+    )
+
+
+def _outcome(results: list[dg.ExecuteInProcessResult] | None) -> int:
+    """Print how the update's runs ended (``None``: one was interrupted); the exit code."""
     if results is None:
-        print(INTERRUPTED, file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted("update")
     ok = all(r.success for r in results)
     print(outcome_line(ok, [r.run_id for r in results]))
     for result in results:

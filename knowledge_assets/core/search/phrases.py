@@ -14,6 +14,7 @@ a statement over notes alone (a look-up of titles) keeps the notes with such a p
 
 from __future__ import annotations
 
+import functools
 import re
 
 import psycopg
@@ -37,8 +38,15 @@ def word_lexemes(word: str) -> list[str]:
     its one token, or each pair of its adjacent tokens (``味噌ラーメン`` is ``味噌 ラーメン``), so
     a word Sudachi cuts in two is matched as written rather than as either half anywhere. Empty
     for a word the index keeps nothing of (a particle, punctuation)."""
+    return list(_lexemes(word))
+
+
+# A search reads a phrase's lexemes several times (its refusal, its look-up, the keyword leg,
+# each statement's filter), and an excluded word's twice: Sudachi analyses each once.
+@functools.lru_cache(maxsize=1024)
+def _lexemes(word: str) -> tuple[str, ...]:
     toks = tokens(word)
-    return toks[:1] if len(toks) == 1 else list(dict.fromkeys(bigrams(toks)))
+    return tuple(toks[:1] if len(toks) == 1 else dict.fromkeys(bigrams(toks)))
 
 
 def refusal(phrases: tuple[str, ...]) -> str | None:
