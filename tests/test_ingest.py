@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.base import SourceError
-from knowledge_assets.core.sources.local import LocalSource
+from knowledge_assets.core.sources.local import RACY, LocalSource, settled
 
 
 def _write(root: Path, rel: str, data: bytes | str) -> Path:
@@ -76,6 +77,63 @@ def test_touched_but_identical_file_counts_as_unchanged(db_url: str, vault: Path
         report = sync_source(conn, LocalSource(vault))
     assert report.fetched == 1
     assert report.changed == [] and report.new == []
+
+
+def _coarse_mtime(path: Path, seconds: int) -> None:
+    """Give ``path`` a whole-second mtime, as FAT or HFS+ store one."""
+    os.utime(path, ns=(seconds * 10**9, seconds * 10**9))
+
+
+def test_a_second_save_within_a_coarse_mtime_of_the_sync_is_read_next_time(
+    db_url: str, vault: Path
+) -> None:
+    note = vault / "inbox.md"
+    now = int(time.time())
+    _coarse_mtime(note, now)  # saved just now, on a file system of whole seconds
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        # Saved again in the same second, one character changed: size and mtime stay the same.
+        note.write_text(note.read_text().replace("idea", "IDEA"))
+        _coarse_mtime(note, now)
+        report = sync_source(conn, LocalSource(vault))
+        (body,) = conn.execute(
+            "SELECT content FROM raw.docs_local WHERE file_path = 'inbox.md'"
+        ).fetchone()
+        again = sync_source(conn, LocalSource(vault))
+    assert report.changed == ["inbox.md"]
+    assert "IDEA" in body
+    assert again.fetched <= 1 and again.changed == []
+
+
+@pytest.mark.parametrize(("mtime", "read_again"), [("old whole second", False), ("fine", False)])
+def test_a_settled_file_is_not_read_again(
+    db_url: str, vault: Path, mtime: str, read_again: bool
+) -> None:
+    note = vault / "inbox.md"
+    if mtime == "old whole second":
+        _coarse_mtime(note, int(time.time()) - 3600)
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        report = sync_source(conn, LocalSource(vault))
+    assert (report.fetched > 0) is read_again
+
+
+@pytest.mark.parametrize(
+    ("mtime_ns", "racy"),
+    [
+        (100 * 10**9, True),  # whole second, within 2 s of the scan
+        (98 * 10**9, True),  # FAT's even second: a save up to 2 s later keeps it
+        (97 * 10**9, False),
+        (100 * 10**9 - 2 * 10**7, True),  # exFAT's hundredths: within 30 ms
+        (100 * 10**9 - 5 * 10**7, False),
+        (100 * 10**9 - 1, False),  # nanoseconds: any later save changes the token
+        (101 * 10**9, True),  # a coarse mtime ahead of the scan (a skewed clock)
+    ],
+)
+def test_settled_marks_coarse_recent_tokens(mtime_ns: int, racy: bool) -> None:
+    token = f"12:{mtime_ns}"
+    assert settled(token, 100 * 10**9) == (token + RACY if racy else token)
+    assert settled("unreadable", 100 * 10**9) == "unreadable"
 
 
 BAD_FILES: dict[str, bytes] = {

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -35,6 +36,15 @@ _LOOP = "symlink loop"
 # The end of the reason a symlinked folder is recorded with: listed, never read (it may leave the
 # vault, or loop), and so no notes of it were ever stored to keep.
 NOT_FOLLOWED = "not followed"
+
+# A file saved twice within its file system's timestamp resolution keeps its mtime (and, after
+# a one-character fix, its size): a sync that read the first save between the two would keep it
+# for good, since the token never changes again. FAT and HFS+ store whole seconds (FAT even
+# seconds), exFAT hundredths; ext4, APFS and NTFS nanoseconds. A file of whole-second or
+# whole-hundredth mtime saved within that resolution of the scan is stored with a token no scan
+# gives, so the next sync reads it once more (git's "racily clean" rule).
+RACY = ":racy"
+_COARSE = ((10**9, 2 * 10**9 + 10**8), (10**7, 3 * 10**7))  # (resolution, window) in ns
 
 
 class LocalSource:
@@ -163,6 +173,7 @@ class LocalSource:
 
     def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         """Compare the folder with the stored version tokens; only changed files are read later."""
+        started = time.time_ns()
         versions = self._held_back(self.scan(), known)
         fetch = sorted(path for path, token in versions.items() if known.get(path) != token)
         hidden = tuple(self.unreadable)
@@ -176,7 +187,7 @@ class LocalSource:
             head=self._marked(sha) if sha else self.fingerprint(versions),
             fetch=fetch,
             deleted=deleted,
-            versions={path: versions[path] for path in fetch},
+            versions={path: settled(versions[path], started) for path in fetch},
             present=set(versions) | {p for p in known if p.startswith(hidden)},
             base=since,
             unreadable=dict(self.unreadable),
@@ -263,6 +274,20 @@ def _why(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return _LOOP
     return exc.strerror or type(exc).__name__
+
+
+def settled(token: str, scanned_ns: int) -> str:
+    """``token`` (``size:mtime_ns``) as stored, marked :data:`RACY` when its file could still
+    change without changing it: a coarse mtime within the file system's resolution of
+    ``scanned_ns``, the time the scan began."""
+    _, _, mtime = token.partition(":")
+    if not mtime.isdigit():
+        return token
+    mtime_ns = int(mtime)
+    for resolution, window in _COARSE:
+        if mtime_ns % resolution == 0:
+            return token + RACY if mtime_ns >= scanned_ns - window else token
+    return token
 
 
 def git_head(folder: Path) -> str | None:
