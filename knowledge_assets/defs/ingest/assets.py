@@ -104,7 +104,10 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "rejected": dg.MetadataValue.int(report.rejected_files),
         "rejected_unchanged": dg.MetadataValue.int(len(report.still_rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
-        "unreadable_folders": dg.MetadataValue.int(_unreadable_folders(report)),
+        "unreadable_folders": dg.MetadataValue.int(
+            _unreadable_folders(report) - _symlinked_folders(report)
+        ),
+        "symlinked_folders": dg.MetadataValue.int(_symlinked_folders(report)),
         "warned_notes": dg.MetadataValue.int(_warned(report)),
         "note_warnings": rows_table(
             ("file", "warning"),
