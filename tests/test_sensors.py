@@ -137,22 +137,24 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
-def test_local_git_vault_uses_head_commit(tmp_path: Path, db_url: str) -> None:
+def test_a_save_in_a_git_vault_is_synced_before_it_is_committed(
+    tmp_path: Path, db_url: str
+) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
     git(vault, "init", "-q", "-b", "main")
     git(vault, "add", ".")
     git(vault, "commit", "-q", "-m", "first")
-    first = git(vault, "rev-parse", "HEAD")
     resource = VaultResource(path=str(vault))
-    assert isinstance(evaluate(resource, db_url, cursor=first), dg.SkipReason)
-    (vault / "inbox.md").write_text("# Inbox\n\nnew thought\n")
+    first = evaluate(resource, db_url, cursor=None)
+    assert isinstance(first, dg.SensorResult) and first.cursor is not None
+    (vault / "inbox.md").write_text("# Inbox\n\nnew thought\n")  # saved, not committed
+    saved = evaluate(resource, db_url, cursor=first.cursor)
+    assert isinstance(saved, dg.SensorResult) and saved.cursor not in (None, first.cursor)
+    assert only_request(saved).tags[PREVIOUS_HEAD_TAG] == first.cursor
+    # Committing what was saved changes no note: nothing to sync again.
     git(vault, "commit", "-q", "-am", "second")
-    second = git(vault, "rev-parse", "HEAD")
-    result = evaluate(resource, db_url, cursor=first)
-    request = only_request(result)
-    assert isinstance(result, dg.SensorResult) and result.cursor == second
-    assert request.tags[HEAD_TAG] == second and request.tags[PREVIOUS_HEAD_TAG] == first
+    assert isinstance(evaluate(resource, db_url, cursor=saved.cursor), dg.SkipReason)
 
 
 def test_local_folder_fingerprint_moves_when_a_note_changes(tmp_path: Path, db_url: str) -> None:

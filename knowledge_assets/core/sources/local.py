@@ -155,9 +155,9 @@ class LocalSource:
         return Path(text).relative_to(self.root).as_posix()
 
     def head(self) -> str:
-        """The vault's git HEAD commit when it is a git work tree, else a fingerprint of the tree."""
-        sha = git_head(self.root)
-        return self._marked(sha) if sha else self.fingerprint()
+        """A fingerprint of the notes, also of a vault that is a git work tree: a note saved in
+        Obsidian and not committed yet must reach search as soon as one in a plain folder."""
+        return self.fingerprint()
 
     def fingerprint(self, versions: Mapping[str, str] | None = None) -> str:
         """A hash of every path, size and mtime: cheap, and changes whenever Obsidian saves."""
@@ -182,9 +182,8 @@ class LocalSource:
         renamed = {clean_text(p) for p in versions if clean_text(p) != p}
         gone = set(known) - set(versions) - renamed
         deleted = sorted(p for p in gone if not p.startswith(hidden))
-        sha = git_head(self.root)
         return ChangeSet(
-            head=self._marked(sha) if sha else self.fingerprint(versions),
+            head=self.fingerprint(versions),
             fetch=fetch,
             deleted=deleted,
             versions={path: settled(versions[path], started) for path in fetch},
@@ -288,22 +287,3 @@ def settled(token: str, scanned_ns: int) -> str:
         if mtime_ns % resolution == 0:
             return token + RACY if mtime_ns >= scanned_ns - window else token
     return token
-
-
-def git_head(folder: Path) -> str | None:
-    """The commit SHA of HEAD when ``folder`` is the top of a git work tree, read without git."""
-    git_dir = folder / ".git"
-    try:
-        head = (git_dir / "HEAD").read_text().strip()
-        if not head.startswith("ref: "):
-            return head or None
-        ref = head[5:]
-        ref_file = git_dir / ref
-        if ref_file.exists():
-            return ref_file.read_text().strip()
-        for line in (git_dir / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except OSError:
-        return None
-    return None

@@ -2,7 +2,7 @@
 
 ``source_changed_sensor`` reads the source head every ``MIN_INTERVAL_S`` seconds (at most; the
 daemon may tick later): the head commit SHA of the configured GitHub branch, or for a local vault
-its git HEAD when the folder is a git work tree, else a fingerprint of every note's path, size
+(a git work tree too: a save need not be committed) a fingerprint of every note's path, size
 and modification time. The head is cheap to read (one REST call, or one directory walk without
 reading files), so a short interval costs little; 30 s keeps an edit searchable within a minute
 without hammering GitHub's rate limit (120 calls an hour).
@@ -31,8 +31,8 @@ TRIGGER_TAG = "knowledge-assets/trigger"
     job=embeddings_job,
     minimum_interval_seconds=MIN_INTERVAL_S,
     description="Every 30 seconds, looks at the source's head: the branch's latest commit on "
-    "GitHub, HEAD of a local git vault, or a fingerprint of file names, sizes and times of a plain "
-    "folder. When it moved, runs embeddings_job for the search model, reading only the files "
+    "GitHub, or a fingerprint of the file names, sizes and times of a local vault (saved notes "
+    "count, committed or not). When it moved, runs embeddings_job for the search model, reading only the files "
     "that changed. When the source cannot be reached, the tick is skipped and retried.",
     default_status=sensor_status(),
 )
