@@ -6,11 +6,15 @@ runs, and the store must hold exactly the vault: the same paths, each with the c
 its file as it is now, chunks of that version, every passage embedded, no file left rejected; a
 second quiet ``update`` changes nothing.
 
-    .venv/bin/python bench/churn_sweep.py [--rounds 10] [--seed 1] [--coarse]
+    .venv/bin/python bench/churn_sweep.py [--rounds 10] [--seed 1] [--coarse | --github]
 
 ``--coarse`` gives each file the writer saves a whole-second mtime, as FAT and HFS+ store
 them: a one-character fix saved in the same second as the save before it then changes neither
 the size nor the mtime of the file.
+
+``--github`` keeps the notes in a GitHub repository served on loopback (``tests/fakes``) instead:
+the writer pushes commits (edits, new notes, deletions, renames, one-digit fixes) and now and
+then force-pushes over its last two commits; the store must then hold the branch's head.
 
 The vault starts as a copy of the jsquad notes (59), on a fresh embedded store in a temporary
 data directory with the default model. Everything is local and bounded: each run has a timeout,
@@ -20,118 +24,33 @@ the writer makes at most ``--ops`` changes per run, and the server is stopped at
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
+from psycopg import sql
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from churn_writers import FolderWriter, RepoWriter, Writer  # noqa: E402
 from common import JSQUAD  # noqa: E402
 
 from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document  # noqa: E402
+from tests.fakes.github_server import FakeGitHub  # noqa: E402
 
 COMMAND = [str(ROOT / ".venv" / "bin" / "knowledge-assets")]
 RUN_TIMEOUT_S = 600
-
-
-class Writer(threading.Thread):
-    """Changes the vault at random moments until stopped, as a person and a sync tool would."""
-
-    def __init__(
-        self, vault: Path, sections: list[str], rng: random.Random, ops: int, coarse: bool
-    ) -> None:
-        super().__init__(daemon=True)
-        self.vault, self.sections, self.rng, self.ops = vault, sections, rng, ops
-        self.coarse = coarse
-        self.halt = threading.Event()
-        self.done: Counter[str] = Counter()
-
-    def run(self) -> None:
-        actions = [
-            self.edit_in_place, self.retouch, self.save_atomic, self.create, self.delete,
-            self.rename,
-        ]  # fmt: skip
-        weights = [5, 3, 3, 2, 1, 1]
-        for _ in range(self.ops):
-            if self.halt.wait(self.rng.uniform(0.01, 0.4)):
-                return
-            action = self.rng.choices(actions, weights)[0]
-            try:
-                touched = action()
-                if self.coarse and touched is not None and touched.exists():
-                    whole = time.time_ns() // 10**9 * 10**9  # as FAT or HFS+ would store it
-                    os.utime(touched, ns=(whole, whole))
-                self.done[action.__name__] += 1
-            except (FileNotFoundError, IndexError):
-                self.done["raced with itself"] += 1
-
-    def notes(self) -> list[Path]:
-        return sorted(p for p in self.vault.rglob("*.md") if p.is_file())
-
-    def text(self) -> str:
-        picked = self.rng.sample(self.sections, k=self.rng.randint(1, 4))
-        stamp = f"{time.time_ns()}-{self.rng.randrange(10**6)}"
-        return f"---\ntags: [churn]\nrev: {stamp}\n---\n" + "\n\n".join(picked) + "\n"
-
-    def edit_in_place(self) -> Path:
-        """Truncate, then write the new text in a few pieces with pauses between them."""
-        note = self.rng.choice(self.notes())
-        data = self.text().encode()
-        cuts = sorted(self.rng.sample(range(1, len(data)), k=min(3, len(data) - 1)))
-        with note.open("wb") as f:
-            for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
-                f.write(data[start:end])
-                f.flush()
-                time.sleep(self.rng.uniform(0, 0.03))
-        return note
-
-    def retouch(self) -> Path:
-        """A one-character fix of a note being worked on (one of three): the size stays, only
-        the mtime can tell the save apart."""
-        note = self.rng.choice(self.notes()[:3])
-        data = bytearray(note.read_bytes())
-        digits = [i for i, b in enumerate(data) if 0x30 <= b <= 0x39]
-        if digits:
-            i = self.rng.choice(digits)
-            data[i] = 0x30 + (data[i] - 0x30 + 1) % 10
-        with note.open("r+b") as f:
-            f.write(data)
-        return note
-
-    def save_atomic(self) -> Path:
-        note = self.rng.choice(self.notes())
-        tmp = note.with_name(f".{note.name}.tmp")
-        tmp.write_bytes(self.text().encode())
-        os.replace(tmp, note)
-        return note
-
-    def create(self) -> Path:
-        folder = self.vault / self.rng.choice(["", "new", "new/deeper", "inbox"])
-        folder.mkdir(parents=True, exist_ok=True)
-        note = folder / f"churn-{time.time_ns()}.md"
-        note.write_bytes(self.text().encode())
-        return note
-
-    def delete(self) -> None:
-        notes = self.notes()
-        if len(notes) > 40:
-            self.rng.choice(notes).unlink()
-
-    def rename(self) -> None:
-        note = self.rng.choice(self.notes())
-        target = self.vault / self.rng.choice(["moved", "inbox", ""]) / f"r{time.time_ns()}.md"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        note.rename(target)
 
 
 def sections_of(vault: Path) -> list[str]:
@@ -149,20 +68,25 @@ def update(env: dict[str, str]) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def expected(vault: Path) -> dict[str, str]:
-    """Each note path -> the content hash its file has now (as the pipeline parses it)."""
+def expected(notes: dict[str, bytes]) -> dict[str, str]:
+    """Each note path -> the content hash of its bytes now (as the pipeline parses them)."""
     out = {}
-    for note in vault.rglob("*.md"):
-        rel = note.relative_to(vault).as_posix()
-        parsed = parse_document(rel, note.read_bytes())
+    for path, data in notes.items():
+        parsed = parse_document(path, data)
         assert isinstance(parsed, ParsedDoc), parsed
-        out[rel] = parsed.content_hash
+        out[path] = parsed.content_hash
     return out
 
 
-def store_state(url: str) -> dict[str, object]:
+def store_state(url: str, table: str) -> dict[str, object]:
     with psycopg.connect(url) as conn:
-        raw = dict(conn.execute("SELECT file_path, content_hash FROM raw.docs_local").fetchall())
+        raw = dict(
+            conn.execute(
+                sql.SQL("SELECT file_path, content_hash FROM {}").format(
+                    sql.Identifier("raw", table)
+                )
+            ).fetchall()
+        )
         latest = dict(
             conn.execute("SELECT file_path, content_hash FROM rag.latest_docs").fetchall()
         )
@@ -181,9 +105,9 @@ def store_state(url: str) -> dict[str, object]:
     }  # fmt: skip
 
 
-def verdict(vault: Path, url: str, status: str) -> list[str]:
-    """What in the store does not match the vault (empty: it converged)."""
-    want, state = expected(vault), store_state(url)
+def verdict(notes: dict[str, bytes], url: str, table: str, status: str) -> list[str]:
+    """What in the store does not match the notes (empty: it converged)."""
+    want, state = expected(notes), store_state(url, table)
     problems = []
     for name in ("raw", "latest"):
         have = state[name]
@@ -204,10 +128,42 @@ def verdict(vault: Path, url: str, status: str) -> list[str]:
 
 
 def server_url(data: Path) -> str:
-    sys.path.insert(0, str(ROOT))
     from knowledge_assets.core.database import embedded
 
     return str(embedded.start(data / "pg").get_uri())
+
+
+@contextlib.contextmanager
+def source(args: argparse.Namespace, work: Path) -> Iterator[tuple[dict[str, str], Any]]:
+    """The environment that points ``update`` at the notes, and a factory of writers."""
+    vault = work / "vault"
+    shutil.copytree(JSQUAD / "vault", vault)
+    sections = sections_of(vault)
+    if not args.github:
+        yield (
+            {"KA_VAULT_PATH": str(vault)},
+            lambda rng: FolderWriter(vault, sections, rng, args.ops, args.coarse),
+        )
+        return
+    with FakeGitHub("me/notes") as gh:
+        gh.commit({p.relative_to(vault).as_posix(): p.read_bytes() for p in vault.rglob("*.md")})
+        env = {"KA_SOURCE": "github", "KA_GITHUB_REPO": gh.repo, "KA_GITHUB_BASE_URL": gh.base_url}
+        yield env, lambda rng: RepoWriter(gh, sections, rng, args.ops)
+
+
+def churn(env: dict[str, str], writer: Writer, i: int) -> str:
+    """One ``update`` while ``writer`` changes the notes; what it ended with."""
+    writer.start()
+    started = time.monotonic()
+    code, _, err = update(env)
+    writer.halt.set()
+    writer.join(timeout=10)
+    what = "traceback" if "Traceback" in err else f"exit {code}"
+    print(f"  update {i + 1:2d}: {what} after {time.monotonic() - started:5.1f} s,"
+          f" while the writer made {dict(writer.done)}", flush=True)  # fmt: skip
+    if code != 0:
+        print("    " + "\n    ".join(err.strip().splitlines()[-3:]))
+    return what
 
 
 def main() -> None:
@@ -219,48 +175,33 @@ def main() -> None:
         "--coarse", action="store_true",
         help="give every file the writer saves a whole-second mtime, as FAT and HFS+ keep",
     )  # fmt: skip
+    parser.add_argument("--github", action="store_true", help="a loopback GitHub repository")
     args = parser.parse_args()
-    coarse = " --coarse" if args.coarse else ""
+    flags = " --coarse" * args.coarse + " --github" * args.github
     print(f"command: .venv/bin/python bench/churn_sweep.py --rounds {args.rounds} --ops"
-          f" {args.ops} --seed {args.seed}{coarse}; load {os.getloadavg()}")  # fmt: skip
+          f" {args.ops} --seed {args.seed}{flags}; load {os.getloadavg()}")  # fmt: skip
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="ka-churn-"))
-    vault, data = work / "vault", work / "data"
-    shutil.copytree(JSQUAD / "vault", vault)
-    env = os.environ | {"KA_VAULT_PATH": str(vault), "KA_DATA_DIR": str(data), "NO_COLOR": "1"}
-    sections = sections_of(vault)
-    print(
-        f"data: {JSQUAD.name}/vault copied ({len(list(vault.rglob('*.md')))} notes); default model"
-    )
+    data = work / "data"
+    table = "docs_github" if args.github else "docs_local"
     try:
-        first = update(env)
-        print(f"first update: exit {first[0]}")
-        outcomes: Counter[str] = Counter()
-        for i in range(args.rounds):
-            writer = Writer(vault, sections, rng, args.ops, args.coarse)
-            writer.start()
-            started = time.monotonic()
-            code, _, err = update(env)
-            writer.halt.set()
-            writer.join(timeout=10)
-            what = "traceback" if "Traceback" in err else f"exit {code}"
-            outcomes[what] += 1
-            print(f"  update {i + 1:2d}: {what} after {time.monotonic() - started:5.1f} s,"
-                  f" while the writer made {dict(writer.done)}", flush=True)  # fmt: skip
-            if code != 0:
-                print("    " + "\n    ".join(err.strip().splitlines()[-3:]))
-        quiet = update(env)
-        status = subprocess.run([*COMMAND, "status"], cwd=ROOT, env=env, capture_output=True,
-                                text=True, timeout=120).stdout  # fmt: skip
-        url = server_url(data)
-        problems = verdict(vault, url, status)
-        again = update(env)
+        with source(args, work) as (where, writer_for):
+            env = os.environ | where | {"KA_DATA_DIR": str(data), "NO_COLOR": "1"}
+            kind = "a loopback GitHub repository" if args.github else "a folder"
+            print(f"data: {JSQUAD.name}/vault (59 notes) in {kind}; default model")
+            print(f"first update: exit {update(env)[0]}")
+            outcomes = Counter(churn(env, writer_for(rng), i) for i in range(args.rounds))
+            quiet = update(env)
+            status = subprocess.run([*COMMAND, "status"], cwd=ROOT, env=env, capture_output=True,
+                                    text=True, timeout=120).stdout  # fmt: skip
+            notes = writer_for(rng).notes()
+            problems = verdict(notes, server_url(data), table, status)
+            again = update(env)
         noop = "No changes" in again[1] + again[2]
-        notes = len(list(vault.rglob("*.md")))
         print(f"runs under churn: {dict(outcomes)}; quiet update exit {quiet[0]}")
         print(
-            f"after the quiet update, {notes} notes in the vault: "
-            + ("store matches the vault" if not problems else "MISMATCH: " + "; ".join(problems))
+            f"after the quiet update, {len(notes)} notes: "
+            + ("store matches the source" if not problems else "MISMATCH: " + "; ".join(problems))
         )
         print(f"second quiet update: {'nothing to do' if noop else 'it changed something'}"
               f" (exit {again[0]})")  # fmt: skip
