@@ -118,6 +118,18 @@ def test_a_settled_file_is_not_read_again(
     assert (report.fetched > 0) is read_again
 
 
+def test_the_fingerprint_moves_when_a_coarse_save_settles(vault: Path) -> None:
+    """A run stores the head of its scan as the sensor's cursor: the head must move once a
+    just-saved file has settled, so the sensor starts the run that reads it again."""
+    source = LocalSource(vault)
+    saved = 100 * 10**9
+    versions = {"inbox.md": f"12:{saved}", "other.md": "7:123456789"}
+    fresh = source.fingerprint(versions, scanned_ns=saved + 10**9)
+    settled_head = source.fingerprint(versions, scanned_ns=saved + 10 * 10**9)
+    assert fresh != settled_head
+    assert settled_head == source.fingerprint(versions, scanned_ns=saved + 60 * 10**9)
+
+
 @pytest.mark.parametrize(
     ("mtime_ns", "racy"),
     [

@@ -157,13 +157,19 @@ class LocalSource:
     def head(self) -> str:
         """A fingerprint of the notes, also of a vault that is a git work tree: a note saved in
         Obsidian and not committed yet must reach search as soon as one in a plain folder."""
-        return self.fingerprint()
+        started = time.time_ns()
+        return self.fingerprint(self.scan(), started)
 
-    def fingerprint(self, versions: Mapping[str, str] | None = None) -> str:
-        """A hash of every path, size and mtime: cheap, and changes whenever Obsidian saves."""
+    def fingerprint(self, versions: Mapping[str, str], scanned_ns: int) -> str:
+        """A hash of every path, size and mtime: cheap, and changes whenever Obsidian saves.
+
+        Tokens are hashed as stored (:func:`settled`): a file saved within a coarse mtime of
+        the scan changes the fingerprint again once it has settled, so the sensor starts the
+        run that reads it once more."""
         digest = hashlib.sha256()
-        for path, token in sorted((versions or self.scan()).items()):
-            digest.update(f"{path}\0{token}\n".encode("utf-8", "surrogateescape"))
+        for path, token in sorted(versions.items()):
+            line = f"{path}\0{settled(token, scanned_ns)}\n"
+            digest.update(line.encode("utf-8", "surrogateescape"))
         return self._marked("tree:" + digest.hexdigest())
 
     def _marked(self, head: str) -> str:
@@ -183,7 +189,7 @@ class LocalSource:
         gone = set(known) - set(versions) - renamed
         deleted = sorted(p for p in gone if not p.startswith(hidden))
         return ChangeSet(
-            head=self.fingerprint(versions),
+            head=self.fingerprint(versions, started),
             fetch=fetch,
             deleted=deleted,
             versions={path: settled(versions[path], started) for path in fetch},
