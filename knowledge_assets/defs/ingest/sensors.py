@@ -32,8 +32,9 @@ TRIGGER_TAG = "knowledge-assets/trigger"
     minimum_interval_seconds=MIN_INTERVAL_S,
     description="Every 30 seconds, looks at the source's head: the branch's latest commit on "
     "GitHub, or a fingerprint of the file names, sizes and times of a local vault (saved notes "
-    "count, committed or not). When it moved, runs embeddings_job for the search model, reading only the files "
-    "that changed. When the source cannot be reached, the tick is skipped and retried.",
+    "count, committed or not). When it moved, runs embeddings_job for the search model, "
+    "reading only the files that changed. When the source cannot be reached, the tick is "
+    "skipped and retried.",
     default_status=sensor_status(),
 )
 def source_changed_sensor(
