@@ -188,7 +188,8 @@ def main() -> None:
         with source(args, work) as (where, writer_for):
             env = os.environ | where | {"KA_DATA_DIR": str(data), "NO_COLOR": "1"}
             kind = "a loopback GitHub repository" if args.github else "a folder"
-            print(f"data: {JSQUAD.name}/vault (59 notes) in {kind}; default model")
+            count = len(list((JSQUAD / "vault").rglob("*.md")))
+            print(f"data: {JSQUAD.name}/vault ({count} notes) in {kind}; default model")
             print(f"first update: exit {update(env)[0]}")
             outcomes = Counter(churn(env, writer_for(rng), i) for i in range(args.rounds))
             quiet = update(env)
