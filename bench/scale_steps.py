@@ -7,7 +7,7 @@ runs, so two versions can be timed back to back on the same machine state::
 
     .venv/bin/python bench/scale_steps.py full 1000
     ROOT=/path/to/older/checkout .venv/bin/python bench/scale_steps.py full 1000
-    .venv/bin/python bench/scale_steps.py steps /tmp/store noop,noop,edit,delete
+    .venv/bin/python bench/scale_steps.py steps /tmp/store noop,noop,edit,delete,move
 
 ``full N`` keeps its store (printed) for ``steps``. Vaults and edits are bench/scale.py's
 (bench/scale_vaults.py), and the bench itself (with its CPU sampling) is always this one. The
@@ -16,6 +16,8 @@ reading it as a run does (use the same ``MODEL`` for a store's ``full`` and its 
 
     MODEL=usem3 .venv/bin/python bench/scale_steps.py full 10000
     MODEL=usem3 .venv/bin/python bench/scale_steps.py steps /tmp/store noop,edit,noop,edit
+
+``move`` moves every note into a new folder (a reorganized vault: every note renamed at once).
 
 ``PROFILE=N`` adds, per run, the project's N functions of most cumulative time (cProfile).
 ``SOURCE=<folder of notes>`` replicates that folder instead of the jsquad vault (``full`` only),
@@ -251,13 +253,24 @@ def main() -> None:
         return
     work = Path(arg)
     url = db.store_url(db.embedded_url(work / "pg"))
-    files = sorted((work / "vault").glob("*.md"))
+    files = sorted((work / "vault").rglob("*.md"))
     for label in sys.argv[3].split(","):
         if label == "edit":
             scale_vaults.edit_one_section(files[0])
         elif label == "delete":
             files.pop(1).unlink()
+        elif label == "move":  # every note into a new folder, as a reorganized vault
+            files = _moved(work / "vault", files)
         run(label, url, work / "vault", instance)
+
+
+def _moved(vault: Path, files: list[Path]) -> list[Path]:
+    """Move every note of ``files`` into a folder of ``vault`` named after the time."""
+    folder = vault / f"moved-{time.time_ns()}"
+    folder.mkdir()
+    for note in files:
+        note.rename(folder / note.name)
+    return sorted(folder.glob("*.md"))
 
 
 if __name__ == "__main__":
