@@ -94,6 +94,36 @@ def test_an_edit_reuses_the_tokens_of_unchanged_texts(db_url: str, tmp_path: Pat
     _stats_match(db_url)
 
 
+def test_a_renamed_note_is_chunked_at_its_new_path_with_the_tokens_it_had(
+    db_url: str, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path, 3)
+    # No H1 and no frontmatter title: the title, in the chunk's text, is the file name.
+    (vault / "名前だけ.md").write_text("## 節\n\n題のないノート。\n", encoding="utf-8")
+    _sync(db_url, vault)
+    (vault / "moved").mkdir()
+    (vault / "n001.md").rename(vault / "moved" / "n001.md")
+    (vault / "名前だけ.md").rename(vault / "新しい名前.md")
+    report = _sync(db_url, vault)
+    # The moved note's three sections keep their tokens; the renamed note's one section has
+    # another text (its title changed with the file name) and is tokenized.
+    assert (report.chunks_written, report.tokens_reused) == (4, 3)
+    with db.connect(db_url) as conn:
+        paths = {r[0] for r in conn.execute(
+            "SELECT DISTINCT d.file_path FROM rag.chunks c JOIN rag.latest_docs d"
+            " ON d.id = c.document_id"
+        ).fetchall()}  # fmt: skip
+        (text,) = conn.execute(
+            "SELECT c.embedding_text FROM rag.chunks c JOIN rag.latest_docs d"
+            " ON d.id = c.document_id WHERE d.file_path = '新しい名前.md'"
+        ).fetchone() or ("",)
+        kept = conn.execute("SELECT count(*) FROM rag.departed_tokens").fetchone()
+    assert paths == {"n000.md", "moved/n001.md", "n002.md", "新しい名前.md"}
+    assert "新しい名前" in text and "名前だけ" not in text
+    assert kept == (0,)  # emptied once the notes were written
+    _stats_match(db_url)
+
+
 def test_a_chunk_over_the_tsvector_limits_gets_its_token_count_from_postgres(
     db_url: str, tmp_path: Path
 ) -> None:

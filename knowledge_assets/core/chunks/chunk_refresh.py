@@ -108,6 +108,7 @@ def refresh_chunks(
         # were before it, and plan searches as if they were nearly empty.
         db.vacuum_analyze(conn, "rag.chunks", "rag.latest_docs", "rag.keyword_lexemes")
     chunk_writer.merge_keyword_pending(conn)
+    chunk_writer.forget_departed_tokens(conn)
     with conn.transaction():
         report.embeddings_removed = index_store.delete_departed_embeddings(conn)
     return report

@@ -55,9 +55,12 @@ _MERGE = (
     "   coalesce(s.token_count, r.token_count,"
     "    rag.tsvector_token_count(coalesce(s.tsv_input::tsvector, ''::tsvector))),"
     "   coalesce(s.heading_parts, '{}'), s.url, coalesce(s.meta, '{}')"
-    "  FROM pg_temp.chunk_stage s LEFT JOIN LATERAL (SELECT x.tokens, x.token_count"
-    "   FROM rag.chunks x WHERE s.tsv_input IS NULL AND x.text_hash = s.text_hash"
-    "   AND x.chunker_sig = s.chunker_sig LIMIT 1) r ON true"
+    "  FROM pg_temp.chunk_stage s LEFT JOIN LATERAL (SELECT y.tokens, y.token_count FROM ("
+    "   (SELECT x.tokens, x.token_count FROM rag.chunks x WHERE s.tsv_input IS NULL"
+    "    AND x.text_hash = s.text_hash AND x.chunker_sig = s.chunker_sig LIMIT 1)"
+    "   UNION ALL (SELECT x.tokens, x.token_count FROM rag.departed_tokens x"
+    "    WHERE s.tsv_input IS NULL AND x.text_hash = s.text_hash"
+    "    AND x.chunker_sig = s.chunker_sig LIMIT 1)) y LIMIT 1) r ON true"
     "  ORDER BY s.document_id, s.chunk_index"
     "  ON CONFLICT (document_id, chunk_index) DO UPDATE SET heading = EXCLUDED.heading,"
     "  parent_heading = EXCLUDED.parent_heading, heading_path = EXCLUDED.heading_path,"
@@ -111,13 +114,22 @@ def token_source(chunk: Chunk) -> TokenSource:
 
 
 def tokenized_hashes(conn: psycopg.Connection, sig: str, hashes: Sequence[str]) -> set[str]:
-    """The text hashes among ``hashes`` that some chunk made with ``sig`` already has tokens for."""
+    """The text hashes among ``hashes`` that some chunk made with ``sig`` already has tokens for
+    (a stored chunk, or one of a renamed note: ``sql/065``)."""
     rows = conn.execute(
-        "SELECT DISTINCT text_hash FROM rag.chunks"
-        " WHERE text_hash = ANY(%s::text[]) AND chunker_sig = %s",
-        (list(hashes), sig),
+        "SELECT text_hash FROM rag.chunks WHERE text_hash = ANY(%(h)s::text[])"
+        " AND chunker_sig = %(sig)s"
+        " UNION SELECT text_hash FROM rag.departed_tokens WHERE text_hash = ANY(%(h)s::text[])"
+        " AND chunker_sig = %(sig)s",
+        {"h": list(hashes), "sig": sig},
     ).fetchall()
     return {r[0] for r in rows}
+
+
+def forget_departed_tokens(conn: psycopg.Connection) -> None:
+    """Empty the tokens kept of renamed notes' chunks: the chunks step has written the notes."""
+    with conn.transaction():
+        conn.execute("DELETE FROM rag.departed_tokens")
 
 
 def stored_hashes(

@@ -309,13 +309,16 @@ def write_latest(
     ``scope`` only, when given: the other rows are left as they are).
 
     Rows whose content and dates are unchanged are not touched; rows no longer kept are
-    deleted, and their chunks go with them (ON DELETE CASCADE). Returns (upserted, deleted).
+    deleted, and their chunks go with them (ON DELETE CASCADE): the keyword tokens of those
+    whose content arrives at another path (a renamed note) are kept for the chunks step
+    (``sql/065``). Returns (upserted, deleted).
     """
+    paths = [k.path for k in kept]
     upserted = conn.execute(
         _UPSERT_LATEST.format(raw=raw_table(table)),
         {
             "table": table,
-            "paths": [k.path for k in kept],
+            "paths": paths,
             "slugs": [k.slug for k in kept],
             "created": [k.created for k in kept],
             "updated": [k.updated for k in kept],
@@ -323,14 +326,33 @@ def write_latest(
         },
     ).rowcount
     # An anti-join, not NOT = ANY(array): that compares every row with every kept path.
-    deleted = conn.execute(
-        "DELETE FROM rag.latest_docs l WHERE l.source_table = %(t)s"
+    gone = conn.execute(
+        "SELECT l.id FROM rag.latest_docs l WHERE l.source_table = %(t)s"
         " AND (%(scope)s::text[] IS NULL OR l.file_path = ANY(%(scope)s::text[]))"
         " AND NOT EXISTS (SELECT 1 FROM unnest(%(kept)s::text[]) AS k(path)"
         "  WHERE k.path = l.file_path)",
-        {"t": table, "kept": [k.path for k in kept], "scope": scope},
-    ).rowcount
-    return upserted, deleted
+        {"t": table, "kept": paths, "scope": scope},
+    ).fetchall()
+    if not gone:
+        return upserted, 0
+    ids = [row[0] for row in gone]
+    conn.execute(_KEEP_RENAMED_TOKENS, {"gone": ids, "kept": paths, "t": table})
+    deleted = conn.execute("DELETE FROM rag.latest_docs WHERE id = ANY(%s::uuid[])", (ids,))
+    return upserted, deleted.rowcount
+
+
+# The tokens of the chunks of departing rows whose content a kept row without chunks holds.
+_KEEP_RENAMED_TOKENS = (
+    "WITH gone AS (SELECT id, content_hash FROM rag.latest_docs WHERE id = ANY(%(gone)s::uuid[])),"
+    " arrived AS (SELECT a.content_hash FROM rag.latest_docs a"
+    "  JOIN unnest(%(kept)s::text[]) AS k(path) ON k.path = a.file_path"
+    "  WHERE a.source_table = %(t)s AND a.content_hash IN (SELECT content_hash FROM gone)"
+    "   AND NOT EXISTS (SELECT 1 FROM rag.chunks x WHERE x.document_id = a.id))"
+    " INSERT INTO rag.departed_tokens (text_hash, chunker_sig, tokens, token_count)"
+    " SELECT c.text_hash, c.chunker_sig, c.tokens, c.token_count FROM rag.chunks c"
+    " WHERE c.document_id IN (SELECT g.id FROM gone g"
+    "  WHERE g.content_hash IN (SELECT content_hash FROM arrived))"
+)
 
 
 def write_superseded(
