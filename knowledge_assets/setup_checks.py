@@ -85,7 +85,7 @@ def store_problem(postgres: PostgresResource) -> str | None:
     except (DatabaseUrlError, MigrationError) as exc:
         line = first_line(exc)
     except EmbeddedStoreError as exc:  # also an old store that could not be carried over
-        line = f"{first_line(exc)}: {exc.fix}" if exc.fix else first_line(exc)
+        line = exc.one_line()
     except psycopg.OperationalError as exc:
         line = f"cannot reach the knowledge store ({where}): {first_line(exc)}: {STORE_FIX}"
     return secrets.redact(line, extra=[_password(postgres.database_url)])

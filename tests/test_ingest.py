@@ -14,7 +14,7 @@ from knowledge_assets.core.ingest.latest import refresh_latest
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.sources.base import SourceError
-from knowledge_assets.core.sources.local import RACY, LocalSource, settled
+from knowledge_assets.core.sources.local import RACY, LocalSource, as_stored, settled
 
 
 def _write(root: Path, rel: str, data: bytes | str) -> Path:
@@ -121,10 +121,10 @@ def test_the_fingerprint_moves_when_a_coarse_save_settles(vault: Path) -> None:
     source = LocalSource(vault)
     saved = 100 * 10**9
     versions = {"inbox.md": f"12:{saved}", "other.md": "7:123456789"}
-    fresh = source.fingerprint(versions, scanned_ns=saved + 10**9)
-    settled_head = source.fingerprint(versions, scanned_ns=saved + 10 * 10**9)
+    fresh = source.fingerprint(as_stored(versions, scanned_ns=saved + 10**9))
+    settled_head = source.fingerprint(as_stored(versions, scanned_ns=saved + 10 * 10**9))
     assert fresh != settled_head
-    assert settled_head == source.fingerprint(versions, scanned_ns=saved + 60 * 10**9)
+    assert settled_head == source.fingerprint(as_stored(versions, scanned_ns=saved + 60 * 10**9))
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, psycopg.Error):
         return f"knowledge store error: {_message(exc)}"
     if isinstance(exc, EmbeddedStoreError):  # the embedded store could not start: a full disk
-        return f"{_message(exc)}; {exc.fix}" if exc.fix else _message(exc)
+        return exc.one_line()
     if isinstance(exc, (core_search.QueryEmbeddingFailed, ServerBusy)):
         return _message(exc)
     if isinstance(exc, (ValueError, LookupError)):  # bad arguments, no active model yet

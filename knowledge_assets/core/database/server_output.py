@@ -31,6 +31,10 @@ class EmbeddedStoreError(RuntimeError):
         super().__init__(message)
         self.fix = fix
 
+    def one_line(self) -> str:
+        """The problem and its fix in one line, for callers that show a single line."""
+        return f"{self}; {self.fix}" if self.fix else str(self)
+
 
 class _Keep(logging.Handler):
     def __init__(self, lines: list[str]) -> None:

@@ -158,18 +158,17 @@ class LocalSource:
         """A fingerprint of the notes, also of a vault that is a git work tree: a note saved in
         Obsidian and not committed yet must reach search as soon as one in a plain folder."""
         started = time.time_ns()
-        return self.fingerprint(self.scan(), started)
+        return self.fingerprint(as_stored(self.scan(), started))
 
-    def fingerprint(self, versions: Mapping[str, str], scanned_ns: int) -> str:
+    def fingerprint(self, stored: Mapping[str, str]) -> str:
         """A hash of every path, size and mtime: cheap, and changes whenever Obsidian saves.
 
-        Tokens are hashed as stored (:func:`settled`): a file saved within a coarse mtime of
-        the scan changes the fingerprint again once it has settled, so the sensor starts the
-        run that reads it once more."""
+        Tokens are hashed as stored: a file saved within a coarse mtime of the scan changes
+        the fingerprint again once it has settled, so the sensor starts the run that reads it
+        once more."""
         digest = hashlib.sha256()
-        for path, token in sorted(versions.items()):
-            line = f"{path}\0{settled(token, scanned_ns)}\n"
-            digest.update(line.encode("utf-8", "surrogateescape"))
+        for path, token in sorted(stored.items()):
+            digest.update(f"{path}\0{token}\n".encode("utf-8", "surrogateescape"))
         return self._marked("tree:" + digest.hexdigest())
 
     def _marked(self, head: str) -> str:
@@ -181,6 +180,8 @@ class LocalSource:
         """Compare the folder with the stored version tokens; only changed files are read later."""
         started = time.time_ns()
         versions = self._held_back(self.scan(), known)
+        stored = as_stored(versions, started)
+        # Compared as scanned: a stored racy token matches no scan, so its file is read again.
         fetch = sorted(path for path, token in versions.items() if known.get(path) != token)
         hidden = tuple(self.unreadable)
         # Notes under a folder that cannot be listed are not gone: keep them, report the folder.
@@ -189,10 +190,10 @@ class LocalSource:
         gone = set(known) - set(versions) - renamed
         deleted = sorted(p for p in gone if not p.startswith(hidden))
         return ChangeSet(
-            head=self.fingerprint(versions, started),
+            head=self.fingerprint(stored),
             fetch=fetch,
             deleted=deleted,
-            versions={path: settled(versions[path], started) for path in fetch},
+            versions={path: stored[path] for path in fetch},
             present=set(versions) | {p for p in known if p.startswith(hidden)},
             base=since,
             unreadable=dict(self.unreadable),
@@ -279,6 +280,11 @@ def _why(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return _LOOP
     return exc.strerror or type(exc).__name__
+
+
+def as_stored(versions: Mapping[str, str], scanned_ns: int) -> dict[str, str]:
+    """Each of ``versions``' tokens as a sync stores it (:func:`settled`)."""
+    return {path: settled(token, scanned_ns) for path, token in versions.items()}
 
 
 def settled(token: str, scanned_ns: int) -> str:

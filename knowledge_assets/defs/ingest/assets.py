@@ -104,9 +104,7 @@ def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
         "rejected": dg.MetadataValue.int(report.rejected_files),
         "rejected_unchanged": dg.MetadataValue.int(len(report.still_rejected)),
         "files_read": dg.MetadataValue.int(report.fetched),
-        "unreadable_folders": dg.MetadataValue.int(
-            _unreadable_folders(report) - _symlinked_folders(report)
-        ),
+        "unreadable_folders": dg.MetadataValue.int(_unreadable_folders(report)),
         "symlinked_folders": dg.MetadataValue.int(_symlinked_folders(report)),
         "warned_notes": dg.MetadataValue.int(_warned(report)),
         "note_warnings": rows_table(
@@ -154,8 +152,7 @@ def still_warned_line(report: SyncReport) -> str:
 
 def _summary(report: SyncReport) -> str:
     still, warned = len(report.still_rejected), _warned(report)
-    linked = _symlinked_folders(report)
-    folders = _unreadable_folders(report) - linked
+    linked, folders = _symlinked_folders(report), _unreadable_folders(report)
     if not report.wrote_anything:
         left = [f"{counted(still, 'file')} still rejected"] if still else []
         left += [f"{counted(warned, 'note')} with warnings"] if warned else []
@@ -178,8 +175,12 @@ def _summary(report: SyncReport) -> str:
 
 def _unreadable_folders(report: SyncReport) -> int:
     """The folders that could not be listed (a settings file that could not be read is
-    listed beside them, but is no folder)."""
-    return sum(1 for path, _ in report.unreadable if path.endswith("/"))
+    listed beside them, but is no folder; a symlinked one was never tried)."""
+    return sum(
+        1
+        for path, why in report.unreadable
+        if path.endswith("/") and not why.endswith(NOT_FOLLOWED)
+    )
 
 
 def _symlinked_folders(report: SyncReport) -> int:
