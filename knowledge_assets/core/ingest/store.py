@@ -122,14 +122,17 @@ def delete_docs(conn: psycopg.Connection, table: str, paths: Sequence[str]) -> i
 
 
 def rename_docs(conn: psycopg.Connection, table: str, pairs: Sequence[tuple[str, str]]) -> int:
-    """Move documents to new paths in place; the id follows the path so it stays deterministic."""
-    query = sql.SQL("UPDATE {} SET file_path = %s, id = %s WHERE file_path = %s")
-    moved = 0
-    for old, new in pairs:
-        moved += conn.execute(
-            query.format(raw_table(table)), (new, doc_id(table, new), old)
-        ).rowcount
-    return moved
+    """Move documents to new paths in place, in one statement; the id follows the path so it
+    stays deterministic."""
+    if not pairs:
+        return 0
+    olds, news = [old for old, _ in pairs], [new for _, new in pairs]
+    query = sql.SQL(
+        "UPDATE {t} AS d SET file_path = m.new, id = m.id"
+        " FROM unnest(%s::text[], %s::text[], %s::uuid[]) AS m(old, new, id)"
+        " WHERE d.file_path = m.old"
+    ).format(t=raw_table(table))
+    return conn.execute(query, (olds, news, [doc_id(table, n) for n in news])).rowcount
 
 
 def record_rejections(
