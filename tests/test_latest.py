@@ -23,6 +23,38 @@ def test_previous_matches_path_name_and_wikilink(ref: str) -> None:
     assert plan.superseded == {"notes/old.md": "notes/new.md"}
 
 
+@pytest.mark.parametrize(
+    ("ref", "superseded"),
+    [
+        ("[[index]]", "projC/index.md"),  # the one beside the naming note
+        ("index.md", "projC/index.md"),
+        ("projA/index", "projA/index.md"),  # a path names that note alone
+        ("[[projB/index|older plan]]", "projB/index.md"),
+        ("[[INDEX]]", "projC/index.md"),  # case does not matter, as in Obsidian
+    ],
+)
+def test_previous_names_one_note_of_several_with_its_name(ref: str, superseded: str) -> None:
+    """An ambiguous name supersedes one note, found as a wikilink is, not every note with it."""
+    docs = [_doc(p) for p in ("projA/index.md", "projB/index.md", "projC/index.md", "index.md")]
+    plan = plan_latest([*docs, _doc("projC/index-v2.md", previous=ref)])
+    assert plan.superseded == {superseded: "projC/index-v2.md"}
+    assert len(plan.kept) == 4
+
+
+def test_previous_by_name_from_another_folder_prefers_the_shortest_path() -> None:
+    docs = [_doc("a/b/plan.md"), _doc("c/plan.md"), _doc("d/new.md", previous="[[plan]]")]
+    plan = plan_latest(docs)
+    assert plan.superseded == {"c/plan.md": "d/new.md"}
+    assert plan.kept == ["a/b/plan.md", "d/new.md"]
+
+
+def test_previous_written_composed_names_a_decomposed_file_name() -> None:
+    """macOS stores Japanese names decomposed; a ``previous`` is typed composed."""
+    old = "議事録/がいよう.md".replace("が", "か\u3099")
+    plan = plan_latest([_doc(old), _doc("議事録/新.md", previous="[[がいよう]]")])
+    assert plan.superseded == {old: "議事録/新.md"}
+
+
 def test_chain_keeps_only_the_newest() -> None:
     plan = plan_latest(
         [_doc("v1.md"), _doc("v2.md", previous="v1.md"), _doc("v3.md", previous=["v2.md"])]

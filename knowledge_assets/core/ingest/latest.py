@@ -1,7 +1,10 @@
 """Version superseding: which documents are the newest version of a note (seed 000's ``previous``).
 
 A document named in another document's ``previous`` (by path, by file name, with or without
-``.md``, or as an Obsidian ``[[wikilink]]``) is superseded. Drafts (``draft: true``, seed 004) and
+``.md``, or as an Obsidian ``[[wikilink]]``) is superseded. Each entry names one note, found as a
+wikilink is (:mod:`knowledge_assets.core.links.resolve`): of several notes with the name, the one
+beside the naming note, else the one with the shortest path, so ``previous: "[[index]]"`` does
+not hide every ``index.md`` of the vault. Drafts (``draft: true``, seed 004) and
 documents without a body are excluded too. Cycles in ``previous`` are broken deterministically: of
 the documents in a cycle, the one with the highest ``version`` (then the latest ``updated``, then
 the greatest path) is kept, the others are superseded by it, and the cycle is reported.
@@ -10,6 +13,7 @@ the greatest path) is kept, the others are superseded by it, and the cycle is re
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +23,7 @@ import psycopg
 
 from knowledge_assets.core.ingest import latest_state, store
 from knowledge_assets.core.ingest.conventions import Conventions
+from knowledge_assets.core.links.resolve import note_finder
 
 _WIKILINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 
@@ -52,36 +57,28 @@ def previous_refs(frontmatter: Mapping[str, Any]) -> list[str]:
     return [str(item).strip() for item in items if item is not None and str(item).strip()]
 
 
-def _keys(path: str) -> set[str]:
-    name = path.rsplit("/", 1)[-1]
-    keys = {path, name}
-    return keys | {k[: -len(".md")] for k in keys if k.lower().endswith(".md")}
-
-
-def _ref_key(ref: str) -> str:
+def _ref_target(ref: str) -> str:
+    """What a ``previous`` entry names: a wikilink's target without heading or alias."""
     match = _WIKILINK.match(ref)
-    ref = (match.group(1) if match else ref).strip().lstrip("./")
-    return ref[: -len(".md")] if ref.lower().endswith(".md") else ref
+    return (match.group(1) if match else ref).strip()
 
 
 def supersede_edges(docs: Iterable[DocInfo]) -> tuple[dict[str, set[str]], list[tuple[str, str]]]:
-    """newer path -> older paths it names, and references that match no document."""
+    """newer path -> older paths it names, and references that match no document (a note that
+    names itself supersedes nothing)."""
     refs = [(doc, previous_refs(doc.frontmatter)) for doc in docs]
     if not any(named for _, named in refs):
         return {}, []  # the usual vault: no note names a previous version, nothing to index
-    index: dict[str, list[str]] = {}
-    for doc, _ in refs:
-        for key in _keys(doc.path):
-            index.setdefault(key, []).append(doc.path)
+    find = note_finder(doc.path for doc, _ in refs)
     edges: dict[str, set[str]] = {}
     unresolved: list[tuple[str, str]] = []
     for doc, named in refs:
         for ref in named:
-            targets = index.get(_ref_key(ref), [])
-            targets = [t for t in targets if t != doc.path]
-            if not targets:
+            target = find(_ref_target(ref), posixpath.dirname(doc.path))
+            if target is None or target == doc.path:
                 unresolved.append((doc.path, ref))
-            edges.setdefault(doc.path, set()).update(targets)
+            else:
+                edges.setdefault(doc.path, set()).add(target)
     return edges, unresolved
 
 

@@ -122,6 +122,12 @@ class _Paths:
         return {f for top in self._tops if (f := self._at(f"{top}/{root}"))}
 
 
+def note_finder(paths: Iterable[str]) -> Callable[[str, str], str | None]:
+    """``find(target, folder)``: the one note of ``paths`` a wikilink target written in a note of
+    ``folder`` names, as :class:`NoteLinks` finds it (None: no note has that path or name)."""
+    return _Paths(paths).find
+
+
 class _Listing:
     """One listing of the current notes, indexed: the sources holding each path, every note,
     and each source's own notes (made on first use)."""
