@@ -4,6 +4,7 @@ them out of its search (``.obsidian/app.json``) and as ``KA_VAULT_EXCLUDE`` name
 from __future__ import annotations
 
 import json
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -120,6 +121,9 @@ def test_obsidians_excluded_files_are_read_from_its_settings(
             b'{"userIgnoreFilters": ["/^\\\\p{Script=Han}/"]}',
             "that is not a regular expression Python reads (bad escape \\p",
         ),
+        # valid JSON deeper than Python's parser goes: it failed the whole sync (RecursionError)
+        (b"[" * 200_000 + b"]" * 200_000, "is nested too deeply to be Obsidian's settings"),
+        (b" " * 1_000_001, "is over 1,000,000 bytes"),
     ],
 )
 def test_a_settings_file_that_is_not_obsidians_settings_is_named_with_its_reason(
@@ -129,6 +133,23 @@ def test_a_settings_file_that_is_not_obsidians_settings_is_named_with_its_reason
     (tmp_path / ".obsidian").mkdir()
     (tmp_path / ".obsidian" / "app.json").write_bytes(data)
     with pytest.raises(SettingsUnreadable, match=re.escape(reason)):
+        obsidian_filters(tmp_path)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_settings_file_that_is_no_regular_file_is_named_not_read(
+    tmp_path: Path, kind: str
+) -> None:
+    """Reading a named pipe blocked the sync (and the sensor) for good; a link to a device that
+    never ends would be read without end."""
+    (tmp_path / ".obsidian").mkdir()
+    settings = tmp_path / ".obsidian" / "app.json"
+    if kind == "fifo":
+        os.mkfifo(settings)
+    else:
+        settings.symlink_to("/dev/zero")
+    with pytest.raises(SettingsUnreadable, match="is not a regular file"):
         obsidian_filters(tmp_path)
 
 

@@ -28,6 +28,7 @@ import fnmatch
 import json
 import logging
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -104,9 +105,9 @@ def obsidian_filters(root: Path) -> tuple[str, ...]:
     and taking it for "none" would index the folders the user left out."""
     path = root / SETTINGS_FILE
     try:
-        if path.stat().st_size > _MAX_APP_JSON:
-            raise SettingsUnreadable(f"is over {_MAX_APP_JSON:,} bytes")
-        settings = json.loads(path.read_text(encoding="utf-8"))
+        settings = json.loads(_settings_bytes(path).decode("utf-8"))
+    except SettingsUnreadable:  # a ValueError, which the handlers below would reword
+        raise
     except FileNotFoundError:  # not an Obsidian vault, or one with default settings
         return ()
     except OSError as exc:
@@ -117,6 +118,8 @@ def obsidian_filters(root: Path) -> tuple[str, ...]:
         ) from exc
     except ValueError as exc:
         raise SettingsUnreadable("is not UTF-8 text") from exc
+    except RecursionError as exc:  # valid JSON nested deeper than Python reads
+        raise SettingsUnreadable("is nested too deeply to be Obsidian's settings") from exc
     if not isinstance(settings, dict):
         raise SettingsUnreadable(f"holds a JSON {_json_kind(settings)}, not an object")
     filters = settings.get("userIgnoreFilters", [])
@@ -130,6 +133,18 @@ def obsidian_filters(root: Path) -> tuple[str, ...]:
                 f" Python reads ({problem})"
             )
     return tuple(filters)
+
+
+def _settings_bytes(path: Path) -> bytes:
+    """The bytes of the settings file, never more than the limit: a named pipe would block the
+    sync (and the sensor) for good, and a link to a device could be read without end."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise SettingsUnreadable("is not a regular file (a named pipe, a device or a folder)")
+    with path.open("rb") as file:
+        data = file.read(_MAX_APP_JSON + 1)
+    if len(data) > _MAX_APP_JSON:
+        raise SettingsUnreadable(f"is over {_MAX_APP_JSON:,} bytes")
+    return data
 
 
 def _regex_text(entry: str) -> str | None:
