@@ -12,7 +12,7 @@ from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.sources.local import LocalSource
-from knowledge_assets.defs.ingest.assets import raw_metadata
+from knowledge_assets.defs.ingest.assets import holds_no_notes, raw_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = {f"bad/yaml{n}.md": f"---\ntitle: [oops{n}\n---\n本文\n" for n in range(8)}
@@ -125,3 +125,18 @@ def test_update_names_the_files_still_rejected_in_one_line(db_url: str, tmp_path
         "  raw_docs: 8 files still rejected, unchanged since the last run: bad/yaml0.md,"
         " bad/yaml1.md, bad/yaml2.md and 5 more (`knowledge-assets status` lists them with their reasons)"
     ]
+
+
+def test_a_vault_whose_every_note_moved_does_not_hold_no_notes(db_url: str, vault: Path) -> None:
+    """Moving every note into a folder warned "holds no notes: check the folder"."""
+    with db.connect(db_url) as conn:
+        assert not holds_no_notes(sync_source(conn, LocalSource(vault)))
+        notes = sorted(vault.rglob("*.md"))
+        for note in notes:
+            target = vault / "moved" / note.relative_to(vault)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            note.rename(target)
+        moved = sync_source(conn, LocalSource(vault))
+        assert len(moved.renamed) == len(notes) and not moved.unchanged
+        assert not holds_no_notes(moved)
+    assert holds_no_notes(SyncReport(source="local:empty", head="", base=None))

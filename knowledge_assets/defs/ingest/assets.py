@@ -81,12 +81,19 @@ def log_report(context: dg.AssetExecutionContext, report: SyncReport) -> None:
         context.log.warning("%s: %s", path, warning)
     if report.still_warned:
         context.log.warning("%s", still_warned_line(report))
-    if not (report.new or report.changed or report.unchanged or report.rejected_files):
+    if holds_no_notes(report):
         context.log.warning(
             "%s holds no notes: check the folder (KA_VAULT_PATH), or the repository's branch"
             " and prefix",
             report.source,
         )
+
+
+def holds_no_notes(report: SyncReport) -> bool:
+    """Whether the sync found no note at all (every note moved to a new folder is renamed)."""
+    return not (
+        report.new or report.changed or report.unchanged or report.renamed or report.rejected_files
+    )
 
 
 def raw_metadata(report: SyncReport, table: str) -> dict[str, dg.MetadataValue]:
