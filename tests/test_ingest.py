@@ -219,6 +219,46 @@ def test_a_decomposed_name_that_came_after_a_stored_composed_one_says_so(
     }
 
 
+@pytest.mark.parametrize("bad", ["yaml", "fifo", "dangling"])
+def test_a_bad_file_does_not_keep_its_good_case_twin_out(
+    db_url: str, vault: Path, bad: str
+) -> None:
+    """The twin sorted first was kept before either was read: a broken ``Plan.md`` had the
+    good ``plan.md`` rejected as its duplicate, and neither was stored."""
+    broken = vault / "Plan.md"
+    if bad == "yaml":
+        _write(vault, "Plan.md", "---\ntitle: [unclosed\n---\n壊れた\n")
+    elif bad == "fifo":
+        os.mkfifo(broken)
+    else:
+        broken.symlink_to(vault / "nowhere.md")
+    _write(vault, "plan.md", "# 計画\n\nキウイの計画")
+    with db.connect(db_url) as conn:
+        first = sync_source(conn, LocalSource(vault))
+        rejected = dict(store.rejections(conn, "docs_local"))
+        assert "plan.md" in first.new and "plan.md" in store.stored_paths(conn, "docs_local")
+        assert set(rejected) == {"Plan.md"} and not rejected["Plan.md"].startswith("duplicate")
+        again = sync_source(conn, LocalSource(vault))
+        assert (again.new, again.deleted) == ([], []) and "plan.md" not in again.changed
+        broken.unlink()
+        _write(vault, "Plan.md", "# 直した\n")
+        fixed = sync_source(conn, LocalSource(vault))
+        rejected = dict(store.rejections(conn, "docs_local"))
+    assert fixed.new == [] and rejected == {
+        "Plan.md": "duplicate of plan.md (paths differ only in case)"
+    }
+
+
+def test_of_two_bad_twins_each_keeps_its_own_reason(db_url: str, vault: Path) -> None:
+    _write(vault, "Idea.md", "---\ntitle: [unclosed\n---\n")
+    (vault / "idea.md").symlink_to(vault / "nowhere.md")
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        rejected = dict(store.rejections(conn, "docs_local"))
+    assert set(rejected) == {"Idea.md", "idea.md"}
+    assert not any(reason.startswith("duplicate") for reason in rejected.values())
+
+
 @pytest.mark.parametrize("gone", ["delete", "rename"])
 def test_case_duplicate_lands_once_the_note_it_collided_with_is_gone(
     db_url: str, vault: Path, gone: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from knowledge_assets.core.ingest.parsing import ParsedDoc, Rejection
 from knowledge_assets.core.sources.base import ChangeSet
@@ -58,27 +59,66 @@ def reread_case_duplicates(stored: set[str], known: dict[str, str], changes: Cha
     changes.versions.update({path: known[path] for path in freed})
 
 
-def split_duplicates(
-    parsed: list[ParsedDoc | Rejection], losers: dict[str, str]
-) -> tuple[list[ParsedDoc], list[Rejection]]:
-    """Parsed files to write, and rejections (case duplicates among them)."""
-    accepted: list[ParsedDoc] = []
-    rejected: list[Rejection] = []
-    for item in parsed:
-        if item.path in losers:
-            kept = losers[item.path]
-            how = (
-                "case"
-                if item.path.casefold() == kept.casefold()
-                else f"Unicode normalization: {_forms(item.path, kept)}"
-            )
-            reason = f"duplicate of {kept} (paths differ only in {how})"
-            rejected.append(Rejection(item.path, reason))
-        elif isinstance(item, Rejection):
-            rejected.append(item)
-        else:
-            accepted.append(item)
-    return accepted, rejected
+@dataclass
+class Duplicates:
+    """The case and Unicode duplicates of one sync (:func:`case_losers`), sorted out as batches
+    are parsed. A duplicate of a path not stored yet waits in ``held`` until the whole sync is
+    parsed: when that path turns out to be a bad file, one of its good duplicates lands instead
+    (:meth:`settle`), so a broken ``Plan.md`` never keeps a good ``plan.md`` out of search."""
+
+    losers: dict[str, str]
+    stored: set[str]
+    landed: set[str] = field(default_factory=set)
+    held: list[ParsedDoc | Rejection] = field(default_factory=list)
+
+    def split(self, parsed: list[ParsedDoc | Rejection]) -> tuple[list[ParsedDoc], list[Rejection]]:
+        """Parsed files to write, and rejections (duplicates of a stored path among them)."""
+        accepted: list[ParsedDoc] = []
+        rejected: list[Rejection] = []
+        for item in parsed:
+            kept = self.losers.get(item.path)
+            if kept is not None and kept not in self.stored:
+                self.held.append(item)
+            elif kept is not None:
+                rejected.append(_duplicate(item.path, kept))
+            elif isinstance(item, Rejection):
+                rejected.append(item)
+            else:
+                accepted.append(item)
+        self.landed.update(doc.path for doc in accepted)
+        return accepted, rejected
+
+    def settle(self) -> tuple[list[ParsedDoc], list[Rejection]]:
+        """The held duplicates once every batch is parsed: rejected as duplicates of the path
+        they collided with when it landed, else the first good one of each group lands in its
+        place and the rest are its duplicates (a bad one keeps its own reason)."""
+        accepted: list[ParsedDoc] = []
+        rejected: list[Rejection] = []
+        groups: dict[str, list[ParsedDoc | Rejection]] = defaultdict(list)
+        for item in sorted(self.held, key=lambda i: i.path):
+            groups[self.losers[item.path]].append(item)
+        for kept, items in sorted(groups.items()):
+            good = [i for i in items if isinstance(i, ParsedDoc)]
+            winner = kept if kept in self.landed else good[0].path if good else None
+            if good and winner == good[0].path:
+                accepted.append(good[0])
+            for item in items:
+                if winner is None:  # none of them is good: each keeps its own reason
+                    rejected.append(item)  # type: ignore[arg-type]
+                elif item.path != winner:
+                    rejected.append(_duplicate(item.path, winner))
+        self.landed.update(doc.path for doc in accepted)
+        self.held = []
+        return accepted, rejected
+
+
+def _duplicate(path: str, kept: str) -> Rejection:
+    how = (
+        "case"
+        if path.casefold() == kept.casefold()
+        else f"Unicode normalization: {_forms(path, kept)}"
+    )
+    return Rejection(path, f"duplicate of {kept} (paths differ only in {how})")
 
 
 def _forms(path: str, kept: str) -> str:

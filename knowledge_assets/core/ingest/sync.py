@@ -21,9 +21,9 @@ from knowledge_assets.core.ingest.fetching import fetch_and_parse
 from knowledge_assets.core.ingest.frontmatter import clean_text
 from knowledge_assets.core.ingest.parsing import DEFAULT_MAX_BYTES, ParsedDoc, Rejection
 from knowledge_assets.core.ingest.path_collisions import (
+    Duplicates,
     case_losers,
     reread_case_duplicates,
-    split_duplicates,
 )
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.progress import Progress
@@ -57,11 +57,14 @@ def sync_source(
     report = SyncReport(source=source.key, head=changes.head, base=base)
     losers = case_losers(set(stored), changes)
     _reread_renamed_duplicates(known, changes, losers)
+    duplicates = Duplicates(losers, set(stored))
     progress = progress or Progress("raw_docs", "files")
     with conn.transaction():
         moves = _remove(conn, table, changes, stored, report)
         for parsed in fetch_and_parse(source, changes, max_bytes, report, progress):
-            _write_docs(conn, table, changes, *split_duplicates(parsed, losers), moves, report)
+            _write_docs(conn, table, changes, *duplicates.split(parsed), moves, report)
+        if duplicates.held:
+            _write_docs(conn, table, changes, *duplicates.settle(), moves, report)
         report.deleted = [path for path in report.deleted if path not in moves.away]
         # Renames are known now (a new path with a deleted note's content): raising here rolls
         # back the deletions with the rest of the transaction.
