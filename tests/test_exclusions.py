@@ -188,6 +188,28 @@ def test_unreadable_settings_hold_new_notes_back_and_delete_none_until_fixed(
     assert (fixed.new, fixed.forgotten, after) == (["日記/二日.md"], [], {})
 
 
+def test_a_note_renamed_while_the_settings_are_unreadable_stays_until_they_are_fixed(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Its new path waits (it may be an excluded folder): deleting its old path took it out of
+    search until the fix, while the run said stored notes are kept."""
+    vault = _vault(tmp_path / "vault")
+    settings = vault / ".obsidian" / "app.json"
+    settings.parent.mkdir()
+    with db.connect(db_url) as conn:
+        sync_source(conn, LocalSource(vault))
+        settings.write_text("{not json", encoding="utf-8")
+        (vault / "日記/一日.md").rename(vault / "日記/ついたち.md")
+        broken = sync_source(conn, LocalSource(vault))
+        held = set(store.stored_paths(conn, "docs_local"))
+        settings.write_text("{}", encoding="utf-8")
+        fixed = sync_source(conn, LocalSource(vault))
+        after = set(store.stored_paths(conn, "docs_local"))
+    assert (broken.new, broken.deleted) == ([], []) and "日記/一日.md" in held
+    assert fixed.renamed == [("日記/一日.md", "日記/ついたち.md")] and fixed.deleted == []
+    assert "日記/ついたち.md" in after and "日記/一日.md" not in after
+
+
 def _vault(root: Path) -> Path:
     for path in (
         "日記/一日.md",

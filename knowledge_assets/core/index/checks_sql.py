@@ -6,6 +6,7 @@ Every query is read-only and takes its values as parameters.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import psycopg
@@ -13,6 +14,7 @@ import psycopg
 from knowledge_assets.core.index import embed_checks
 from knowledge_assets.core.ingest import store
 from knowledge_assets.core.sources.base import Source
+from knowledge_assets.core.sources.folder_links import is_symlinked
 
 
 def chunks_without_vectors(conn: psycopg.Connection, model: str | None) -> list[tuple[str, int]]:
@@ -152,5 +154,14 @@ def source_drift(conn: psycopg.Connection, source: Source) -> SourceDrift:
         missing=sorted(p for p in changes.fetch if p not in known),
         stale=sorted(p for p in changes.fetch if p in known and p not in unreadable),
         extra=sorted(changes.deleted),
-        unreadable=sorted(unreadable | set(changes.unreadable)),
+        unreadable=sorted(unreadable | _holding_back(changes.unreadable, stored)),
     )
+
+
+def _holding_back(recorded: Mapping[str, str], stored: Collection[str]) -> set[str]:
+    """The recorded paths that keep stored notes from their source: not a symlinked folder
+    with nothing stored under it (never followed, so never stale)."""
+    return {
+        path for path, why in recorded.items()
+        if not is_symlinked(why) or any(p.startswith(path) for p in stored)
+    }  # fmt: skip

@@ -27,15 +27,12 @@ from knowledge_assets.core.sources.exclusions import (
     SettingsUnreadable,
     obsidian_filters,
 )
+from knowledge_assets.core.sources.folder_links import folder_link, linked_folders
 
 # The version token of a file that is listed but cannot be stat-ed (a symlink loop, a broken
 # link): never equal to a stored token, so the file is tried, and rejected with its reason.
 UNREADABLE = "unreadable"
 _LOOP = "symlink loop"
-
-# The end of the reason a symlinked folder is recorded with: listed, never read (it may leave the
-# vault, or loop), and so no notes of it were ever stored to keep.
-NOT_FOLLOWED = "not followed"
 
 # A file saved twice within its file system's timestamp resolution keeps its mtime (and, after
 # a one-character fix, its size): a sync that read the first save between the two would keep it
@@ -95,6 +92,7 @@ class LocalSource:
         self._check()
         self._load_settings()
         self.unreadable: dict[str, str] = {}
+        self._links: dict[str, str] = {}  # symlinked folders, recorded by changes()
         return dict(self._walk())
 
     def _walk(self) -> Iterator[tuple[str, str]]:
@@ -128,10 +126,8 @@ class LocalSource:
             if self.exclusions and self.exclusions.excludes(rel):
                 return None
             if not is_markdown(rel, self.suffixes):
-                if entry.is_symlink() and entry.is_dir():
-                    # Not followed (it may leave the vault, or loop); recorded, not a mystery.
-                    target = os.path.realpath(entry.path)
-                    self.unreadable[rel + "/"] = f"symlink to a folder ({target}): {NOT_FOLLOWED}"
+                if entry.is_symlink() and (target := folder_link(entry.path)):
+                    self._links[rel + "/"] = target  # not followed: it may leave the vault, or loop
                 return None
             if not entry.is_file() and not entry.is_symlink():
                 return rel, UNREADABLE  # a FIFO or a device with a note's name: read() says so
@@ -183,18 +179,22 @@ class LocalSource:
         stored = as_stored(versions, started)
         # Compared as scanned: a stored racy token matches no scan, so its file is read again.
         fetch = sorted(path for path, token in versions.items() if known.get(path) != token)
-        hidden = tuple(self.unreadable)
+        linked, kept = linked_folders(self._links, self.root, known)
+        hidden = tuple(self.unreadable) + kept
+        self.unreadable.update(linked)
         # Notes under a folder that cannot be listed are not gone: keep them, report the folder.
         # A file name that is not UTF-8 is recorded under a cleaned name: not a deletion either.
         renamed = {clean_text(p) for p in versions if clean_text(p) != p}
         gone = set(known) - set(versions) - renamed
-        deleted = sorted(p for p in gone if not p.startswith(hidden))
+        # A note renamed while the settings are unknown waits at its new path: keep the old one.
+        waiting = {p for p in gone if known[p].removesuffix(RACY) in self._waiting}
+        deleted = sorted(p for p in gone if not p.startswith(hidden) and p not in waiting)
         return ChangeSet(
             head=self.fingerprint(stored),
             fetch=fetch,
             deleted=deleted,
             versions={path: stored[path] for path in fetch},
-            present=set(versions) | {p for p in known if p.startswith(hidden)},
+            present=set(versions) | waiting | {p for p in known if p.startswith(hidden)},
             base=since,
             unreadable=dict(self.unreadable),
         )
@@ -203,9 +203,11 @@ class LocalSource:
         """``versions`` without the new notes while the settings file is unreadable: any of
         them may lie in a folder it excludes, so they wait until it is fixed. Stored notes
         sync as before (excluded ones were never stored); the file is reported with a fix."""
+        self._waiting: set[str] = set()  # the held-back notes' tokens (a rename keeps its own)
         if not self.settings_problem:
             return versions
         kept = {path: token for path, token in versions.items() if path in known}
+        self._waiting = {t for p, t in versions.items() if p not in kept and t != UNREADABLE}
         waiting = len(versions) - len(kept)
         held = f"{counted(waiting, 'new note')} {noun_for(waiting, 'waits', 'wait')}"
         self.unreadable[SETTINGS_FILE] = (

@@ -12,7 +12,7 @@ from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, ref
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
 from knowledge_assets.core.progress import Progress
-from knowledge_assets.core.sources.local import NOT_FOLLOWED
+from knowledge_assets.core.sources.folder_links import is_symlinked
 from knowledge_assets.core.sources.registry import remove_undeclared
 from knowledge_assets.defs.automation import UPSTREAM_CHANGED
 from knowledge_assets.defs.metadata import grouped_table, rows_table, table_metadata
@@ -183,19 +183,13 @@ def _summary(report: SyncReport) -> str:
 def _unreadable_folders(report: SyncReport) -> int:
     """The folders that could not be listed (a settings file that could not be read is
     listed beside them, but is no folder; a symlinked one was never tried)."""
-    return sum(
-        1
-        for path, why in report.unreadable
-        if path.endswith("/") and not why.endswith(NOT_FOLLOWED)
-    )
+    return sum(1 for path, why in report.unreadable if path.endswith("/") and not is_symlinked(why))
 
 
 def _symlinked_folders(report: SyncReport) -> int:
-    """Of the folders recorded, the symlinked ones: not followed, so not unreadable, and
-    nothing of theirs was stored to keep."""
-    return sum(
-        1 for path, why in report.unreadable if path.endswith("/") and why.endswith(NOT_FOLLOWED)
-    )
+    """Of the folders recorded, the symlinked ones: not followed, so not unreadable (notes
+    stored under one's path before it was a link are kept when it leads out of the vault)."""
+    return sum(1 for path, why in report.unreadable if path.endswith("/") and is_symlinked(why))
 
 
 def _unreadable_files(report: SyncReport) -> list[str]:
