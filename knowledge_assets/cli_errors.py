@@ -96,7 +96,8 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
         return (f"the knowledge store refused the request: {first_line(exc)}",
                 "run `knowledge-assets migrate`; if it persists, rerun with --debug and report it")  # fmt: skip
     if isinstance(exc, DatabaseUrlError):
-        return (first_line(exc), "fix DATABASE_URL, or unset it to use the embedded store")
+        store = "the embedded store" if exc.variable == "DATABASE_URL" else "the store's URL"
+        return (first_line(exc), f"fix {exc.variable}, or unset it to use {store}")
     if isinstance(exc, EmbeddedStoreError):
         return (first_line(exc), exc.fix)
     # Imported here: the command line starts without Dagster or pydantic (``--help``, search).

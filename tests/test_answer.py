@@ -242,6 +242,18 @@ def test_a_wrong_key_fails_at_once_with_a_hint(llm: LLMCase) -> None:
         Asker(settings, embedder=llm.embedder).ask(llm.conn, "味噌ラーメン")
 
 
+@pytest.mark.parametrize("at", range(150, 200, 7))
+def test_a_refused_key_echoed_near_the_cut_is_not_shown_in_part(llm: LLMCase, at: int) -> None:
+    """The message was cut to 200 characters before the key was masked: a key straddling the
+    cut showed its first characters, which neither its value nor its shape matched."""
+    key = "myLocalProxyKey0123456789abcdef"
+    llm.server.echo_key_at = at
+    settings = LLMSettings(provider=llm.provider, model="m", base_url=llm.base_url, api_key=key)
+    with pytest.raises(LLMError) as caught:
+        Asker(settings, embedder=llm.embedder).ask(llm.conn, "味噌ラーメン")
+    assert "HTTP 401" in str(caught.value) and key[:6] not in str(caught.value)
+
+
 def test_malformed_json_from_the_model_still_gives_an_answer(llm: LLMCase) -> None:
     asker, _ = llm.asker()
     llm.server.reply(f'はい。\n```json\n{{"answer": "味噌ラーメンです", "sources": [{{"noteId": "{DIARY}",}}], "confidence": "high",}}\n```')  # fmt: skip

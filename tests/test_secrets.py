@@ -12,13 +12,14 @@ import dagster as dg
 import psycopg
 import pytest
 
-from knowledge_assets.core import secrets
+from knowledge_assets.core import failures, secrets
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import EmbeddingError, make_embedder
 from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
 from knowledge_assets.defs.index.assets import build_embeddings, chunks
 from knowledge_assets.defs.ingest.assets import latest_docs, raw_docs
+from knowledge_assets.mcp.failures import describe_failure
 from knowledge_assets.resources import EmbedderResource, PostgresResource, VaultResource
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.voyage_server import FakeEmbeddingServer
@@ -155,3 +156,53 @@ def test_dagster_event_log_in_postgres_holds_no_echoed_key(
     output = capfd.readouterr()
     for text in (stored[0], runs[0] if runs else "", output.out, output.err):
         assert KEY not in text
+
+
+@pytest.mark.parametrize("name", ["KA_READER_URL", "KA_QA_WRITER_URL", "DATABASE_URL"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ka_reader:Sup3r S3cretPw@127.0.0.1:1/notes",  # a space: libpq quotes it
+        "ka_reader:Sup3rS3cretPw@localhost",  # no scheme: libpq quotes the whole string
+    ],
+)
+def test_a_database_url_libpq_cannot_parse_shows_no_password(
+    monkeypatch: pytest.MonkeyPatch, name: str, url: str
+) -> None:
+    """The serve command and every MCP tool printed libpq's error, password and all."""
+    monkeypatch.setenv(name, url)
+    with pytest.raises(psycopg.Error) as caught:
+        psycopg.connect(url, connect_timeout=1)
+    assert "S3cretPw" in str(caught.value)  # what libpq says
+    assert "S3cretPw" not in failures.first_line(caught.value)
+    assert "S3cretPw" not in failures.describe(caught.value)
+    assert "S3cretPw" not in describe_failure(caught.value)
+
+
+@pytest.mark.parametrize("name", ["KA_LLM_API_KEY", "KA_API_TOKEN"])
+def test_the_answer_and_api_keys_are_masked(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, "local-key-0123456789")
+    assert secrets.redact("echo: local-key-0123456789") == "echo: ***"
+
+
+def test_the_password_of_a_base_url_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KA_LLM_BASE_URL", "https://me:hunter2hunter2@llm.example/v1")
+    assert "hunter2" not in secrets.redact("cannot reach https://me:hunter2hunter2@llm.example")
+
+
+@pytest.mark.parametrize("name", ["KA_READER_URL", "KA_QA_WRITER_URL"])
+def test_a_role_url_libpq_cannot_read_is_named_before_any_connection(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Named like DATABASE_URL, with the part libpq quotes (a piece of the password) left out."""
+    from knowledge_assets.api.settings import writer_url
+    from knowledge_assets.core.database.db import DatabaseUrlError
+    from knowledge_assets.mcp.reader import reader_url
+
+    monkeypatch.setenv(name, "ka_reader:Sup3r S3cretPw@localhost")
+    resolve = reader_url if name == "KA_READER_URL" else writer_url
+    with pytest.raises(DatabaseUrlError) as caught:
+        resolve("postgresql://me@localhost/notes")
+    message = describe_failure(caught.value)
+    assert caught.value.variable == name and "Sup3r" not in message
+    assert message.startswith(f"setup error: {name} cannot be read (missing")

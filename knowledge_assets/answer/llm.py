@@ -206,8 +206,9 @@ class LLMClient:
     def _shown(self, text: str) -> str:
         """The first line of a provider's message, at most 200 characters, the key and any
         credential-shaped value masked."""
-        first = (text.strip().splitlines() or [""])[0][:200]
-        return secrets.redact(first, extra=[self.settings.api_key])
+        # Masked before it is cut: a key cut in two matches neither its value nor its shape.
+        text = secrets.redact(text, extra=[self.settings.api_key])
+        return (text.strip().splitlines() or [""])[0][:200]
 
     def _broke_off(self, reason: str) -> str:
         s = self.settings

@@ -66,6 +66,7 @@ def writer_url(store_url: str) -> str:
     """``KA_QA_WRITER_URL``, else the store URL as the ``ka_qa_writer`` role (no password)."""
     override = env(WRITER_URL_ENV)
     if override:
+        db.check_url(override, WRITER_URL_ENV)
         return override
     info = conninfo_to_dict(store_url)
     info["user"] = WRITER_ROLE

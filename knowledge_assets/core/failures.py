@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from knowledge_assets.core.ingest.frontmatter import clean_text
+from knowledge_assets.core.secrets import redact
 
 MAX_REASON_CHARS = 500
 
@@ -21,13 +22,13 @@ MAX_REASON_CHARS = 500
 def first_line(exc: BaseException) -> str:
     """The first line of ``exc``'s message, else its type's name: driver and library errors
     add hints and context on later lines that a one-line error leaves out."""
-    text = str(exc).strip()
+    text = redact(str(exc)).strip()  # libpq quotes a URL it cannot parse whole, password too
     return text.splitlines()[0] if text else type(exc).__name__
 
 
 def describe(exc: BaseException) -> str:
     """One line naming the error, for the UI: its type and the first line of its message."""
-    first = (str(exc).strip().splitlines() or [""])[0]
+    first = (redact(str(exc)).strip().splitlines() or [""])[0]
     text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     return clean_text(text)[:MAX_REASON_CHARS]
 

@@ -7,7 +7,7 @@ So anything that crosses from a client library into our code goes through :func:
 which replaces an exception whose chain mentions a secret by a clean one with no chain at all.
 
 Secrets are recognised by value (the environment variables in :data:`SECRET_ENV`, the password of
-``DATABASE_URL`` and any key handed to :func:`register`) and by shape (``Bearer …`` credentials,
+each address in :data:`URL_ENV` and any key handed to :func:`register`) and by shape (``Bearer …`` credentials,
 ``api_key=…``-style assignments), so a key that never passed through the environment is caught too.
 """
 
@@ -27,6 +27,18 @@ SECRET_ENV = (
     "GITHUB_TOKEN",
     "GH_TOKEN",
     "KA_EMBED_API_KEY",
+    "KA_LLM_API_KEY",
+    "KA_API_TOKEN",
+)
+# Addresses that may carry a password (postgresql://user:password@host, https://user:pw@host):
+# libpq and HTTP clients quote a URL they cannot parse whole in their errors.
+URL_ENV = (
+    "DATABASE_URL",
+    "KA_READER_URL",
+    "KA_QA_WRITER_URL",
+    "KA_EMBED_BASE_URL",
+    "KA_LLM_BASE_URL",
+    "KA_GITHUB_BASE_URL",
 )
 MASK = "***"
 # Shorter values are too likely to occur in ordinary text ("test", "1234") to be masked safely.
@@ -63,14 +75,12 @@ def known_secrets() -> list[str]:
     """Every secret value this process knows of, longest first (so no part of one survives)."""
     values = set(_registered)
     values.update(os.environ[name] for name in SECRET_ENV if os.environ.get(name))
-    password = _database_password()
-    if password:
-        values.add(password)
+    values.update(p for name in URL_ENV if (p := url_password(os.environ.get(name))))
     return sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
 
 
-def _database_password() -> str | None:
-    url = os.environ.get("DATABASE_URL")
+def url_password(url: str | None) -> str | None:
+    """The password in a database URL or connection string, or in an HTTP address, if any."""
     if not url:
         return None
     try:
@@ -82,9 +92,10 @@ def _database_password() -> str | None:
         return found.group(1) if found else None
 
 
-# The password of a URL libpq cannot parse (its error quotes the URL whole): from the first
-# colon after the user name to the last "@".
-_URL_PASSWORD = re.compile(r"^[A-Za-z][\w+.-]*://[^:/@]*:(.+)@[^@]*$", re.DOTALL)
+# The password of a URL libpq cannot parse (its error quotes the URL whole), with or without its
+# scheme (``user:password@host`` is a common slip): from the first colon after the user name to
+# the last "@".
+_URL_PASSWORD = re.compile(r"^(?:[A-Za-z][\w+.-]*://)?[^:/@]*:(.+)@[^@]*$", re.DOTALL)
 
 
 def redact(text: str, extra: Iterable[str | None] = ()) -> str:

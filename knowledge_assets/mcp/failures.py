@@ -6,7 +6,9 @@ from __future__ import annotations
 import psycopg
 
 from knowledge_assets.core import search as core_search
+from knowledge_assets.core.database.db import DatabaseUrlError
 from knowledge_assets.core.database.server_output import EmbeddedStoreError
+from knowledge_assets.core.secrets import redact
 from knowledge_assets.mcp.reader import STATEMENT_TIMEOUT_MS, ServerBusy, is_unreachable
 
 __all__ = ["describe_failure"]
@@ -31,6 +33,8 @@ def describe_failure(exc: BaseException) -> str:
         return f"knowledge store error: {_message(exc)}"
     if isinstance(exc, EmbeddedStoreError):  # the embedded store could not start: a full disk
         return exc.one_line()
+    if isinstance(exc, DatabaseUrlError):  # the server's own setting, not the caller's input
+        return f"setup error: {_message(exc)}; fix {exc.variable} and restart the MCP server"
     if isinstance(exc, (core_search.QueryEmbeddingFailed, ServerBusy)):
         return _message(exc)
     if isinstance(exc, (ValueError, LookupError)):  # bad arguments, no active model yet
@@ -40,4 +44,5 @@ def describe_failure(exc: BaseException) -> str:
 
 def _message(exc: BaseException) -> str:
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    text = redact(text)  # a reader URL libpq cannot parse is quoted whole, password too
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__

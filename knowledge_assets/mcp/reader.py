@@ -46,6 +46,7 @@ def reader_url(store_url: str | None = None) -> str:
     """
     override = os.environ.get(READER_URL_ENV)
     if override:
+        db.check_url(override, READER_URL_ENV)
         return override
     info = conninfo_to_dict(store_url or db.resolve_url())
     info["user"] = READER_ROLE

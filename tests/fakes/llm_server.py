@@ -73,6 +73,9 @@ class FakeLLMServer:
         self.pace_s = pace_s
         self.log: list[Logged] = []
         self.abandoned: list[int] = []  # per stream the client left: events sent
+        # A refused key is echoed after this many characters of padding (a proxy that quotes
+        # the request it refused); None: the message names no key.
+        self.echo_key_at: int | None = None
         self._replies: deque[str] = deque()
         self._faults: deque[tuple[int, str | None]] = deque()
         self._cuts: deque[tuple[int, str]] = deque()
@@ -140,7 +143,11 @@ class FakeLLMServer:
                 if flavor is None:
                     return self._error(404, None, "openai", "not found")
                 if not fake._authorized(flavor, self.headers):
-                    return self._error(401, None, flavor, "invalid x-api-key" if flavor == "anthropic" else "Incorrect API key provided")  # fmt: skip
+                    refused = "invalid x-api-key" if flavor == "anthropic" else "Incorrect API key provided"  # fmt: skip
+                    if fake.echo_key_at is not None:
+                        sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                        refused = refused[: fake.echo_key_at].ljust(fake.echo_key_at, ".") + sent
+                    return self._error(401, None, flavor, refused)
                 status, retry_after, text = fake._next(_prompt(body))
                 fake.log.append(Logged(self.path, status, dict(self.headers), body))
                 if status != 200:

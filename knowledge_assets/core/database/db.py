@@ -58,8 +58,12 @@ def embedded_url(pgdata: Path | None = None) -> str:
 
 
 class DatabaseUrlError(ValueError):
-    """``DATABASE_URL`` is not a connection string libpq can read; the message never quotes it
-    (it may hold a password)."""
+    """``DATABASE_URL`` (or a role's URL, ``variable``) is not a connection string libpq can
+    read; the message never quotes it (it may hold a password)."""
+
+    def __init__(self, message: str, variable: str = "DATABASE_URL") -> None:
+        super().__init__(message)
+        self.variable = variable
 
 
 def store_label() -> str:
@@ -76,12 +80,13 @@ def resolve_url(database_url: str | None = None) -> str:
     return url
 
 
-def check_url(url: str) -> None:
-    """Raise :class:`DatabaseUrlError` unless ``url`` is a postgresql:// URL or a libpq conninfo."""
+def check_url(url: str, name: str = "DATABASE_URL") -> None:
+    """Raise :class:`DatabaseUrlError` unless ``url`` (the value of the variable ``name``) is a
+    postgresql:// URL or a libpq conninfo."""
     scheme = url.partition("://")[0] if "://" in url else None
     if scheme is not None and scheme.lower() not in ("postgresql", "postgres"):
         raise DatabaseUrlError(
-            f"DATABASE_URL is a {scheme}:// URL: it needs postgresql://user:password@host:5432/db"
+            f"{name} is a {scheme}:// URL: it needs postgresql://user:password@host:5432/db", name
         )
     try:
         psycopg.conninfo.conninfo_to_dict(url)
@@ -90,8 +95,8 @@ def check_url(url: str) -> None:
         first = str(exc).strip().splitlines()[0]
         reason = re.sub(r'"([^"]*)"', lambda m: m[0] if len(m[1]) < 3 else '"…"', first)
         raise DatabaseUrlError(
-            f"DATABASE_URL cannot be read ({reason}): it needs"
-            " postgresql://user:password@host:5432/db"
+            f"{name} cannot be read ({reason}): it needs postgresql://user:password@host:5432/db",
+            name,
         ) from None
 
 

@@ -240,8 +240,9 @@ def _reason(exc: BaseException) -> str:
     """One redacted line about why the query embedding failed."""
     from knowledge_assets.core import secrets
 
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return secrets.redact(text if len(text) <= 300 else text[:299] + "…")
+    # Masked before it is cut: a key cut in two matches neither its value nor its shape.
+    text = secrets.redact(" ".join(str(exc).split())) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def group_by_note(hits: list[SearchHit], limit: int, sections: int) -> list[SearchHit]:
