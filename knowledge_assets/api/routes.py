@@ -7,6 +7,7 @@ import json
 import logging
 import unicodedata
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -28,6 +29,7 @@ from knowledge_assets.api.schemas import (  # fmt: skip
 from knowledge_assets.api.settings import ApiSettings
 from knowledge_assets.core import search as core_search
 from knowledge_assets.core.chunks.tokenize import query_terms
+from knowledge_assets.core.index.coverage import RecentCount, missing_warning
 from knowledge_assets.core.plain_text import plain_heading
 from knowledge_assets.core.search import GivenWeights, SearchFilters, SearchHit, SearchResponse
 from knowledge_assets.core.search import notes as core_notes
@@ -91,6 +93,7 @@ def _search_result(response: SearchResponse, per_note: bool = False) -> dict[str
         "success": True, "count": len(data), "data": data, "mode": response.mode,
         "model": response.model, "terms": query_terms(split_query(response.query).words),
         "timing": {"embedding": t["embed_ms"], "search": t["search_ms"], "total": t["total_ms"]},
+        "warnings": list(response.warnings),
     }  # fmt: skip
 
 
@@ -122,8 +125,13 @@ def _read(request: Request, fn: Callable[[Any], T]) -> T:
 
 
 def _search(request: Request, query: str, **kwargs: Any) -> dict[str, Any]:
+    missing: RecentCount = request.app.state.missing_vectors
+
     def run(conn: Any, companion: Any) -> SearchResponse:
-        return core_search.search(conn, query, companion=companion, **kwargs)
+        found = core_search.search(conn, query, companion=companion, **kwargs)
+        # As the CLI and MCP say it: a passage without a vector is not found by meaning.
+        gap = missing_warning(missing.count(conn)) if kwargs.get("mode") != "keyword" else None
+        return replace(found, warnings=(*found.warnings, gap)) if gap else found
 
     # A hybrid search runs its keyword and vector legs at once, on two pooled connections.
     pair = kwargs.get("mode") == "hybrid"

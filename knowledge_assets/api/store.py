@@ -17,7 +17,12 @@ import psycopg
 
 from knowledge_assets.core.database import db
 from knowledge_assets.core.failures import first_line
-from knowledge_assets.mcp.reader import ReaderStore, is_unreachable, open_reader
+from knowledge_assets.mcp.reader import (
+    STATEMENT_TIMEOUT_MS,
+    ReaderStore,
+    is_unreachable,
+    open_reader,
+)
 
 # Connections the server keeps for short reads: four hybrid searches at once, each on two.
 POOLED_READERS = 8
@@ -31,6 +36,16 @@ ROLE_HINT = (
 
 class StoreUnavailable(RuntimeError):
     """The API cannot reach the store as one of its roles; the message says how to fix it."""
+
+
+class ReadTimedOut(RuntimeError):
+    """A read ran over the statement timeout (a long update holding a lock, or a very broad
+    query) and was cancelled: the client may try again."""
+
+
+class QueryTooComplex(ValueError):
+    """The server refused the query as over one of its limits (class 54: stack depth, a value
+    too big): the client should shorten it."""
 
 
 @contextmanager
@@ -57,14 +72,25 @@ def read(
 ) -> T:  # fmt: skip
     """``fn(conn, companion)`` on pooled connections; ``companion`` is a second connection when
     ``pair`` asks for one and one is free, else None. Raises StoreUnavailable when the store
-    cannot be reached."""
+    cannot be reached, ReadTimedOut when a read runs over the statement timeout, and
+    QueryTooComplex when the server refuses the query as over one of its limits."""
     try:
         if pair:
             return readers.run_pair(fn)
         return readers.run(lambda conn: fn(conn, None))
-    except psycopg.OperationalError as exc:
-        if is_unreachable(exc):
+    except psycopg.errors.QueryCanceled:
+        seconds = STATEMENT_TIMEOUT_MS // 1000
+        raise ReadTimedOut(
+            f"the read ran over {seconds} s and was cancelled: the store may be busy with an"
+            " update; try again, or narrow the query"
+        ) from None
+    except psycopg.Error as exc:
+        if isinstance(exc, psycopg.OperationalError) and is_unreachable(exc):
             raise _unavailable("the read-only role", exc) from None
+        if (exc.sqlstate or "").startswith("54"):  # an OperationalError too
+            raise QueryTooComplex(
+                f"the query is too complex to search ({first_line(exc)}); shorten it"
+            ) from None
         raise
 
 
