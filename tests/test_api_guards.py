@@ -177,6 +177,16 @@ def test_a_missing_token_is_401_in_the_same_shape(vault_url: str, usem3: Embedde
     assert "Authorization: Bearer" in reply["error"] and "s3cret" not in response.text
 
 
+def test_the_bearer_scheme_is_read_in_any_case(vault_url: str, usem3: Embedder) -> None:
+    """RFC 9110: the scheme is case-insensitive; ``bearer <token>`` was refused with 401."""
+    sent = ["Bearer s3cret", "bearer s3cret", "BEARER  s3cret", "Basic s3cret", "Bearer s3cre"]
+    with api_server(vault_url, Asker(LLMSettings(), embedder=usem3), token="s3cret") as url:
+        statuses = [
+            httpx.get(f"{url}/api/tags", headers={"Authorization": a}).status_code for a in sent
+        ]
+    assert statuses == [200, 200, 200, 401, 401]
+
+
 def test_the_api_docs_load_nothing_from_another_host(client: httpx.Client) -> None:
     html = client.get("/docs")
     assert html.status_code == 200

@@ -200,7 +200,8 @@ def test_a_view_waiting_too_long_behind_long_renders_is_refused(
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("KA_NOTE_RENDERS", "0"), ("KA_NOTE_CACHE_MB", "多め")]
+    ("name", "value"),
+    [("KA_NOTE_RENDERS", "0"), *(("KA_NOTE_CACHE_MB", v) for v in ("多め", "inf", "nan", "-1"))],
 )
 def test_a_render_setting_that_is_no_number_is_refused_with_its_name(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str

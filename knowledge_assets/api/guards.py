@@ -83,8 +83,10 @@ def install(app: FastAPI, settings: ApiSettings) -> None:
     @app.middleware("http")
     async def bearer_token(request: Request, call_next: Any) -> Any:
         if settings.needs_token and request.url.path.startswith("/api/"):
-            sent = request.headers.get("authorization", "")
-            if not hmac.compare_digest(sent.encode(), f"Bearer {settings.token}".encode()):
+            # The scheme is case-insensitive (RFC 9110 §11.1): "bearer <it>" is the same token.
+            scheme, _, sent = request.headers.get("authorization", "").strip().partition(" ")
+            right = scheme.lower() == "bearer"
+            if not (hmac.compare_digest(sent.strip().encode(), settings.token.encode()) and right):
                 message = "missing or wrong bearer token: send 'Authorization: Bearer <KA_API_TOKEN>'"  # fmt: skip
                 return error_reply(401, message, headers={"WWW-Authenticate": "Bearer"})
         return await call_next(request)

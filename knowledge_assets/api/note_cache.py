@@ -16,7 +16,6 @@ dict with a byte count.
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import threading
 from collections import OrderedDict
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from knowledge_assets.api.settings import ApiConfigError
 from knowledge_assets.core.links.resolve import ImageFinder
+from knowledge_assets.core.settings import env_number
 
 __all__ = [
     "CACHE_ENV", "RENDERER", "Inputs", "Key", "Recorded", "RenderCache", "digest", "listing_digest"
@@ -111,12 +111,11 @@ class RenderCache:
     @classmethod
     def from_env(cls) -> RenderCache:
         """A cache of ``KA_NOTE_CACHE_MB`` megabytes (default 64)."""
-        raw = os.environ.get(CACHE_ENV, "").strip()
-        try:
-            mb = float(raw) if raw else DEFAULT_MB
-        except ValueError:
-            raise ApiConfigError(f"{CACHE_ENV}={raw!r}: give a number of megabytes") from None
-        return cls(max(0, int(mb * 1_000_000)))
+        try:  # NaN, infinities and negative sizes too, which float() takes
+            mb = env_number(CACHE_ENV, DEFAULT_MB, low=0, high=100_000)
+        except ValueError as exc:
+            raise ApiConfigError(f"{exc} (megabytes)") from None
+        return cls(int(mb * 1_000_000))
 
     def get(self, key: Key) -> tuple[str, Inputs] | None:
         """The HTML kept for ``key`` and what its render read, or None; counts a hit or miss
