@@ -17,6 +17,7 @@ from knowledge_assets.answer import history as qa_history
 from knowledge_assets.answer.config import EXTRACTIVE_MODEL
 from knowledge_assets.answer.context import DEFAULT_BUDGET, DEFAULT_STRATEGY, STRATEGIES
 from knowledge_assets.cli_args import int_in, port
+from knowledge_assets.core.chunks.chunk_text import is_blank
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.search import MAX_QUERY_CHARS, SearchFilters
@@ -95,7 +96,7 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
 
 
 def _ask(args: argparse.Namespace) -> int:
-    if not args.question.strip():  # as search refuses an empty query: a usage error, not a run
+    if is_blank(args.question):  # as search refuses an empty query: a usage error, not a run
         return _fail("the question is empty: give the question to answer")
     if len(args.question) > MAX_QUERY_CHARS:  # the question is searched as it is asked
         return _fail(

@@ -23,6 +23,7 @@ from knowledge_assets.cli_hints import (
     operator_hints,
     prefix_hint,
 )
+from knowledge_assets.core.chunks.chunk_text import is_blank
 from knowledge_assets.core.counts import counted
 from knowledge_assets.core.database import db
 from knowledge_assets.core.index.coverage import missing_vectors, missing_warning
@@ -155,7 +156,7 @@ def _print_response(response: SearchResponse) -> None:
 
 
 def _search(args: argparse.Namespace) -> int:
-    if not args.query.strip():
+    if is_blank(args.query):  # zero-width characters alone too, as the API and MCP refuse
         return _fail("the query is empty: give the words to search for")
     if len(args.query) > MAX_QUERY_CHARS:
         return _fail(

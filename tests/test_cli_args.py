@@ -157,8 +157,11 @@ def test_search_get_and_tags_print_escape_sequences_of_a_note_inert(
     assert "no active model" not in capsys.readouterr().out  # a keyword search needs none
     assert main(["tags"]) == 0
     assert capsys.readouterr().out.splitlines() == ["ab          1", "日本語タグ  1"]
-    assert main(["search", "   "]) == 2
-    assert "the query is empty" in capsys.readouterr().err
+    for blank in ("   ", "\u200b\u3000"):  # zero-width characters alone show nothing either
+        assert main(["search", blank]) == 2
+        assert "the query is empty" in capsys.readouterr().err
+    assert main(["ask", "\u2060"]) == 2
+    assert "the question is empty" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

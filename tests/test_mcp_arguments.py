@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from knowledge_assets.core.chunks.chunk_text import VISIBLE_PATTERN
 from knowledge_assets.mcp.arguments import argument_problem
 from tests.mcp_support import TOOLS, McpClient, server_env, stdio_session, text_of
 
@@ -49,7 +51,12 @@ def test_every_tool_publishes_that_it_takes_no_other_arguments(client: McpClient
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False, tool.name
     query = tools["search_docs"].input_schema["properties"]["query"]
-    assert query["pattern"] == r"\S"  # a blank query is refused, and clients can see it
+    # A blank query is refused, and clients can see it: zero-width characters alone included.
+    assert query["pattern"] == VISIBLE_PATTERN
+    assert [bool(re.search(query["pattern"], q)) for q in ("梅雨", " \u200b\ufeff")] == [
+        True,
+        False,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -98,12 +105,19 @@ def test_an_unknown_argument_is_refused_with_the_accepted_ones(
          "bad argument 'mode' for search_docs: \"semantic\" is not one of hybrid, vector, keyword"),
         ("search_docs", {"query": "   "},
          "bad argument 'query' for search_docs: \"   \" is not non-blank text of at most 2000 characters"),
+        ("search_docs", {"query": "\u200b"},
+         "bad argument 'query' for search_docs: \"\u200b\" is not non-blank text of at most 2000 characters"),
         ("search_docs", {"query": ""},
          "bad argument 'query' for search_docs: \"\" is not non-blank text of at most 2000 characters"),
         ("search_docs", {"limit": 3},
          "missing argument 'query' for search_docs: pass non-blank text of at most 2000 characters"),
         ("search_docs", {"query": "x", "tags": [1]},
-         "bad argument 'tags' for search_docs: [1] is not a list of strings"),
+         "bad argument 'tags' for search_docs: [1] is not a list of at most 100 strings of at most 200 characters each"),
+        # Any other value matched no document, and the search said so as if tags were at fault.
+        ("search_docs", {"query": "x", "type": ["markdown"]},
+         "bad argument 'type' for search_docs: [\"markdown\"] is not a list of at most 2 values, each one of markdown_note, bookmark_json"),
+        ("search_docs", {"query": "x", "tags": ["t" * 201]},
+         f"bad argument 'tags' for search_docs: [\"{'t' * 57}… is not a list of at most 100 strings of at most 200 characters each"),
         ("search_docs", {"query": "x", "per_note": "sometimes"},
          "bad argument 'per_note' for search_docs: \"sometimes\" is not true or false"),
         # No coercion between JSON types: a mistaken type would run some other call.

@@ -26,8 +26,10 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
+from knowledge_assets.core.chunks.chunk_text import VISIBLE_PATTERN
+
 # What a ``pattern`` of the schema means, for the patterns the tools use.
-_PATTERNS = {r"\S": "non-blank"}
+_PATTERNS = {r"\S": "non-blank", VISIBLE_PATTERN: "non-blank"}
 _PLURALS = {"string": "strings", "integer": "whole numbers", "number": "numbers",
             "boolean": "true/false values", "object": "objects"}  # fmt: skip
 _SHOWN_CHARS = 60
@@ -177,11 +179,21 @@ def describe(node: Mapping[str, Any], root: Mapping[str, Any]) -> str:
         span = _span(low, node.get("maxLength"))
         return f"{blank} text".lstrip() + (f" of {span} characters" if span else "")
     if kind == "array":
-        items = _resolved(node.get("items", {}), root).get("type", "")
-        return "a list of " + _PLURALS.get(items, "values")
+        return _describe_list(node, _resolved(node.get("items", {}), root))
     if kind == "boolean":
         return "true or false"
     return "an object" if kind == "object" else "a JSON value"
+
+
+def _describe_list(node: Mapping[str, Any], item: Mapping[str, Any]) -> str:
+    """``a list of at most 100 strings of at most 200 characters each``, ``a list of at most 2
+    values, each one of a, b``."""
+    many = f"at most {node['maxItems']} " if node.get("maxItems") is not None else ""
+    if "enum" in item:
+        return f"a list of {many}values, each one of " + ", ".join(str(v) for v in item["enum"])
+    noun = _PLURALS.get(item.get("type", ""), "values")
+    long = item.get("maxLength")
+    return f"a list of {many}{noun}" + (f" of at most {long} characters each" if long else "")
 
 
 def _span(low: Any, high: Any) -> str:

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from knowledge_assets.cli_hints import closest_paths, did_you_mean
 from knowledge_assets.core import search as core_search
+from knowledge_assets.core.chunks.chunk_text import VISIBLE_PATTERN
 from knowledge_assets.core.embedders.base import Embedder
 from knowledge_assets.core.index import coverage
 from knowledge_assets.core.index.coverage import missing_warning
@@ -52,6 +53,7 @@ INSTRUCTIONS = (
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "vector", "keyword"]
+DocType = Literal["markdown_note", "bookmark_json"]  # any other value matched nothing, unsaid
 # A heading path ("parent > heading") far longer than any heading; one longer was echoed whole
 # in the reply saying no section has it.
 MAX_SECTION_CHARS = 1000
@@ -67,13 +69,13 @@ class KnowledgeTools(ListingTools):
 
     def search_docs(
         self,
-        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English). As in Obsidian, tag:T in it keeps the notes tagged T (as tags does), path:P those whose path contains P, file:F those whose file name contains F, and [K:V] those whose frontmatter property K holds V ([K] any value, [K:A OR B] either, [K:null] empty); a phrase in double quotes (\"two words\") must be there as written; -tag:T, -path:P, -file:F, -[K:V] and -word (or -\"two words\") leave out the notes they would match; tag:T OR tag:U keeps the notes of either (OR joins two operators of one kind). Operators alone (path:日記/, tag:T -tag:U) list the notes they keep (mode 'list').", max_length=core_search.MAX_QUERY_CHARS, pattern=r"\S")],
-        tags: Annotated[list[str] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).")] = None,
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords (Japanese or English). As in Obsidian, tag:T in it keeps the notes tagged T (as tags does), path:P those whose path contains P, file:F those whose file name contains F, and [K:V] those whose frontmatter property K holds V ([K] any value, [K:A OR B] either, [K:null] empty); a phrase in double quotes (\"two words\") must be there as written; -tag:T, -path:P, -file:F, -[K:V] and -word (or -\"two words\") leave out the notes they would match; tag:T OR tag:U keeps the notes of either (OR joins two operators of one kind). Operators alone (path:日記/, tag:T -tag:U) list the notes they keep (mode 'list').", max_length=core_search.MAX_QUERY_CHARS, pattern=VISIBLE_PATTERN)],
+        tags: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(description="Only notes carrying at least one of these tags (see list_tags).", max_length=100)] = None,
         limit: Annotated[int, Field(description="How many notes (or passages, with per_note false) to return.", ge=1, le=50)] = 5,
         mode: Annotated[Mode, Field(description="hybrid (default: keyword and vector results fused), vector (embedding similarity only) or keyword (BM25 over Japanese morphemes only).")] = "hybrid",
-        content_type: Annotated[list[str] | None, Field(description="Only these kinds of content, any of: notes, books, articles.")] = None,
-        type: Annotated[list[str] | None, Field(description="Only these formats, any of: markdown_note, bookmark_json.")] = None,
-        top_heading: Annotated[list[str] | None, Field(description="Only documents under one of these top headings (a note's frontmatter 'heading', a bookmark file's category).")] = None,
+        content_type: Annotated[list[Annotated[str, Field(max_length=1000)]] | None, Field(description="Only these kinds of content, any of: notes, books, articles.", max_length=100)] = None,
+        type: Annotated[list[DocType] | None, Field(description="Only these formats, any of: markdown_note, bookmark_json.", max_length=2)] = None,
+        top_heading: Annotated[list[Annotated[str, Field(max_length=1000)]] | None, Field(description="Only documents under one of these top headings (a note's frontmatter 'heading', a bookmark file's category).", max_length=100)] = None,
         per_note: Annotated[bool, Field(description="true (default): distinct notes, each with its best passage and up to 3 more matching sections; false: the best passages, several possibly from one note.")] = True,
         offset: Annotated[Offset, Field(description="Only for a query of operators alone (mode 'list'): how many of the most recently updated notes to skip; pass the listing's next_offset for its next page.")] = 0,
     ) -> Annotated[CallToolResult, schemas.SearchDocsOutput]:  # fmt: skip

@@ -28,7 +28,10 @@ MAX_LIST_DEPTH = 8
 # A character that shows nothing: Unicode whitespace (``\s``, as ``str.isspace``: no-break and
 # ideographic spaces too) and the zero-width U+200B/U+200C/U+200D, U+2060 and U+FEFF. The blank
 # rule of whole notes, ``has_body`` (sql/028), lists the same characters.
-_VISIBLE = re.compile(r"[^\s\u200b-\u200d\u2060\ufeff]")
+# The string holds the zero-width characters themselves (Python's escapes, not the regular
+# expression's), so a JSON schema's pattern reads the same (MCP's search_docs).
+VISIBLE_PATTERN = "[^\\s\u200b-\u200d\u2060\ufeff]"
+_VISIBLE = re.compile(VISIBLE_PATTERN)
 
 
 def is_blank(text: str) -> bool:
