@@ -79,12 +79,12 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
         )
     filters = SearchFilters(tags=tuple(args.tag)) if args.tag else None
     result: Answer | None = None
-    shown = False
+    shown = ""
     try:
         for event in asker.events(conn, args.question, history=earlier, filters=filters):
             if event.kind == "delta" and not args.json:
                 say(event.data, end="", flush=True)
-                shown = True
+                shown += event.data
             elif event.kind == "done":
                 result = event.data
     except LLMError:
@@ -92,6 +92,8 @@ def _answer(args: argparse.Namespace, conn: Any, asker: Asker, conversation_id: 
             say(flush=True)
         raise
     assert result is not None
+    if not args.json and not shown.strip():  # the model said nothing: the answer says so
+        say(result.answer, end="", flush=True)
     return result
 
 

