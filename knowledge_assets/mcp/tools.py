@@ -38,6 +38,7 @@ from knowledge_assets.mcp import schemas
 from knowledge_assets.mcp.arguments import strict_tool
 from knowledge_assets.mcp.listing import ListingTools, Offset
 from knowledge_assets.mcp.reader import (
+    MAX_PATH_CHARS,
     PathRefused,
     ReaderStore,
     check_note_path,
@@ -143,7 +144,7 @@ class KnowledgeTools(ListingTools):
         the path, pass the hit's source; without one the vault's note is returned (the header
         says 'also in:'), and a path only other sources share is an error naming them.
         """
-        path, where = self._path(file_path), in_source(source)
+        path, where = self._path(file_path, source), in_source(source)
         doc = self._call(lambda conn: self._find_doc(conn, path, source))
         if doc is None:
             table = source_table(source) if source else None
@@ -172,7 +173,7 @@ class KnowledgeTools(ListingTools):
         title, path, source, score, the best-matching section heading, tags and a snippet.
         Returns compact JSON. Name the note's source as for get_doc.
         """
-        path = self._path(file_path)
+        path = self._path(file_path, source)
 
         def run(
             conn: psycopg.Connection,
@@ -201,7 +202,7 @@ class KnowledgeTools(ListingTools):
         them, so a note of the same name in another folder is not counted. Each has its title,
         path and source; 'more' is true when more notes name the note than were read. Name the
         note's source as for get_doc."""
-        path = self._path(file_path)
+        path = self._path(file_path, source)
         found = self._call(lambda conn: note_backlinks(conn, path, source))
         if found is None:
             raise ToolError(f"no note at {path!r}{in_source(source)}{self._close_to(path, source)}")
@@ -231,12 +232,28 @@ class KnowledgeTools(ListingTools):
         # A path in any Unicode form finds the note (a Mac stores decomposed names): locate's.
         return core_notes.get_doc(conn, path, source)
 
-    @staticmethod
-    def _path(file_path: str) -> str:
+    def _path(self, file_path: str, source: str | None = None) -> str:
+        """``file_path`` in the vault-relative form :func:`check_note_path` makes of it, unless
+        it is a stored note's path as it is: a path is only a key here, so a note named
+        ``~archive/old.md``, `` lead.md`` or ``back\\slash.md`` is served as search_docs lists it."""
         try:
-            return check_note_path(file_path)
+            path: str | None = check_note_path(file_path)
         except PathRefused as exc:
-            raise ToolError(str(exc)) from exc
+            path, refused = None, exc
+        if path != file_path and _storable(file_path):
+            if self._call(lambda conn: self._find_doc(conn, file_path, source)) is not None:
+                return file_path
+        if path is None:
+            raise ToolError(str(refused)) from refused
+        return path
+
+
+def _storable(path: str) -> bool:
+    """Whether ``path`` could be a stored path at all: Postgres refuses NUL and lone surrogates."""
+    return (
+        bool(path.strip()) and len(path) <= MAX_PATH_CHARS and "\x00" not in path
+        and not any("\ud800" <= c <= "\udfff" for c in path)
+    )  # fmt: skip
 
 
 def _served(doc: dict[str, Any]) -> bool:
