@@ -39,8 +39,18 @@ PGDATA = Path("/data/pg")
         ),
         (["pg_ctl: could not start server", "Examine the log output."], "could not start server"),
         (["stdout:", "nothing telling"], "its set-up command failed without an error line"),
+        (  # the log file every start appends to: an earlier session's error comes first
+            [
+                "2026-11-27 09:00:00.000 UTC [81] FATAL:  connection to client lost",
+                '2026-11-27 09:10:00.000 UTC [90] ERROR:  relation "no_such_table" does not exist',
+                "2026-11-28 07:32:01.185 UTC [7806] FATAL:  could not open file"
+                ' "global/pg_control": Permission denied',
+                "pg_ctl: could not start server",
+            ],
+            'could not open file "global/pg_control": Permission denied',
+        ),
     ],
-    ids=["server FATAL", "initdb error", "pg_ctl", "no error line"],
+    ids=["server FATAL", "initdb error", "pg_ctl", "no error line", "appended log"],
 )
 def test_the_reason_is_the_servers_own_error_line(lines: list[str], expected: str) -> None:
     assert reason(lines) == expected

@@ -70,11 +70,18 @@ def kept_output() -> Iterator[list[str]]:
 
 
 def reason(lines: list[str]) -> str:
-    """The server's own error line among ``lines`` (its tools' when it logged none)."""
-    for pattern in (_SERVER_LINE, _TOOL_LINE):
-        for line in lines:
-            if m := pattern.search(line.strip()):
-                return m.group(1).strip()
+    """The server's own error line among ``lines`` (its tools' when it logged none).
+
+    Of the server's lines the last: the wheel passes on the whole log file, which every start
+    appends to, so the first error may be one of an earlier session (a killed client's
+    "connection to client lost") rather than this start's. A tool's first line is its error
+    (the lines after it are hints)."""
+    for line in reversed(lines):
+        if m := _SERVER_LINE.search(line.strip()):
+            return m.group(1).strip()
+    for line in lines:
+        if m := _TOOL_LINE.search(line.strip()):
+            return m.group(1).strip()
     return "its set-up command failed without an error line"
 
 
