@@ -101,3 +101,16 @@ def test_empty_body_is_excluded() -> None:
     plan = plan_latest([_doc("e.md", has_body=False), _doc("ok.md")])
     assert plan.empty == ["e.md"]
     assert plan.kept == ["ok.md"]
+
+
+def test_a_previous_not_found_is_listed_apart_from_the_excluded_notes() -> None:
+    """The note naming it is kept and searched: it was listed among the excluded ones."""
+    from knowledge_assets.core.ingest.latest import LatestReport
+    from knowledge_assets.defs.ingest.assets import _latest_metadata
+
+    plan = plan_latest([_doc("a.md", previous="[[missing]]"), _doc("d.md", draft=True)])
+    metadata = _latest_metadata(LatestReport(plan=plan, upserted=1, removed=0))
+    excluded = [r.data for r in metadata["excluded"].value.records]  # type: ignore[union-attr]
+    missing = [r.data for r in metadata["previous_not_found"].value.records]  # type: ignore[union-attr]
+    assert plan.kept == ["a.md"] and excluded == [{"reason": "draft", "file": "d.md"}]
+    assert missing == [{"file": "a.md", "previous": "[[missing]]"}]

@@ -297,8 +297,9 @@ def _latest_metadata(report: LatestReport) -> dict[str, dg.MetadataValue]:
                 "draft": plan.drafts,
                 "no body": plan.empty,
                 "cycle": [" → ".join(c) for c in plan.cycles],
-                "previous not found": [f"{p}: {ref}" for p, ref in plan.unresolved],
             },
             columns=("reason", "file"),
         ),
+        # Kept and searched: only the version it names is not found, so nothing is superseded.
+        "previous_not_found": rows_table(("file", "previous"), plan.unresolved),
     }
