@@ -243,3 +243,28 @@ def test_run_config_matching_nothing_fails_the_run(res: dict[str, Any]) -> None:
     embed(res, A)
     with pytest.raises(dg.Failure, match="no latest note matches tag: no-such-tag"):
         embed(res, A, {"tag": "#no-such-tag"})
+
+
+def test_a_backfill_is_checked_on_its_own_model_not_on_the_search_model(
+    res: dict[str, Any], db_url: str, tmp_path: Path
+) -> None:
+    """A backfill of B failed its blocking check because A, the model search uses, had no vector
+    yet for a note synced without embeddings (`update --no-embeddings`)."""
+    from knowledge_assets.defs.index.checks import active_model_covers_every_chunk
+
+    embed(res, A)
+    (Path(res["vault"].path) / "新しい.md").write_text("# 新しい\n\nまだ埋め込まれていない。\n")
+    assert dg.materialize([raw_docs, latest_docs, chunks], resources=res).success
+    graph = [*ALL, active_model_covers_every_chunk]
+
+    def checked(key: str) -> dg.AssetCheckEvaluation:
+        result = dg.materialize(graph, resources=res, partition_key=key, raise_on_error=False)
+        [evaluation] = result.get_asset_check_evaluations()
+        return evaluation
+
+    backfill = checked(B_KEY)
+    assert backfill.passed and backfill.metadata["checked_model"].value == B
+    assert backfill.metadata["active_model"].value == A
+    with db.connect(db_url) as conn:  # A's partition embeds the note, and its check passes
+        assert models.active_model(conn) == A
+    assert checked(A).passed

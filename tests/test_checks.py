@@ -3,6 +3,7 @@ offending file in its metadata."""
 
 from __future__ import annotations
 
+import inspect
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -68,7 +69,8 @@ def built(db_url: str, vault_dir: Path) -> dict[str, Any]:
 
 def run(check: Any, res: dict[str, Any]) -> dg.AssetCheckResult:
     wanted = {k: res[k] for k in ("postgres", "vault") if k in _params(check)}
-    result = check(**wanted)
+    takes_context = "context" in inspect.signature(check.op.compute_fn.decorated_fn).parameters
+    result = check(dg.build_asset_check_context(), **wanted) if takes_context else check(**wanted)
     assert isinstance(result, dg.AssetCheckResult)
     return result
 
