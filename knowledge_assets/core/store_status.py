@@ -17,8 +17,10 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.index.coverage import missing_vectors
+from knowledge_assets.core.index.models import unconfigured_active_key, unconfigured_hint
 from knowledge_assets.core.ingest import store
 from knowledge_assets.core.ingest.conventions import bad_date
+from knowledge_assets.core.settings import EmbedSettings
 
 __all__ = ["Problem", "SourceStatus", "StoreStatus", "read_status"]
 
@@ -58,6 +60,8 @@ class StoreStatus:
     passages: int = 0
     model: str | None = None
     missing_vectors: int = 0
+    # Said when the model search uses is no longer configured: no update embeds with it.
+    unconfigured_model_hint: str | None = None
     rejected: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     failed: list[Problem] = field(default_factory=list)
@@ -116,6 +120,7 @@ def read_status(conn: psycopg.Connection, limit: int | None = None) -> StoreStat
     stored_total = sum(s.stored for s in status.sources)
     status.left_out = max(0, stored_total - status.searchable - status.superseded)
     status.missing_vectors = missing_vectors(conn) if status.model else 0
+    status.unconfigured_model_hint = _unconfigured(conn)
     status.overlaps = _overlaps(conn, [(t, loc) for t, loc, *_ in tables])
     for table, path, reason, total in conn.execute(_FAILED, (fetch,)).fetchall():
         status.failed.append(Problem(store.source_name(table), path, reason))
@@ -199,3 +204,14 @@ def _stores_under(conn: psycopg.Connection, table: str, prefix: str) -> bool:
     )
     row = conn.execute(query, (prefix,)).fetchone()
     return bool(row and row[0])
+
+
+def _unconfigured(conn: psycopg.Connection) -> str | None:
+    """What to do when the model search uses is not configured here, else None (also when the
+    model settings cannot be read: status reports the store, the commands that embed say why)."""
+    try:
+        configured = EmbedSettings.from_env().model_keys()
+    except ValueError:
+        return None
+    key = unconfigured_active_key(conn, configured)
+    return unconfigured_hint(key, configured) if key else None

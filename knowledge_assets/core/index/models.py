@@ -11,6 +11,7 @@ switching back costs nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -81,6 +82,31 @@ def active_model_info(conn: psycopg.Connection) -> tuple[str, str] | None:
     """(provider, model) of the active model, or None before any model was completed."""
     row = conn.execute("SELECT provider, model FROM rag.models WHERE is_active").fetchone()
     return (str(row[0]), str(row[1])) if row else None
+
+
+def unconfigured_active_key(conn: psycopg.Connection, configured: Sequence[str]) -> str | None:
+    """The partition key of the model search uses when it is none of the ``configured`` keys
+    (``KA_EMBED_PROVIDER`` changed, say): no update embeds new notes with it then, so search
+    falls behind for good. None when it is configured, or no model is active."""
+    from knowledge_assets.core.index.model_keys import key_for_stored
+
+    active = active_model_info(conn)
+    if active is None:
+        return None
+    try:
+        key = key_for_stored(*active)
+    except ValueError:  # a model stored under a name no key describes
+        return None
+    return None if key in configured else key
+
+
+def unconfigured_hint(key: str, configured: Sequence[str]) -> str:
+    """What to do when search uses ``key``, which is not configured (``configured[0]`` is)."""
+    return (
+        f"search uses {key}, which is no longer configured, so new notes get no vector of it:"
+        f" add {key} to KA_EMBED_MODELS, or run `knowledge-assets models activate"
+        f" {configured[0]}` once `models list` shows it ready"
+    )
 
 
 def stored_name(conn: psycopg.Connection, name: str) -> str:
