@@ -285,11 +285,13 @@ def fail_dead_runs_now() -> None:
     """Mark the runs of killed processes failed, saying so (``demo``, ``dev``, ``update``)."""
     import dagster as dg
 
-    from knowledge_assets.stale_runs import fail_dead_runs
+    from knowledge_assets.stale_runs import fail_dead_runs, runs_elsewhere
 
     with dg.DagsterInstance.get() as instance:
         for run_id in fail_dead_runs(instance):
             print(f"marked run {run_id} failed: its process had died")
+        for line in runs_elsewhere(instance):
+            print(f"warning: {line}", file=sys.stderr)
 
 
 def hand_over_to_sensor(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 
 import dagster as dg
 from dagster._core.events import EngineEventData  # report_engine_event's metadata; not exported
@@ -91,11 +92,38 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     return failed
 
 
+# How long a run of another host's process may stay unfinished before it is named: a first
+# build of 50,000 notes took a quarter of an hour.
+ELSEWHERE_AFTER_S = 2 * 3600
+
+
+def runs_elsewhere(instance: dg.DagsterInstance, now: float | None = None) -> list[str]:
+    """One line per run left unfinished for hours by a process of another host, which this
+    machine cannot check: a container recreated on the same store (a new host name) leaves its
+    killed runs STARTED, and with one run at a time the daemon's queue stops behind them."""
+    host, now = socket.gethostname(), time.time() if now is None else now
+    lines = []
+    for record in instance.get_run_records(filters=dg.RunsFilter(statuses=UNFINISHED)):
+        started = record.start_time or record.create_timestamp.timestamp()
+        _, ran_on = run_process(instance, record.dagster_run)
+        if ran_on is not None and ran_on != host and now - started > ELSEWHERE_AFTER_S:
+            run_id = record.dagster_run.run_id
+            lines.append(
+                f"run {run_id} has been running for {(now - started) / 3600:.0f} h in a process on"
+                f" {ran_on}, which this machine cannot check: if that machine or container is"
+                " gone, terminate the run (UI: Runs → the run → Terminate) so queued runs start"
+            )
+    return lines
+
+
 def fail_dead_runs_in_tick(context: dg.SensorEvaluationContext) -> None:
     """:func:`fail_dead_runs` from a sensor tick, so the daemon's queue moves on without a
-    ``demo`` or ``dev`` restart; never fails the tick."""
+    ``demo`` or ``dev`` restart, and a warning per run another host left (:func:`runs_elsewhere`);
+    never fails the tick."""
     try:
         for run_id in fail_dead_runs(context.instance):
             context.log.info("marked run %s failed: its process had died", run_id)
+        for line in runs_elsewhere(context.instance):
+            context.log.warning("%s", line)
     except Exception as exc:  # no instance (a test context), or the storage is unreachable
         context.log.debug("looking for runs of dead processes: %s", exc)

@@ -278,3 +278,28 @@ def test_the_tick_log_names_heads_as_short_as_its_skip_reasons(
     assert len(head) > 12 and len(lines) == 1
     assert f"source moved tree:0000000 -> {head[:12]}: syncing for" in lines[0]
     assert head not in lines[0]
+
+
+def test_a_run_another_host_left_unfinished_for_hours_is_named_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    """A container recreated on the same store has a new host name: its killed runs stayed
+    STARTED, which this machine cannot check, and the daemon's queue waited behind them unsaid."""
+    import time
+
+    from knowledge_assets.definitions import defs
+    from knowledge_assets.stale_runs import ELSEWHERE_AFTER_S, record_run_process, runs_elsewhere
+
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        run = instance.create_run_for_job(defs().resolve_job_def("embeddings_job"))
+        record_run_process(instance, run, ("4242", "oldbox"))
+        instance.handle_run_event(
+            run.run_id, dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name=run.job_name)
+        )
+        soon, later = time.time() + 60, time.time() + ELSEWHERE_AFTER_S + 3600
+        assert runs_elsewhere(instance, now=soon) == []  # it may well be running there
+        [line] = runs_elsewhere(instance, now=later)
+        status = instance.get_run_by_id(run.run_id).status  # type: ignore[union-attr]
+    assert line.startswith(f"run {run.run_id} has been running for 3 h in a process on oldbox")
+    assert "terminate the run" in line and status == dg.DagsterRunStatus.STARTED
