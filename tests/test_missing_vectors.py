@@ -16,6 +16,7 @@ from knowledge_assets.core.database import db
 from knowledge_assets.core.embedders import make_embedder
 from knowledge_assets.core.index import index_store
 from knowledge_assets.core.index.coverage import missing_vectors, missing_warning
+from knowledge_assets.core.search.notes import similar
 from tests.api_support import api_server
 from tests.conftest import EXAMPLE_VAULT
 from tests.mcp_support import json_of, server_env, stdio_session
@@ -62,6 +63,8 @@ def test_search_warns_while_passages_lack_a_vector(
     with db.connect(db_url) as conn:
         total, done = index_store.count_texts(conn, "usem3")  # what `models list` shows
         assert missing_vectors(conn) == total - done == 2
+        # Its words still find its neighbours: it said "no similar notes" until it was embedded.
+        assert similar(conn, "追加.md")
     for mode in ("hybrid", "vector"):
         assert main(["search", "トマト", "--mode", mode]) == 0
         assert capsys.readouterr().err == (

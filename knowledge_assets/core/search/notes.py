@@ -85,6 +85,7 @@ def similar_to(
     most like it, best first: those whose chunks lie nearest to its mean vector (active model)
     fused with those BM25 finds for its title and distinctive words
     (:mod:`~knowledge_assets.core.search.similar_words`); ``score`` is the fused score (0 to 1).
+    A note with no vector yet (synced without embeddings) is compared by its words alone.
 
     ``source`` names the source of the note (None: as :func:`locate` chooses). The note itself
     and every version of it (older or newer, through ``previous``) are left out; a note of
@@ -99,12 +100,11 @@ def similar_to(
     if ref is None:
         raise UnknownNote(file_path)
     vector, family = notes_sql.note_vector(conn, info, ref.file_path, ref.table)
-    if vector is None:
-        return ref, []
     # Each list's candidates: enough notes beyond ``limit`` for the other list to lift some.
     candidates = max(4 * limit, 20)
     k = max(8 * candidates, 40)
-    while True:
+    rows: list[dict[str, Any]] = []
+    while vector is not None:  # none yet (synced without embeddings): its words alone
         rows, got = notes_sql.similar_notes(
             conn, info, vector, table=ref.table, exclude=family, limit=candidates, k=k
         )
@@ -115,7 +115,7 @@ def similar_to(
     words = similar_words.keyword_neighbours(
         conn, query, table=ref.table, exclude=family, k=candidates
     )
-    rows = similar_words.fuse(rows, words, limit)
+    rows = similar_words.fuse(rows, words, limit, weight=None if vector is not None else 0.0)
     return ref, [
         SimilarNote(
             file_path=r["file_path"], title=r["title"] or "", score=float(r["score"]),
