@@ -212,3 +212,24 @@ def _update_reader_role(conn: psycopg.Connection) -> None:
             conn.rollback()
             if attempt == 4:
                 raise
+
+
+def test_a_command_waiting_for_another_process_migrating_says_so(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Every command migrates first; one started while another process held the migrations'
+    lock (an upgrade of a large store) hung with nothing said."""
+    monkeypatch.setattr(db, "QUIET_MIGRATION_WAIT_S", 0.2)
+    holder = psycopg.connect(db_url)
+    holder.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge_assets.migrate'))")
+    waiting = threading.Thread(target=db.migrate, args=(db_url,))
+    waiting.start()
+    try:
+        waiting.join(timeout=1.0)
+        assert waiting.is_alive()  # it waits for the lock
+    finally:
+        holder.rollback()  # releases it
+        holder.close()
+    waiting.join(timeout=30)
+    assert not waiting.is_alive()
+    assert "waiting for another process to finish migrating" in capfd.readouterr().err

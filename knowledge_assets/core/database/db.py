@@ -13,6 +13,7 @@ import hashlib
 import os
 import random
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -248,11 +249,34 @@ def migrate(url: str, sql_dir: Path = SQL_DIR) -> list[str]:
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+# How long a command waits quietly for another process's migrations (two processes starting
+# together take turns in well under a second) before it says what it waits for.
+QUIET_MIGRATION_WAIT_S = 2.0
+
+
+def _migration_lock(conn: psycopg.Connection) -> None:
+    """Take the migrations' lock for this transaction; when another process holds it for long
+    (an upgrade or a long migration of a large store), say so on stderr rather than hang unsaid."""
+    lock = "SELECT pg_try_advisory_xact_lock(hashtext('knowledge_assets.migrate'))"
+    deadline = time.monotonic() + QUIET_MIGRATION_WAIT_S
+    while time.monotonic() < deadline:
+        row = conn.execute(lock).fetchone()
+        if row and row[0]:
+            return
+        time.sleep(0.1)
+    print(
+        "waiting for another process to finish migrating the knowledge store…",
+        file=sys.stderr,
+        flush=True,
+    )
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge_assets.migrate'))")
+
+
 def _migrate_once(url: str, sql_dir: Path) -> list[str]:
     numbered, repeatable = load_migrations(sql_dir)
     applied: list[str] = []
     with connect(url, autocommit=True) as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge_assets.migrate'))")
+        _migration_lock(conn)
         if (reason := pgvector_check.check(conn)) is not None:
             raise MigrationError(reason)
         conn.execute("CREATE SCHEMA IF NOT EXISTS meta")

@@ -71,13 +71,13 @@ def holder(conn: psycopg.Connection) -> str:
     return f"pid {pid}" + (f" ({name})" if name else "")
 
 
-def _in_progress(conn: psycopg.Connection) -> str:
+def _in_progress(conn: psycopg.Connection) -> str | None:
     """The run holding the write lock as a waiting one names it: ``run 694053fe at embeddings,
     pid 4242`` (a writing step's connection is named after its run: resources.PostgresResource),
-    else ``pid 4242 (its application)``."""
+    else ``pid 4242 (its application)``; None when it was released meanwhile."""
     found = _holder(conn)
     if found is None:
-        return "it has just finished"
+        return None
     pid, name = found
     if name.startswith(RUN_NAME_PREFIX):
         return f"{name.removeprefix('knowledge-assets ')}, pid {pid}"
@@ -115,11 +115,9 @@ def store_write_lock(
                 f"another run has been writing to the knowledge store for over {limit:.0f} s "
                 f"({holder(conn)}); try again when it has finished, or raise {TIMEOUT_ENV}"
             )
-        if on_wait is not None and now >= next_report:
-            on_wait(
-                f"waiting for the run in progress ({_in_progress(conn)}) to finish writing to"
-                " the store"
-            )
+        running = _in_progress(conn) if on_wait is not None and now >= next_report else None
+        if on_wait is not None and running is not None:  # None: released, taken at the next try
+            on_wait(f"waiting for the run in progress ({running}) to finish writing to the store")
             next_report = now + REPORT_EVERY_S
         sleep(POLL_S)
     try:
