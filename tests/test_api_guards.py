@@ -151,6 +151,8 @@ ERRORS = [
     ("GET", "/api/ai/similar/nope.md", None, 404, "no current note at 'nope.md'"),
     ("POST", "/api/search/hybrid", {"limit": 0}, 422, "query: Field required; limit: Input should be greater than or equal to 1"),
     ("POST", "/api/search/hybrid", "{not json", 422, "the request body is not valid JSON"),
+    # A range no note can match answered 200 and nothing, where the CLI says to swap the dates.
+    ("POST", "/api/search/keyword", {"query": "x", "filters": {"dateRange": {"from": "2026-02-01", "to": "2026-01-01"}}}, 422, "from 2026-02-01 is after to 2026-01-01: no note can match; swap them"),
     ("GET", "/api/nowhere", None, 404, "nothing at GET /api/nowhere: the endpoints are listed at /docs"),
     ("GET", "/api/search/hybrid", None, 405, "GET /api/search/hybrid is not allowed: use POST"),
     ("GET", "/api/ai/qa/history/nope", None, 404, "GET /api/ai/qa/history lists the answers kept"),

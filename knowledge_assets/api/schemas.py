@@ -13,6 +13,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -88,6 +89,15 @@ class RequestBody(BaseModel):
 class DateRange(RequestBody):
     from_: date | None = Field(default=None, alias="from")
     to: date | None = None
+
+    @model_validator(mode="after")
+    def _in_order(self) -> DateRange:
+        # A range no note can match is a mistake, as the CLI says, not an empty result.
+        if self.from_ and self.to and self.from_ > self.to:
+            raise ValueError(
+                f"from {self.from_} is after to {self.to}: no note can match; swap them"
+            )
+        return self
 
 
 # Obsidian's operators, read out of a query (core.search.operators).
