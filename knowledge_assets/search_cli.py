@@ -84,8 +84,8 @@ _NAME_CONTROLS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
 def shown_path(path: str) -> str:
-    """A file's name for a line of its own: control characters as ``\\xNN``, newline and tab
-    too (:func:`shown` keeps those for a note's text)."""
+    """A file's name, or a log line naming one, for a line of its own: control characters as
+    ``\\xNN``, newline and tab too (:func:`shown` keeps those for a note's text)."""
     return _escaped(_NAME_CONTROLS, path)
 
 

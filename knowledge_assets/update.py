@@ -211,10 +211,10 @@ def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:
     as ``step: message``, redacted, with control characters escaped: a file's name may hold an
     escape sequence that would retitle or clear the terminal."""
     from knowledge_assets.core import secrets
-    from knowledge_assets.search_cli import shown
+    from knowledge_assets.search_cli import shown_path
 
-    return [
-        f"{entry.step_key or 'run'}: {shown(secrets.redact(entry.user_message))}"
+    return [  # shown_path: a tab or newline in a file's name would break the line too
+        f"{entry.step_key or 'run'}: {shown_path(secrets.redact(entry.user_message))}"
         for entry in instance.all_logs(run_id)
         if entry.level == logging.WARNING and not entry.is_dagster_event
     ]

@@ -28,7 +28,7 @@ class _TerminalHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         from knowledge_assets.core import secrets
-        from knowledge_assets.search_cli import shown
+        from knowledge_assets.search_cli import shown_path
 
         # Dagster's record metadata (a dict): the step and the message as the step logged it.
         meta: Mapping[str, Any] = getattr(record, "dagster_meta", None) or {}
@@ -36,7 +36,7 @@ class _TerminalHandler(logging.Handler):
         message = meta.get("orig_message") or record.getMessage()
         stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
         level = "" if record.levelno < logging.WARNING else f"{record.levelname.lower()}: "
-        line = f"  {stamp} {step}  {level}{shown(secrets.redact(str(message)))}"
+        line = f"  {stamp} {step}  {level}{shown_path(secrets.redact(str(message)))}"
         print(line, file=sys.stdout, flush=True)
 
 

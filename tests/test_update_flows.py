@@ -155,10 +155,13 @@ def test_update_prints_control_characters_of_file_names_escaped(
     ``ESC [2J`` clears it): the lines naming it are printed as ``status`` prints them."""
     (repo / "cinderella.md").write_text(NOTE)
     (repo / "evil\x1b]0;pwned\x07.md").write_text("---\ntitle: [unclosed\n---\n本文\n")
+    (repo / "two\nlines\tand a tab.md").write_text("---\ntitle: [unclosed\n---\n本文\n")
     done = _cli(env, "update", "--no-embeddings")
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stderr + done.stdout and "\x07" not in done.stderr + done.stdout
     assert "  raw_docs: rejected evil\\x1b]0;pwned\\x07.md: malformed YAML" in done.stderr
+    # A newline broke the warning line in two, and a tab shifted it (status escaped both).
+    assert "  raw_docs: rejected two\\x0alines\\x09and a tab.md: malformed YAML" in done.stderr
     status = _cli(env, "status")
     assert "evil\\x1b]0;pwned\\x07.md" in status.stdout
 
