@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.parsing import ParsedDoc, parse_document
 from knowledge_assets.core.ingest.sync import store, sync_source
@@ -46,6 +48,25 @@ def test_merge_keys_are_overrides_and_nested_duplicates_are_named() -> None:
     nested = parse_document("n.md", b"---\nx:\n  a: 1\n  a: 2\n---\nbody\n")
     assert isinstance(nested, ParsedDoc) and nested.frontmatter == {"x": {"a": 2}}
     assert nested.warnings[0].startswith("duplicate frontmatter key `a` (lines 3 and 4)")
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "expected", "twice"),
+    [
+        # 1 and true were one Python key (1 == True): "true" replaced "1" unsaid.
+        ("1: x\ntrue: z", {"1": "x", "true": "z"}, None),
+        ("null: n\n~: m", {"null": "n", "~": "m"}, None),  # "None" twice, one lost
+        ("1: x\n'1': y", {"1": "y"}, "1"),  # one property written twice: said so
+        ("2024-01-05: x\n0o17: y", {"2024-01-05": "x", "0o17": "y"}, None),
+    ],
+)
+def test_plain_keys_are_property_names_as_written(
+    frontmatter: str, expected: dict[str, str], twice: str | None
+) -> None:
+    doc = parse_document("k.md", f"---\n{frontmatter}\n---\nbody\n".encode())
+    assert isinstance(doc, ParsedDoc) and doc.frontmatter == expected
+    said = [w.split(" (lines")[0] for w in doc.warnings]
+    assert said == ([f"duplicate frontmatter key `{twice}`"] if twice else [])
 
 
 def test_the_warning_is_stored_shown_by_get_and_gone_once_fixed(db_url: str, vault: Path) -> None:

@@ -40,6 +40,21 @@ class FrontmatterError(ValueError):
     """The frontmatter is over a limit or cannot be read; the message says which and where."""
 
 
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _keys_as_written(node: yaml.MappingNode) -> None:
+    """Plain keys are their text, as Obsidian reads property names: ``true:``, ``null:`` and
+    ``1:`` are the properties "true", "null" and "1". Built as YAML values, ``1`` and ``true``
+    were one Python key (1 == True), so one silently replaced the other, and ``null`` was
+    stored as "None"."""
+    for i, (key, value) in enumerate(node.value):
+        if isinstance(key, yaml.ScalarNode) and key.style is None and key.tag not in (_STR, _MERGE):
+            text = yaml.ScalarNode(_STR, key.value, key.start_mark, key.end_mark, style=None)
+            node.value[i] = (text, value)
+
+
 class _BoundedLoader(yaml.SafeLoader):
     """``SafeLoader`` that counts nesting depth and alias uses while composing the node tree."""
 
@@ -58,6 +73,7 @@ class _BoundedLoader(yaml.SafeLoader):
         if id(node) not in self._checked and isinstance(node, yaml.MappingNode):
             # not a mapping (``!!map foo``): PyYAML's own check says so, with the line
             self._checked.add(id(node))
+            _keys_as_written(node)
             self._note_duplicate_keys(node)
             self._note_spaced_keys(node)
         return super().construct_mapping(node, deep)
@@ -85,10 +101,11 @@ class _BoundedLoader(yaml.SafeLoader):
         A merge key's keys (``<<: *base`` then ``title:``) are overrides, not duplicates."""
         first: dict[tuple[str, str], int] = {}
         for key, _value in node.value:
-            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE:
                 continue
             line = key.start_mark.line + 1
-            seen = first.setdefault((key.tag, key.value), line)
+            # By text: ``1:`` and ``"1":`` name one property (a key is its text).
+            seen = first.setdefault(("", key.value), line)
             if seen != line:
                 self.warnings.append(
                     f"duplicate frontmatter key `{clean_text(key.value)[:100]}` (lines {seen} and"
