@@ -357,6 +357,11 @@ def test_a_retiring_anthropic_model_warns_in_the_answer_and_the_default_is_curre
             {"KA_LLM_PROVIDER": "openai", "KA_LLM_TIMEOUT": "soon", "OPENAI_API_KEY": "k"},
             "bad LLM setting",
         ),
+        # Tried as a path of api.openai.com four times, then "Connection error" naming nothing.
+        (
+            {"KA_LLM_PROVIDER": "openai", "KA_LLM_BASE_URL": "notaurl"},
+            "KA_LLM_BASE_URL='notaurl' is not an http:// or https:// address",
+        ),
     ],
 )
 def test_llm_settings_from_the_environment_fail_clearly(

@@ -79,6 +79,29 @@ def test_the_environment_check_reads_the_model_name(monkeypatch: pytest.MonkeyPa
     assert not any("has one model" in p for p in environment_problems())
 
 
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"KA_EMBED_PROVIDER": "openai", "KA_EMBED_BASE_URL": "notaurl"}, "KA_EMBED_BASE_URL='notaurl' is not an http://"),
+        ({"KA_SOURCE": "github", "KA_GITHUB_REPO": "me/notes", "KA_GITHUB_BASE_URL": "api.example"}, "KA_GITHUB_BASE_URL='api.example' is not an http://"),
+        # A password in a mistyped address is masked, as everywhere else.
+        ({"KA_EMBED_PROVIDER": "openai", "KA_EMBED_BASE_URL": "me:hunter2hunter2@llm.lan"}, "KA_EMBED_BASE_URL='me:***@llm.lan' is not"),
+        ({"KA_EMBED_PROVIDER": "openai", "KA_EMBED_BASE_URL": "http://127.0.0.1:11434/v1"}, None),
+    ],
+)  # fmt: skip
+def test_an_address_setting_that_is_no_http_address_is_named_before_work(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], said: str | None
+) -> None:
+    """It was tried as a path, retried, and failed as a connection error naming no setting."""
+    monkeypatch.setenv("KA_VAULT_PATH", str(EXAMPLE_VAULT))
+    for name in ("KA_EMBED_MODEL", "KA_SOURCE", "KA_GITHUB_BASE_URL", "KA_EMBED_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    found = [p for p in environment_problems() if "address" in p]
+    assert (found[0].startswith(said) and len(found) == 1) if said else found == []
+
+
 def test_source_problems(tmp_path: Path) -> None:
     (tmp_path / "file.md").write_text("x")
     assert "does not exist" in (source_problem("local", tmp_path / "gone", "") or "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from knowledge_assets.core.settings import env, env_number
+from knowledge_assets.core.settings import address_problem, env, env_number
 
 PROVIDERS = ("none", "anthropic", "openai")
 # Each default is the newest mid-size model the installed SDK names: claude-sonnet-4-5 reaches its
@@ -60,6 +60,8 @@ class LLMSettings:
         if provider == "none":
             return cls()
         base_url = env("KA_LLM_BASE_URL") or None
+        if base_url and (wrong := address_problem("KA_LLM_BASE_URL", base_url)):
+            raise LLMConfigError(wrong)
         key = env("KA_LLM_API_KEY") or env(KEY_ENV[provider])
         if not key and provider == "openai" and base_url:
             key = "unused"  # local OpenAI-compatible servers (Ollama) accept any key

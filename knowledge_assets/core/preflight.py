@@ -10,7 +10,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from knowledge_assets.core.settings import API_KEY_ENV, EmbedSettings, SourceSettings
+from knowledge_assets.core.settings import (
+    API_KEY_ENV,
+    EmbedSettings,
+    SourceSettings,
+    address_problem,
+)
 from knowledge_assets.core.workers import available_cores
 
 SOURCE_KINDS = ("local", "github")
@@ -122,6 +127,10 @@ def environment_problems() -> list[str]:
             model=embed.model,
         ),
     ]
+    addresses = [("KA_EMBED_BASE_URL", embed.base_url)]
+    if source.kind == "github":
+        addresses.append(("KA_GITHUB_BASE_URL", source.github_base_url))
+    problems += [address_problem(name, value) for name, value in addresses if value]
     return [p for p in [*problems, *process_count_problems()] if p]
 
 

@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from knowledge_assets.core.database.db import PROJECT_ROOT
 from knowledge_assets.core.ingest.conventions import (
@@ -18,6 +19,7 @@ from knowledge_assets.core.ingest.conventions import (
     DEFAULT_DRAFT_MARKERS,
     DEFAULT_UPDATED_KEYS,
 )
+from knowledge_assets.core.secrets import redact
 
 EXAMPLE_VAULT = PROJECT_ROOT / "examples" / "vault"
 API_KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -62,6 +64,20 @@ def env_number(
         bounds += f" to {high:g}" if high is not None else ""
         raise ValueError(f"{name}={value!r}: expected {kind}{bounds}")
     return number
+
+
+def address_problem(name: str, value: str) -> str | None:
+    """What is wrong with an HTTP address setting (``KA_LLM_BASE_URL``), or None: anything but
+    ``http(s)://host…`` was tried as a path of the default host, retried, and failed as a
+    "connection error" that named no setting."""
+    parts = urlsplit(value.strip())
+    if parts.scheme in ("http", "https") and parts.hostname:
+        return None
+    shown = redact(value if len(value) <= 100 else value[:99] + "…")  # user:password@host
+    return (
+        f"{name}={shown!r} is not an http:// or https:// address: set it to the server's"
+        " address, e.g. http://127.0.0.1:11434/v1, or unset it"
+    )
 
 
 def env_list(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
