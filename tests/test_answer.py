@@ -254,6 +254,18 @@ def test_a_refused_key_echoed_near_the_cut_is_not_shown_in_part(llm: LLMCase, at
     assert "HTTP 401" in str(caught.value) and key[:6] not in str(caught.value)
 
 
+def test_a_web_page_at_the_base_url_is_named_as_the_wrong_address(llm: LLMCase) -> None:
+    """A 200 that is no event stream gave no event: it was reported as an answer that broke
+    off, "ask again", which it would do for ever."""
+    asker, _ = llm.asker()
+    llm.server.page = "<html><body>Sign in to the proxy</body></html>"
+    with pytest.raises(LLMError) as caught:
+        asker.ask(llm.conn, "味噌ラーメン")
+    said = str(caught.value)
+    assert "answered with text/html, not the model's answer stream" in said
+    assert "check KA_LLM_BASE_URL" in said and "broke off" not in said
+
+
 def test_malformed_json_from_the_model_still_gives_an_answer(llm: LLMCase) -> None:
     asker, _ = llm.asker()
     llm.server.reply(f'はい。\n```json\n{{"answer": "味噌ラーメンです", "sources": [{{"noteId": "{DIARY}",}}], "confidence": "high",}}\n```')  # fmt: skip

@@ -106,6 +106,7 @@ class LLMClient:
         """The model's reply to ``messages`` under ``system``, piece by piece."""
         self.usage, self.cut_short = Usage(), False
         events = self._open(system, messages)
+        self._check_stream(events)
         try:
             if self.settings.provider == "anthropic":
                 finished = yield from self._anthropic_text(events)
@@ -121,6 +122,24 @@ class LLMClient:
                 close()
         if not finished:
             raise LLMError(self._broke_off("the connection closed before the end of the answer"))
+
+    def _check_stream(self, events: Any) -> None:
+        """Refuse a 200 that is no event stream: a wrong KA_LLM_BASE_URL (a web page, a proxy's
+        login) gave no event, and was reported as an answer that broke off, "ask again"."""
+        response = getattr(events, "response", None)
+        kind = str(getattr(response, "headers", {}).get("content-type", "")).split(";")[0]
+        if not kind or kind.strip() == "text/event-stream":
+            return
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+        s = self.settings
+        where = s.base_url or f"the {s.provider} API"
+        raise LLMError(
+            f"{s.provider} model {s.model}: {where} answered with {kind.strip()}, not the model's"
+            " answer stream: check KA_LLM_BASE_URL (an OpenAI-compatible server's address ends"
+            " in /v1)"
+        )
 
     def complete(self, system: str, messages: list[dict[str, str]]) -> str:
         """The whole reply as one string."""

@@ -76,6 +76,8 @@ class FakeLLMServer:
         # A refused key is echoed after this many characters of padding (a proxy that quotes
         # the request it refused); None: the message names no key.
         self.echo_key_at: int | None = None
+        # A web page answered to every request (a wrong base URL: a proxy's login, a router).
+        self.page: str | None = None
         self._replies: deque[str] = deque()
         self._faults: deque[tuple[int, str | None]] = deque()
         self._cuts: deque[tuple[int, str]] = deque()
@@ -139,6 +141,8 @@ class FakeLLMServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                if fake.page is not None:
+                    return self._page(fake.page)
                 flavor = "anthropic" if self.path == "/v1/messages" else "openai" if self.path == "/v1/chat/completions" else None  # fmt: skip
                 if flavor is None:
                     return self._error(404, None, "openai", "not found")
@@ -198,6 +202,14 @@ class FakeLLMServer:
                     sent += 1
                     if fake.pace_s:
                         time.sleep(fake.pace_s)
+
+            def _page(self, html: str) -> None:
+                data = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _error(
                 self, status: int, retry_after: str | None, flavor: str, message: str
