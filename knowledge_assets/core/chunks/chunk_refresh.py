@@ -72,7 +72,8 @@ def refresh_chunks(
 ) -> ChunkReport:
     """Re-chunk every latest document whose content or chunker settings changed (every one
     when ``force``), then remove the vectors no chunk uses any more: only among the texts that
-    left ``rag.chunks`` since the last refresh (with notes deleted from ``latest_docs`` too).
+    left ``rag.chunks`` since the last refresh (with notes deleted from ``latest_docs`` too), or
+    every such vector when ``force``.
 
     Notes go in batches: read and chunked here (a batch's texts only when it is chunked),
     tokenized by worker processes (while the previous batch is written), written by one
@@ -111,6 +112,8 @@ def refresh_chunks(
     chunk_writer.forget_departed_tokens(conn)
     with conn.transaction():
         report.embeddings_removed = index_store.delete_departed_embeddings(conn)
+        if force:  # the repair run: also vectors no departure recorded (the orphan check's)
+            report.embeddings_removed += index_store.delete_orphan_embeddings(conn)
     return report
 
 

@@ -65,7 +65,7 @@ def active_model_covers_every_chunk(
     name="no_orphaned_embeddings",
     noun="vector",
     problem="without a chunk",
-    fix="materialize chunks, which removes them",
+    fix="run `knowledge-assets update --force` (or materialize chunks with force: true), which removes them",
     count_key="orphans",
     table_key="vectors",
     columns=("model", "text hash"),
