@@ -205,3 +205,26 @@ def test_a_note_made_a_symlink_with_the_same_blob_leaves_the_store(
     report = _sync(db_url, gh)
     assert (report.deleted, report.fetched) == (["vault/b.md"], 0)
     assert _notes(db_url) == {"vault/a.md": "# a\n"}
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["nightly-full-sync", "first-sync"])
+def test_a_renamed_repository_is_read_whole_under_its_old_name(db_url: str, full: bool) -> None:
+    """GitHub answers the old name with redirects, which PyGithub follows without their query:
+    the recursive tree came back as the root folder's listing, and a full sync deleted every
+    note in a folder (a first sync under a prefix stored none)."""
+    files = {f"vault/{i}.md": f"# {i}\n".encode() for i in range(4)}
+    files |= {f"vault/projects/p{i}.md": f"# p{i}\n".encode() for i in range(3)}
+    with FakeGitHub(repo="owner/renamed", renamed_from="owner/notes") as gh:
+        gh.commit(files)
+        source = GitHubSource(
+            "owner/notes", prefix="vault", base_url=gh.base_url, max_retries=1,
+            sleep=lambda _s: None,
+        )  # fmt: skip
+        with db.connect(db_url) as conn:
+            first = sync_source(conn, source)
+            again = sync_source(conn, source, full=True) if full else first
+            stored = set(store.stored_paths(conn, "docs_github"))
+        moved = [p for p in gh.paths("/repos/owner/renamed/") if "/git/trees/" in p]
+    assert len(first.new) == 7 and again.deleted == []
+    assert stored == set(files)
+    assert moved and all("recursive=" in p for p in moved)  # asked under the new name

@@ -61,8 +61,12 @@ class FakeGitHub:
         compare_file_limit: int = 300,
         tree_limit: int | None = None,
         echo_auth: bool = False,
+        renamed_from: str | None = None,
     ) -> None:
         self.repo = repo
+        # The repository's name before its owner renamed it: GitHub answers requests for the old
+        # name with 301 and the new location (its query kept).
+        self.renamed_from = renamed_from
         # A misbehaving server: every error body quotes the Authorization header it received.
         self.echo_auth = echo_auth
         self.token = token
@@ -201,6 +205,10 @@ class FakeGitHub:
             if self.token is not None and (authorization or "").split(" ")[-1] != self.token:
                 return 401, {"message": "Bad credentials"}, {}
             url = urlsplit(target)
+            old = f"/repos/{self.renamed_from}"
+            if self.renamed_from and (url.path == old or url.path.startswith(old + "/")):
+                moved = self.base_url + f"/repos/{self.repo}" + target[len(old) :]
+                return 301, {"message": "Moved Permanently", "url": moved}, {"Location": moved}
             query = {key: values[-1] for key, values in parse_qs(url.query).items()}
             for pattern, handler in self._routes:
                 match = pattern.fullmatch(unquote(url.path))
@@ -256,7 +264,8 @@ class FakeGitHub:
         if name not in self.branches:
             return 404, {"message": "Branch not found"}, {}
         commit = self._commit_json(self.commits[self.branches[name]])
-        return 200, {"name": name, "commit": commit, "protected": False}, {}
+        links = {"self": self._api(f"/branches/{name}"), "html": ""}
+        return 200, {"name": name, "commit": commit, "_links": links, "protected": False}, {}
 
     def _get_commit(self, ref: str, *, query: dict[str, str]) -> Answer:
         commit = self._resolve(ref)

@@ -10,8 +10,11 @@ retries, rate limits, a token that never appears in a message) are
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote
 
 from knowledge_assets.core.sources.base import ChangeSet, SourceError, UnreadableFile, is_markdown
 from knowledge_assets.core.sources.exclusions import Exclusions
@@ -62,12 +65,11 @@ class GitHubSource:
     def head(self) -> str:
         """The SHA of the branch's head commit."""
         repo = self.api.repository()
-        sha = self.api.found(
-            f"branch {self.branch}", lambda: repo.get_branch(self.branch).commit.sha
-        )
-        if sha is None:
+        branch = self.api.found(f"branch {self.branch}", lambda: repo.get_branch(self.branch))
+        if branch is None:
             raise SourceError(self._missing_message())
-        return sha
+        self.api.follow(moved_to(branch.raw_data))
+        return str(branch.commit.sha)
 
     def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         """What changed since commit ``since``: by the compare API, else by the full tree.
@@ -188,3 +190,15 @@ class GitHubSource:
             f"branch {self.branch!r} not found in GitHub repository {self.repo} "
             f"(its default branch is {default!r})"
         )
+
+
+_REPO_IN_LINK = re.compile(r"/repos/([^/]+/[^/]+)/branches/")
+
+
+def moved_to(branch: Mapping[str, Any]) -> str | None:
+    """The repository's ``owner/name`` as GitHub answers for it now (from a branch's own link):
+    a renamed or transferred repository keeps answering to its old name with redirects."""
+    links = branch.get("_links")
+    link = links.get("self") if isinstance(links, Mapping) else None
+    found = _REPO_IN_LINK.search(link) if isinstance(link, str) else None
+    return unquote(found.group(1)) if found else None

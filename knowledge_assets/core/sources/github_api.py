@@ -77,6 +77,15 @@ class GitHubAPI:
             self._repo = client.get_repo(self.repo)
         return self._repo
 
+    def follow(self, canonical: str | None) -> None:
+        """Address the repository by ``canonical``, the name GitHub answers for it now, when it
+        differs from the configured one (a renamed repository). Its old name still answers,
+        with redirects that PyGithub follows without their query: a recursive tree came back as
+        the root folder's listing, and every note in a folder counted as deleted."""
+        if canonical and canonical.lower() != self.repo.lower() and "/" in canonical:
+            self.repo = canonical
+            self._repo = None
+
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """Run one request, retrying transient failures at most ``max_retries`` times.
 
