@@ -228,3 +228,24 @@ def test_a_renamed_repository_is_read_whole_under_its_old_name(db_url: str, full
     assert len(first.new) == 7 and again.deleted == []
     assert stored == set(files)
     assert moved and all("recursive=" in p for p in moved)  # asked under the new name
+
+
+def test_a_run_requested_before_another_synced_diffs_from_what_the_store_holds(
+    db_url: str, gh: FakeGitHub
+) -> None:
+    """The sensor passes the head the store had synced when it ticked; a run that started after
+    another run synced a newer head diffed from the old one, so a note added and deleted in
+    between stayed, and an edit reverted since kept its edited text, for good."""
+    x = gh.commit({"vault/a.md": b"# a\n\nfirst\n"})
+    _sync(db_url, gh)
+    gh.commit({"vault/new.md": b"# new\n", "vault/a.md": b"# a\n\nedited\n"})
+    _sync(db_url, gh)  # the other run: the store now holds Y
+    gh.commit({"vault/new.md": None, "vault/a.md": b"# a\n\nfirst\n"})
+    source = GitHubSource(
+        gh.repo, prefix="vault", token=TOKEN, base_url=gh.base_url, max_retries=1,
+        sleep=lambda _s: None,
+    )  # fmt: skip
+    with db.connect(db_url) as conn:
+        report = sync_source(conn, source, since=x)  # the sensor's run, requested before Y
+    assert report.deleted == ["vault/new.md"]
+    assert _notes(db_url) == {"vault/a.md": "# a\n\nfirst\n"}

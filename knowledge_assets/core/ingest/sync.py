@@ -41,7 +41,8 @@ def sync_source(
 ) -> SyncReport:
     """Bring ``raw.<source.table>`` up to date with the source.
 
-    ``since`` overrides the stored last-synced head (a sensor passes the SHA it saw before);
+    ``since`` is the head to diff from when the store has none recorded (the store's own
+    last-synced head is always the right base: the sensor's may be older by the time it runs);
     ``full`` ignores it and compares the whole tree, which repairs anything a missed sync left.
     A sync that would delete most of the stored notes is refused (:class:`MassDeletion`).
     """
@@ -87,7 +88,10 @@ def _stored_state(
     # Another source key (a prefix or branch since changed) wrote the table last: its changes
     # are in no diff of this key's commits, so compare the whole tree.
     other = last is not None and last.key != source.key
-    base = None if full or other else (since or store.sync_state(conn, source.key))
+    # The store's own head wins over ``since``: a run the sensor requested while another run
+    # was syncing carries the head from before that sync, and a diff from it re-applied older
+    # changes to a newer store (a note added and deleted since stayed), then recorded the head.
+    base = None if full or other else (store.sync_state(conn, source.key) or since)
     return stored, known, last, base
 
 

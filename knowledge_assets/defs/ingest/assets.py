@@ -30,8 +30,8 @@ class RawDocsConfig(dg.Config):
     )
     since_sha: str | None = Field(
         default=None,
-        description="Read only what changed since this head (the sensor passes the head the "
-        "store last synced).",
+        description="Read only what changed since this head, when the store has recorded no "
+        "synced head of its own (the head it recorded always wins: it is what the store holds).",
     )
 
 
