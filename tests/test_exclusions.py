@@ -275,3 +275,23 @@ def test_a_github_note_excluded_since_it_was_stored_leaves_the_store_without_a_f
         diff = after.changes(full.head, known)
     assert diff.fetch == ["vault/a.md"]
     assert sorted(diff.deleted) == ["vault/Templates/t.md", "vault/old/o.md"]
+
+
+def test_a_github_note_no_longer_excluded_comes_back_at_the_next_sync(db_url: str) -> None:
+    """A comparison lists only the files a commit changed: notes under a folder excluded when
+    they were synced never came back once the exclusion was removed, short of a full sync."""
+    with FakeGitHub(token="ghp_exclusions_test") as gh:
+        gh.commit({"vault/a.md": b"# a\n", "vault/Templates/t.md": b"# t\n"})
+
+        def source(*exclude: str) -> GitHubSource:
+            return GitHubSource(
+                gh.repo, prefix="vault", token="ghp_exclusions_test", base_url=gh.base_url,
+                sleep=lambda _s: None, exclude=exclude,
+            )  # fmt: skip
+
+        with db.connect(db_url) as conn:
+            assert sync_source(conn, source("Templates/")).new == ["vault/a.md"]
+            back = sync_source(conn, source())
+            again = sync_source(conn, source())
+            assert sync_source(conn, source("Templates/")).deleted == ["vault/Templates/t.md"]
+    assert back.new == ["vault/Templates/t.md"] and (again.new, again.deleted) == ([], [])

@@ -52,9 +52,15 @@ class GitHubSource:
         self.repo = repo
         self.branch = branch
         self.prefix = prefix.strip("/")
-        self.key = f"github:{repo}@{branch}/{self.prefix}"
-        self.location = f"{repo}@{branch}/{self.prefix}"
         self.exclusions = Exclusions(exclude)  # paths under the prefix (KA_VAULT_EXCLUDE)
+        # The exclusions are part of the key: a comparison lists only the files a commit
+        # changed, so notes an exclusion removed since would never come back without the full
+        # comparison a new key starts with.
+        excluding = ", ".join(sorted({e.strip() for e in exclude if e.strip()}))
+        self.key = f"github:{repo}@{branch}/{self.prefix}" + (
+            f" excluding {excluding}" if excluding else ""
+        )
+        self.location = f"{repo}@{branch}/{self.prefix}"
         self.base_url = base_url.rstrip("/")
         self.api = GitHubAPI(
             repo, token, self.base_url, max_retries, max_backoff_s, timeout_s, sleep
