@@ -12,8 +12,9 @@ import pytest
 from knowledge_assets.core.database import db
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
+from knowledge_assets.core.sources.base import SourceError
 from knowledge_assets.core.sources.github import GitHubSource
-from tests.fakes.github_server import SUBMODULE, SYMLINK, FakeGitHub, git_sha
+from tests.fakes.github_server import DROPPED, SUBMODULE, SYMLINK, FakeGitHub, git_sha
 
 TOKEN = "ghp_fake_token_for_edge_tests_0123"
 
@@ -249,3 +250,24 @@ def test_a_run_requested_before_another_synced_diffs_from_what_the_store_holds(
         report = sync_source(conn, source, since=x)  # the sensor's run, requested before Y
     assert report.deleted == ["vault/new.md"]
     assert _notes(db_url) == {"vault/a.md": "# a\n\nfirst\n"}
+
+
+def test_a_connection_dropped_mid_answer_is_retried(db_url: str, gh: FakeGitHub) -> None:
+    """A 502 was retried, a connection dropped in the middle of the answer failed the sync with
+    requests' raw ChunkedEncodingError."""
+    gh.commit({"vault/a.md": b"# a\n"})
+    gh.fail_next(200, body=DROPPED)
+    assert _sync(db_url, gh).new == ["vault/a.md"]
+
+
+def test_a_page_that_is_not_the_api_is_one_clear_source_error(gh: FakeGitHub) -> None:
+    """A proxy's or portal's page with status 200: PyGithub's AttributeError reached the sensor,
+    which catches source errors only, and so the daemon."""
+    gh.commit({"vault/a.md": b"# a\n"})
+    gh.fail_next(200, body=b"<html><body>Sign in to the network</body></html>", times=3)
+    source = GitHubSource(
+        gh.repo, prefix="vault", token=TOKEN, base_url=gh.base_url, max_retries=1,
+        sleep=lambda _s: None,
+    )  # fmt: skip
+    with pytest.raises(SourceError, match=r"is not GitHub's API .* check KA_GITHUB_BASE_URL"):
+        source.head()

@@ -418,6 +418,10 @@ def _file(path: str, status: str, sha: str) -> dict[str, Any]:
     return {"sha": sha, "filename": path, "status": status, "additions": 0, "deletions": 0}
 
 
+# A body for ``fail_next``: the answer's connection closes after its first bytes.
+DROPPED: Any = object()
+
+
 def _not_found() -> Answer:
     return 404, {"message": "Not Found"}, {}
 
@@ -428,9 +432,19 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             status, body, headers = fake.handle(
                 self.command, self.path, self.headers.get("Authorization")
             )
-            payload = json.dumps(body).encode()
+            if body is DROPPED:  # the connection closes in the middle of the answer
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                self.wfile.write(b'{"sha": "')
+                self.close_connection = True
+                return
+            # bytes: a page that is not the API's (a proxy's), sent as it is
+            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+            kind = "text/html" if isinstance(body, bytes) else "application/json; charset=utf-8"
             self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(payload)))
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -71,11 +71,17 @@ class GitHubSource:
     def head(self) -> str:
         """The SHA of the branch's head commit."""
         repo = self.api.repository()
-        branch = self.api.found(f"branch {self.branch}", lambda: repo.get_branch(self.branch))
-        if branch is None:
+
+        def branch() -> tuple[str, Mapping[str, Any]]:
+            found = repo.get_branch(self.branch)
+            return str(found.commit.sha), found.raw_data
+
+        answer = self.api.found(f"branch {self.branch}", branch)
+        if answer is None:
             raise SourceError(self._missing_message())
-        self.api.follow(moved_to(branch.raw_data))
-        return str(branch.commit.sha)
+        sha, raw = answer
+        self.api.follow(moved_to(raw))
+        return sha
 
     def changes(self, since: str | None, known: Mapping[str, str]) -> ChangeSet:
         """What changed since commit ``since``: by the compare API, else by the full tree.

@@ -36,6 +36,10 @@ class HTTPError(SourceError):
         self.status = status
 
 
+# A connection dropped in the middle of an answer: as transient as one that never opened.
+_DROPPED = (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)
+
+
 class GitHubAPI:
     """Requests to repository ``repo`` (``owner/name``), each retried at most ``max_retries``
     times with waits of at most ``max_backoff_s``."""
@@ -123,9 +127,17 @@ class GitHubAPI:
                 return fn()
             except github.GithubException as exc:
                 delay, problem = self._judge(what, exc, attempt)
-            except (requests.ConnectionError, requests.Timeout) as exc:
+            except (requests.ConnectionError, requests.Timeout, *_DROPPED) as exc:
                 delay = self._backoff(attempt)
                 problem = f"cannot reach {self.base_url} ({type(exc).__name__})"
+            except (AttributeError, TypeError, ValueError) as exc:
+                # PyGithub reading an answer that is not the API's (a proxy's or portal's page
+                # with status 200): no retry helps, and the sensor would have raised it.
+                raise SourceError(
+                    f"GitHub {what} of {self.repo}: {self.base_url} answered with something"
+                    f" that is not GitHub's API ({type(exc).__name__}): check KA_GITHUB_BASE_URL,"
+                    " or a proxy in between"
+                ) from None
             if attempt < self.max_retries:
                 self.sleep(delay)
         attempts = self.max_retries + 1
