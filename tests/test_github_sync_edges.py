@@ -271,3 +271,18 @@ def test_a_page_that_is_not_the_api_is_one_clear_source_error(gh: FakeGitHub) ->
     )  # fmt: skip
     with pytest.raises(SourceError, match=r"is not GitHub's API .* check KA_GITHUB_BASE_URL"):
         source.head()
+
+
+def test_a_broken_note_renamed_takes_its_rejection_with_it(db_url: str, gh: FakeGitHub) -> None:
+    """A stored note that broke keeps its last good text; renamed, the text moved and the
+    rejection stayed under the old path, which no longer exists, until a full sync."""
+    gh.commit({"vault/a.md": b"---\ntitle: ok\n---\n# a\n\ngood\n", "vault/z.md": b"# z\n"})
+    _sync(db_url, gh)
+    gh.commit({"vault/a.md": b"---\ntitle: [unclosed\n---\n# a\n\nbroken\n"})
+    assert [p for p, _ in _sync(db_url, gh).rejected] == ["vault/a.md"]
+    gh.commit({}, renames={"vault/a.md": "vault/moved.md"})
+    assert _sync(db_url, gh).renamed == [("vault/a.md", "vault/moved.md")]
+    assert _notes(db_url)["vault/moved.md"].endswith("good\n")  # the last good text, moved
+    assert _rejected(db_url) == ["vault/moved.md"]
+    full = _sync(db_url, gh, full=True)  # and a full comparison agrees
+    assert (full.forgotten, _rejected(db_url)) == ([], ["vault/moved.md"])

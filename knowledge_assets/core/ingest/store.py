@@ -135,6 +135,25 @@ def rename_docs(conn: psycopg.Connection, table: str, pairs: Sequence[tuple[str,
     return conn.execute(query, (olds, news, [doc_id(table, n) for n in news])).rowcount
 
 
+def move_rejections(conn: psycopg.Connection, table: str, pairs: Sequence[tuple[str, str]]) -> None:
+    """Move the rejections of renamed files with them: a stored note that broke keeps its last
+    good version, moved to the new path, and the reason it is rejected must move too (it stayed
+    listed under a path that no longer exists, and the new path was not listed)."""
+    if not pairs:
+        return
+    olds, news = [old for old, _ in pairs], [new for _, new in pairs]
+    conn.execute(
+        "DELETE FROM raw.rejected_files WHERE source_table = %s AND file_path = ANY(%s)"
+        " AND NOT file_path = ANY(%s)",
+        (table, news, olds),
+    )
+    conn.execute(
+        "UPDATE raw.rejected_files r SET file_path = m.new FROM unnest(%s::text[], %s::text[])"
+        " AS m(old, new) WHERE r.source_table = %s AND r.file_path = m.old",
+        (olds, news, table),
+    )
+
+
 def record_rejections(
     conn: psycopg.Connection, table: str, rejections: Iterable[tuple[str, str, str]]
 ) -> None:

@@ -175,6 +175,7 @@ def _remove(
         store.delete_docs(conn, table, changes.deleted)
     if changes.renamed:
         store.rename_docs(conn, table, changes.renamed)
+        store.move_rejections(conn, table, changes.renamed)
         report.renamed = [(old, new) for old, new in changes.renamed if old in stored]
     return moves
 
