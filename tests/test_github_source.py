@@ -308,6 +308,14 @@ def test_missing_repository_or_branch(
     assert sleeps == []
 
 
+def test_an_empty_repository_says_it_has_no_commits_yet(sleeps: list[float]) -> None:
+    """It said branch 'main' was not found, 'its default branch is main'."""
+    with FakeGitHub(token=TOKEN) as empty:
+        src = GitHubSource(empty.repo, "main", token=TOKEN, base_url=empty.base_url, sleep=sleeps.append)  # fmt: skip
+        with pytest.raises(SourceError, match="owner/notes has no commits yet on 'main': push"):
+            src.head()
+
+
 def test_unreachable_server_is_retried_then_fails(sleeps: list[float]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -198,6 +198,11 @@ class GitHubSource:
             return (
                 f"GitHub repository {self.repo} not found (404): check it, and the token's access"
             )
+        if default == self.branch:  # GitHub names a default branch before its first commit
+            return (
+                f"GitHub repository {self.repo} has no commits yet on {self.branch!r}: push your"
+                " notes to it, and the next sync reads them"
+            )
         return (
             f"branch {self.branch!r} not found in GitHub repository {self.repo} "
             f"(its default branch is {default!r})"
