@@ -78,7 +78,9 @@ LANGUAGE sql IMMUTABLE AS $$
         ) items
         GROUP BY 1
     ) s
-    WHERE t <> ''
+    -- A "tag" of over 1,000 bytes (a paragraph) is none, and the tags' index refuses it
+    -- (core.chunks.chunk_text.MAX_TAG_BYTES).
+    WHERE t <> '' AND octet_length(t) <= 1000
 $$;
 
 CREATE OR REPLACE VIEW rag.documents_with_metadata AS

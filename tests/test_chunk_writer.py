@@ -410,3 +410,22 @@ def test_a_notes_title_is_among_its_heading_words_when_its_h1_says_something_els
         c for c in chunk_document("note.md", frontmatter, text) if c.heading != c.parent_heading
     )
     assert chunk_writer.token_source(chunk)[0] == headings
+
+
+def test_a_note_chunked_to_nothing_is_not_chunked_again_until_it_changes(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Found by its missing first chunk, a note of comments alone was chunked again by every
+    run, and each no-op update said so."""
+    vault = _vault(tmp_path, 2)
+    (vault / "comment.md").write_text("<!-- 下書きのメモ -->\n", encoding="utf-8")
+    (vault / "template.md").write_text("---\ntitle: 型\n---\n%% 見出しをここに %%\n")
+    first = _sync(db_url, vault)
+    assert {"comment.md", "template.md"} <= set(first.documents)
+    assert _sync(db_url, vault).documents == []  # nothing changed: nothing chunked
+    (vault / "comment.md").write_text("# 本文\n\nコメントの下に書いた。\n", encoding="utf-8")
+    edited = _sync(db_url, vault)
+    assert edited.documents == ["comment.md"] and edited.chunks_written == 1
+    with db.connect(db_url) as conn:
+        left = conn.execute("SELECT count(*) FROM rag.chunkless_docs").fetchone()
+    assert left == (1,)  # template.md's; comment.md has a chunk now

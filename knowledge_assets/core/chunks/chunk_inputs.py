@@ -35,6 +35,9 @@ def docs_to_chunk(conn: psycopg.Connection, sig: str, *, force: bool = False) ->
         "SELECT d.id {docs} WHERE %(force)s OR NOT EXISTS (SELECT 1 FROM rag.chunks c"
         " WHERE c.document_id = d.id AND c.chunk_index = 0"
         "  AND c.doc_hash = d.content_hash AND c.chunker_sig = e.sig)"
+        # A note chunked to nothing under its content and settings has no first chunk to tell.
+        " AND NOT EXISTS (SELECT 1 FROM rag.chunkless_docs z WHERE z.document_id = d.id"
+        "  AND z.doc_hash = d.content_hash AND z.chunker_sig = e.sig)"
         " ORDER BY d.file_path"
     ).format(docs=_DOCS)
     rows = conn.execute(query, {"sig": sig, "force": force}).fetchall()
@@ -53,3 +56,25 @@ def chunk_inputs(
         " ORDER BY d.file_path"
     ).format(docs=_DOCS)
     return conn.execute(query, {"sig": sig, "ids": list(ids)}).fetchall()
+
+
+def record_chunkless(
+    conn: psycopg.Connection, chunkless: Sequence[tuple[uuid.UUID, str, str]],
+    chunked: Sequence[uuid.UUID],
+) -> None:  # fmt: skip
+    """Remember the notes (id, content hash, chunker signature) written with no chunk, so the
+    next refresh leaves them be (``sql/066``), and forget the ``chunked`` ones, which have chunks
+    now."""
+    if chunked:
+        conn.execute(
+            "DELETE FROM rag.chunkless_docs WHERE document_id = ANY(%s::uuid[])", (list(chunked),)
+        )
+    if chunkless:
+        ids, hashes, sigs = (list(column) for column in zip(*chunkless, strict=True))
+        conn.execute(
+            "INSERT INTO rag.chunkless_docs (document_id, doc_hash, chunker_sig)"
+            " SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[])"
+            " ON CONFLICT (document_id) DO UPDATE SET doc_hash = EXCLUDED.doc_hash,"
+            " chunker_sig = EXCLUDED.chunker_sig",
+            (ids, hashes, sigs),
+        )

@@ -282,6 +282,11 @@ def _write(
                 _failed(conn, report, note.document_id, note.path, note.doc_hash, one)
     with conn.transaction():
         failures.clear(conn, "chunks", [n.document_id for n in written])
+        chunk_inputs.record_chunkless(
+            conn,
+            [(n.document_id, n.doc_hash, n.sig or sig) for n in written if not n.chunks],
+            [n.document_id for n in written if n.chunks],
+        )
     for note in written:
         same = sum(1 for c in note.chunks if before.get((note.document_id, c.index)) == c.text_hash)
         report.chunks_unchanged += same

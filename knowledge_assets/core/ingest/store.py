@@ -296,7 +296,8 @@ _UPSERT_LATEST = sql.SQL(
     " d.frontmatter, d.content, d.content_hash,"
     " k.created, k.updated,"
     " coalesce(s.doc_type, 'markdown_note'),"
-    " coalesce(rag.frontmatter_title(d.frontmatter -> 'heading'), s.default_heading),"
+    # Bounded: a heading is a category's name, and its index refuses a value over 2,700 bytes.
+    " left(coalesce(rag.frontmatter_title(d.frontmatter -> 'heading'), s.default_heading), 500),"
     " nullif(btrim(d.frontmatter ->> 'url'), '')"
     " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
     "   %(created)s::date[], %(updated)s::date[], %(hashes)s::text[])"
