@@ -57,6 +57,17 @@ def render(text: str) -> str:
         ("<head>\n<title>題</title>\n</head>\n\n本文", "<p>本文</p>"),  # left out, text and all
         ("前 <title>題</title> 後", "<p>前  後</p>"),
         ("前 <script>alert(1)</script> 後", "<p>前  後</p>"),
+        # Left open inside a link or emphasis: the link stayed open and every later paragraph
+        # became part of it (or the render failed with a 500).
+        (
+            "See [the <select> element](https://e.com) on MDN.\n\nNext.",
+            '<p>See <a href="https://e.com" rel="noopener noreferrer">the </a> on MDN.</p>\n<p>Next.</p>',
+        ),
+        (
+            "**Never use <textarea> here** and more.\n\nNext.",
+            "<p><strong>Never use </strong> and more.</p>\n<p>Next.</p>",
+        ),
+        ("[<title> タグのまとめ](../README.md)", '<span class="wikilink missing"'),
         (
             '<iframe src="https://www.youtube.com/embed/x"></iframe>',
             '<a href="https://www.youtube.com/embed/x" rel="noopener noreferrer">埋め込み: https://www.youtube.com/embed/x</a>',

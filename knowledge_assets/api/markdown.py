@@ -127,7 +127,9 @@ def _link(children: list[Token], i: int, links: NoteLinks) -> None:
         token.attrSet("rel", "noopener noreferrer")
         return
     path, heading = _note_target(href)
-    close = next(t for t in children[i:] if t.type == "link_close")
+    close = next((t for t in children[i:] if t.type == "link_close"), None)
+    if close is None:  # no link_close: a link markdown-it did not finish is left as it is
+        return
     if is_image(path):  # a link to an image (a picture that opens large): the image itself
         found = links.image(path, relative=True)
         if found is not None:

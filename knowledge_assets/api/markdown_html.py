@@ -206,7 +206,9 @@ def _html_inline(state: StateInline, silent: bool) -> bool:
 
 def _hide_inline(state: StateCore) -> None:
     """Leave out the text between an inline ``<script>`` (``<style>``, ``<title>``…) and its
-    close, as the block of one is: each inline tag is read on its own."""
+    close, as the block of one is: each inline tag is read on its own. Markdown's own opening
+    and closing tokens stay (a link or emphasis holding ``<title>`` with no close): dropped, the
+    link was never closed and every later paragraph became part of it."""
     for block in state.tokens:
         kept, hidden = [], 0
         for token in block.children or []:
@@ -217,8 +219,10 @@ def _hide_inline(state: StateCore) -> None:
                 elif not token.content.endswith("/>"):
                     hidden += 1
                 kept.append(token)  # rendered as nothing (an iframe: a link to its page)
-            elif not hidden:
+            elif not hidden or token.nesting != 0:
                 kept.append(token)
+                # The element cannot outlive the link or emphasis it was opened in.
+                hidden = 0 if token.nesting < 0 else hidden
         if block.children:
             block.children = kept
 
