@@ -29,6 +29,7 @@ from tests.markdown_vault import (
     REJECTED,
     add_images,
     docs_vault,
+    png,
 )
 from tests.test_search import ingest
 
@@ -488,3 +489,41 @@ def test_a_refused_query_says_why_in_japanese_and_a_blank_one_clears_it(base: st
         page.click("#search-form button")  # the refusal goes; what to type is said instead
         expect(status).to_have_text("検索語を入力してください（例: 会議メモ、tag:日記）。")
         expect(page.locator("#results .result")).to_have_count(0)
+
+
+def test_a_web_image_loads_from_its_address(server_url: str, tmp_path: Path) -> None:
+    """The page's policy let images load from the server only: every `![x](https://…)` of a
+    note showed as a broken image, where Obsidian shows it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    picture = png(24, 12)
+
+    class Picture(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(picture)))
+            self.end_headers()
+            self.wfile.write(picture)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    web = ThreadingHTTPServer(("127.0.0.1", 0), Picture)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    address = f"http://127.0.0.1:{web.server_address[1]}/pic.png"
+    (tmp_path / "web.md").write_text(f"# ウェブの図\n\n![ウェブ]({address})\n", encoding="utf-8")
+    try:
+        with (
+            sample_vault_database(server_url, None, tmp_path) as url,
+            api_server(url, Asker(LLMSettings()), vault=tmp_path) as base,
+            chromium_page() as page,
+        ):
+            page.goto(note(base, "web.md"))
+            image = page.locator("#note-body img")
+            page.wait_for_function("() => document.querySelector('#note-body img')?.complete")
+            assert image.evaluate("i => i.naturalWidth") == 24
+    finally:
+        web.shutdown()
+        web.server_close()

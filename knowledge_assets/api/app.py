@@ -54,9 +54,11 @@ ICON = (
 # The page runs only the scripts it loads from this server: the note view shows notes' HTML
 # through an allowlist, and should anything slip past it (a handler, a javascript: address), the
 # browser still runs none of it. Inline styles stay: Markdown tables align their cells with them.
-# Images: the vault's, and data: addresses (the note view's, when a token is needed).
+# Images: the vault's, data: addresses (the note view's, when a token is needed), and a note's
+# web images from their address, as Obsidian shows them (an image runs no script).
 PAGE_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:;"
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';"
+    " img-src 'self' data: https: http:;"
     " object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 
