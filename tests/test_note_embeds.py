@@ -16,6 +16,7 @@ NOTES = {
     "a.md": "# A\n\n本文A\n\n## 節1\n節1の本文\n### 小節\n小節の本文\n## 節2\n節2の本文 ^blk\n",
     "b.md": "# B\n\n![[a]]\n",  # embeds a note itself
     "long.md": "x" * (MAX_EMBED_CHARS + 500),
+    "notes.md": "# 注\n\n子の文[^1]\n\n[^1]: 子の注\n",
 }
 
 
@@ -107,3 +108,11 @@ def test_links_inside_an_embedded_note_resolve_from_it() -> None:
         "![[c]]", links, lambda note: "[[d]]" if note == LinkTarget("sub/c.md") else None
     )
     assert 'href="/notes/sub/d.md"' in html  # the d beside c, not the one beside the host
+
+
+def test_footnotes_of_an_embedded_note_have_ids_of_their_own() -> None:
+    """fn1 of the note and fn1 of a note it embeds were one id: the note's [1] jumped to the
+    embedded note's footnote."""
+    html = render("親の文[^1]\n\n![[notes]]\n\n![[notes]]\n\n[^1]: 親の注\n")
+    ids = re.findall(r'id="(fn[^"]*)"', html)
+    assert len(ids) == 6 and len(set(ids)) == 6, ids  # a note and a ref each, three times

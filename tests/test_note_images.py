@@ -40,6 +40,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     files = {
         "docs/overview/ecosystem/map.svg": SVG, "docs/overview/pic.png": png(),
         "attachments/diagram.png": png(), "docs/overview/ecosystem.md": b"# x\n",
+        "docs/overview/my pic.png": png(),
         ".obsidian/icon.png": png(), "notes.txt": b"secret", "Photos/Cat.JPG": b"\xff\xd8\xff",
         # one file whose name holds a backslash: a Windows path, refused by name, not by absence
         "attachments\\diagram.png": png(),
@@ -79,6 +80,8 @@ def img(path: str, alt: str = "", extra: str = "") -> str:
         ("![[photos/cat.jpg]]", img("Photos/Cat.JPG")),  # case aside, as links to notes
         ("![](ecosystem/map.svg)", img("docs/overview/ecosystem/map.svg")),
         ("![](inside.png)", img("inside.png")),  # a symlink within the vault
+        # A raw <img> whose src is written as an address (Notion's and Typora's exports).
+        ('<img src="my%20pic.png">', img("docs/overview/my%20pic.png")),
         (
             "[![](/overview/ecosystem/map.svg)](/overview/ecosystem/map.svg)",
             '<a href="/api/attachments/docs/overview/ecosystem/map.svg">'

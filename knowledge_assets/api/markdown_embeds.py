@@ -114,7 +114,10 @@ def embeds(md: MarkdownIt, href: Href, label: Label) -> None:
         title = escapeHtml(label(meta["target"], meta["label"], True))
         link = f'<a class="wikilink" href="{escapeHtml(href(links, note, heading))}">{title}</a>'
         body = _body(env["load_note"], note, heading)
-        shown = render_closed(md, body, {"links": links.beside(note), "embedded": True})
+        # Its footnotes' ids are its own (fn1 of the note and of an embed were one id).
+        env["embeds"] = env.get("embeds", 0) + 1
+        inner = {"links": links.beside(note), "embedded": True, "docId": f"e{env['embeds']}"}
+        shown = render_closed(md, body, inner)
         return f'<div class="embed">\n<p class="embed-title">{link}</p>\n{shown}'
 
     md.core.ruler.after("inline", "note_embeds", _mark_embeds)

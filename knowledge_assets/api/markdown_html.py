@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -139,8 +140,10 @@ class _Writer(HTMLParser):
     def _image(self, attrs: dict[str, str | None]) -> str:
         src, alt = (attrs.get("src") or "").strip(), attrs.get("alt") or ""
         width, height = (_number(attrs.get(k)) for k in ("width", "height"))
-        if is_image(src.partition("?")[0]) and not _web(src):
-            return image_html(self.links, src.partition("?")[0], alt, relative=True, width=width, height=height)  # fmt: skip
+        # A path as an address writes it (``my%20pic.png``: Notion and Typora export so).
+        path = unquote(src.partition("#")[0].partition("?")[0])
+        if is_image(path) and not _web(src):
+            return image_html(self.links, path, alt, relative=True, width=width, height=height)
         if not _web(src) and not src.lower().startswith("data:image/"):
             return escapeHtml(alt)
         checked = self.link(src)
