@@ -309,3 +309,20 @@ def test_a_bookmark_file_reads_as_its_linked_articles_in_the_note_view(
     assert "&lt;b&gt;[太字]&lt;/b&gt;</h3>" in html and 'href="https://example.com/a%20b"' in html
     assert note["properties"] == [{"name": "description", "value": "AIについて"}, {"name": "heading", "value": "ai"}]  # fmt: skip
     assert (hit["type"], hit["url"]) == ("bookmark_json", "https://example.com/sudachi")
+
+
+def test_a_sources_new_content_type_and_heading_reach_its_stored_notes(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Rows were rewritten only when their file changed: a source's new content_type or
+    default_heading never reached its notes, even with update --force."""
+    (tmp_path / "9784003362211.md").write_text(BOOK)
+    _ingest(db_url, _profile("books", "books", "unknown"), tmp_path)
+    renamed = SourceProfile("books", "books", "markdown_note", "novels", default_heading="小説")
+    _ingest(db_url, renamed, tmp_path)
+    with db.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT content_type, top_heading FROM rag.latest_docs WHERE source_table = 'docs_books'"
+        ).fetchall()
+        hits = search(conn, "ウィトルウィウス", mode="keyword", filters=SearchFilters(content_types=("novels",))).hits  # fmt: skip
+    assert rows == [("novels", "小説")] and hits

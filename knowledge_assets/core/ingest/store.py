@@ -274,6 +274,36 @@ class KeptDoc(NamedTuple):
 
 
 # The kept documents' rows of ``rag.latest_docs``, written from the raw table ``{raw}``.
+# The two fields a row takes from its source's settings (meta.sources), unless its frontmatter
+# sets them. The vault of KA_SOURCE is no declared source (no meta.sources row): its notes are
+# notes. A heading is bounded: it is a category's name, and its index refuses a value over
+# 2,700 bytes.
+_SOURCE_EXPRESSIONS = {
+    "content_type": sql.SQL(
+        "coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type', s.content_type,"
+        " 'notes')"
+    ),
+    "top_heading": sql.SQL(
+        "left(coalesce(rag.frontmatter_title(d.frontmatter -> 'heading'), s.default_heading), 500)"
+    ),
+}
+_SOURCE_FIELDS = sql.SQL(
+    "UPDATE rag.latest_docs l SET content_type = n.content_type, top_heading = n.top_heading"
+    " FROM (SELECT d.id, {content_type} AS content_type, {top_heading} AS top_heading"
+    "  FROM {raw} d LEFT JOIN meta.sources s ON s.source_table = %(table)s) n"
+    " WHERE l.id = n.id AND l.source_table = %(table)s"
+    " AND (l.content_type, l.top_heading) IS DISTINCT FROM (n.content_type, n.top_heading)"
+)
+
+
+def apply_source_fields(conn: psycopg.Connection, table: str) -> int:
+    """Give every latest row of ``table`` the content type and heading its source's settings
+    give it now: rows are otherwise rewritten only when their file changes, so a source's new
+    ``content_type`` or ``default_heading`` never reached its notes. Returns the rows changed."""
+    query = _SOURCE_FIELDS.format(raw=raw_table(table), **_SOURCE_EXPRESSIONS)
+    return conn.execute(query, {"table": table}).rowcount
+
+
 _UPSERT_LATEST = sql.SQL(
     "INSERT INTO rag.latest_docs (id, source_table, file_path, title, tags, aliases,"
     " content_type, frontmatter, content, content_hash, created, updated,"
@@ -290,14 +320,11 @@ _UPSERT_LATEST = sql.SQL(
     "     from '(?n)^#[ \\t]+([^\\n]+)'), k.slug),"
     " rag.note_tags(d.frontmatter -> 'tags'),"
     " rag.jsonb_text_array(d.frontmatter -> 'aliases'),"
-    # The vault of KA_SOURCE is no declared source (no meta.sources row): its notes are notes.
-    " coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type',"
-    "   s.content_type, 'notes'),"
+    " {content_type},"
     " d.frontmatter, d.content, d.content_hash,"
     " k.created, k.updated,"
     " coalesce(s.doc_type, 'markdown_note'),"
-    # Bounded: a heading is a category's name, and its index refuses a value over 2,700 bytes.
-    " left(coalesce(rag.frontmatter_title(d.frontmatter -> 'heading'), s.default_heading), 500),"
+    " {top_heading},"
     " nullif(btrim(d.frontmatter ->> 'url'), '')"
     " FROM {raw} d JOIN unnest(%(paths)s::text[], %(slugs)s::text[],"
     "   %(created)s::date[], %(updated)s::date[], %(hashes)s::text[])"
@@ -338,7 +365,7 @@ def write_latest(
     """
     paths = [k.path for k in kept]
     upserted = conn.execute(
-        _UPSERT_LATEST.format(raw=raw_table(table)),
+        _UPSERT_LATEST.format(raw=raw_table(table), **_SOURCE_EXPRESSIONS),
         {
             "table": table,
             "paths": paths,
