@@ -68,6 +68,17 @@ def render(text: str) -> str:
             "<p><strong>Never use </strong> and more.</p>\n<p>Next.</p>",
         ),
         ("[<title> タグのまとめ](../README.md)", '<span class="wikilink missing"'),
+        # A <div> or <details> left open in a callout ends with its box: the rest of the note
+        # went into the box, or was folded away with it.
+        (
+            "> [!warning] 注意\n> <div>\n> 囲み\n\n後の段落",
+            "<div>\n囲み\n</div></div>\n<p>後の段落</p>",
+        ),
+        (
+            "> [!faq]- 問\n> <details><summary>s</summary>\n> 中\n\n後",
+            "中\n</details></details>\n<p>後</p>",
+        ),
+        ("- <div>項目\n- 次\n\n後", "<div>項目\n</div></li>"),
         (
             '<iframe src="https://www.youtube.com/embed/x"></iframe>',
             '<a href="https://www.youtube.com/embed/x" rel="noopener noreferrer">埋め込み: https://www.youtube.com/embed/x</a>',

@@ -240,13 +240,31 @@ _OPENED = "raw_html_opened"
 _RUN_START, _RUN_END, _RUN_DEPTHS = "raw_html_run_start", "raw_html_run_end", "raw_html_depths"
 
 
+# Boxes whose raw HTML is closed with them: a quote, a callout, a list item.
+_BOXES = ("blockquote", "callout", "container_callout", "list_item")
+_BOX_OPENS = {f"{box}_open" for box in _BOXES}
+_BOX_CLOSES = {f"{box}_close" for box in _BOXES}
+
+
 def _mark_runs(state: StateCore) -> None:
     """Mark where each run of inline text holding raw HTML begins and ends, so that what its tags
     open is closed at its end: Obsidian shows each paragraph on its own, and an unclosed ``<b>``
-    must not make the rest of the note bold."""
+    must not make the rest of the note bold. A box (a callout, a quote, a list item) is such a
+    run too: a ``<div>`` or ``<details>`` left open in a callout swallowed the rest of the note
+    into its box (or folded it away with it)."""
     for block in state.tokens:
         if block.children and any(t.type == "html_inline" for t in block.children):
             block.children = [Token(_RUN_START, "", 0), *block.children, Token(_RUN_END, "", 0)]
+    if not any(t.type == "html_block" for t in state.tokens):
+        return
+    marked: list[Token] = []
+    for token in state.tokens:
+        if token.type in _BOX_CLOSES:
+            marked.append(Token(_RUN_END, "", 0))
+        marked.append(token)
+        if token.type in _BOX_OPENS:
+            marked.append(Token(_RUN_START, "", 0))
+    state.tokens = marked
 
 
 def _run_start(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:  # fmt: skip
