@@ -80,7 +80,7 @@ ACCEPTED = {
     # PyYAML fails on None when an explicit !!timestamp holds no date at all
     "timestamp-tag-no-date": ("c: !!timestamp abc\nd: !!timestamp ''", {"c": "abc", "d": ""}),
     "duplicate-keys": ("t: one\nt: two", {"t": "two"}),
-    "non-string-keys": ("10: a\ntrue: b\nnull: c\n2.5: d", {"10": "a", "True": "b", "None": "c"}),
+    "non-string-keys": ("10: a\ntrue: b\nnull: c\n2.5: d", {"10": "a", "true": "b", "null": "c"}),
     "set-tag": ("s: !!set {a, b}", None),
     "omap": ("o: !!omap [{a: 1}, {b: 2}]", {"o": [["a", 1], ["b", 2]]}),
     "merge-key": ("base: &b {x: 1}\nm:\n  <<: *b\n  y: 2", None),

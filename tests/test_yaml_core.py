@@ -136,7 +136,7 @@ def test_keys_read_as_values_do() -> None:
         "on": "b",
         "12:30": "c",
         "123": "d",
-        "True": "e",
+        "true": "e",  # as a JavaScript object names it, as Obsidian does
         "1_000": "f",
     }
 

@@ -44,15 +44,12 @@ _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 
 
-def _keys_as_written(node: yaml.MappingNode) -> None:
-    """Plain keys are their text, as Obsidian reads property names: ``true:``, ``null:`` and
-    ``1:`` are the properties "true", "null" and "1". Built as YAML values, ``1`` and ``true``
-    were one Python key (1 == True), so one silently replaced the other, and ``null`` was
-    stored as "None"."""
-    for i, (key, value) in enumerate(node.value):
-        if isinstance(key, yaml.ScalarNode) and key.style is None and key.tag not in (_STR, _MERGE):
-            text = yaml.ScalarNode(_STR, key.value, key.start_mark, key.end_mark, style=None)
-            node.value[i] = (text, value)
+def _key_text(value: Any) -> str:
+    """A key's YAML value as a JavaScript object key is written, as Obsidian names a property:
+    ``true`` and ``null`` (not Python's ``True`` and ``None``), a number as its digits."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -73,10 +70,19 @@ class _BoundedLoader(yaml.SafeLoader):
         if id(node) not in self._checked and isinstance(node, yaml.MappingNode):
             # not a mapping (``!!map foo``): PyYAML's own check says so, with the line
             self._checked.add(id(node))
-            _keys_as_written(node)
+            self._keys_as_text(node)
             self._note_duplicate_keys(node)
             self._note_spaced_keys(node)
         return super().construct_mapping(node, deep)
+
+    def _keys_as_text(self, node: yaml.MappingNode) -> None:
+        """Plain keys become the text of their value (:func:`_key_text`) before the mapping is
+        built: as Python values, ``1`` and ``true`` were one key (1 == True), so one property
+        silently replaced the other."""
+        for i, (key, value) in enumerate(node.value):
+            if isinstance(key, yaml.ScalarNode) and key.tag not in (_STR, _MERGE):
+                text = _key_text(self.construct_object(key))
+                node.value[i] = (yaml.ScalarNode(_STR, text, key.start_mark, key.end_mark), value)
 
     def _note_spaced_keys(self, node: yaml.MappingNode) -> None:
         """Record a plain key written with a full-width space beside it (``title　: x``): YAML

@@ -273,7 +273,6 @@ class KeptDoc(NamedTuple):
     content_hash: str | None = None  # the version it was read from: a newer one is not written
 
 
-# The kept documents' rows of ``rag.latest_docs``, written from the raw table ``{raw}``.
 # The two fields a row takes from its source's settings (meta.sources), unless its frontmatter
 # sets them. The vault of KA_SOURCE is no declared source (no meta.sources row): its notes are
 # notes. A heading is bounded: it is a category's name, and its index refuses a value over
@@ -304,6 +303,7 @@ def apply_source_fields(conn: psycopg.Connection, table: str) -> int:
     return conn.execute(query, {"table": table}).rowcount
 
 
+# The kept documents' rows of ``rag.latest_docs``, written from the raw table ``{raw}``.
 _UPSERT_LATEST = sql.SQL(
     "INSERT INTO rag.latest_docs (id, source_table, file_path, title, tags, aliases,"
     " content_type, frontmatter, content, content_hash, created, updated,"
