@@ -193,8 +193,8 @@ def refresh_latest(
     conventions = conventions or Conventions()
     key = latest_state.settings_key(conn, table, conventions)
     last = latest_state.saved(conn, table, key)
-    if last is None:  # first, or under other settings: a source's new content type too
-        store.apply_source_fields(conn, table)
+    if last is None:  # the first refresh, or the settings changed: a source's content_type or
+        store.apply_source_fields(conn, table)  # default_heading reaches its unchanged rows
     if last is None or last.rows != latest_state.rows_digest(conn, table):
         return _refresh_all(conn, table, conventions, key)
     changed, gone = latest_state.changes(conn, table, last.excluded)
