@@ -157,3 +157,26 @@ def test_the_api_lists_the_first_problems_of_each_kind_and_counts_them_all(
     assert none["counts"] == {"rejected": 1, "warnings": 1, "failed": 1} and none["problems"] == 3
     assert none["rejected"] == none["warnings"] == none["failed"] == []
     assert [p["path"] for p in one["rejected"]] == [BROKEN]
+
+
+def test_status_says_when_a_source_reads_the_vaults_own_folder(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A source on the vault folder itself (or two on one folder) was not reported: every hit
+    came twice, unsaid."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "日記.md").write_text("# 日記\n\n本文。\n", encoding="utf-8")
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    with db.connect(db_url) as conn:
+        conn.execute("SELECT raw.ensure_docs_table(%s)", ("docs_books",))
+        sync_source(conn, LocalSource(vault, table="docs_books"))
+        sync_source(conn, LocalSource(vault))
+        conn.commit()
+    assert main(["status"]) == 0
+    overlap = [line for line in capsys.readouterr().out.splitlines() if line.startswith("overlap")]
+    assert overlap == [
+        f"overlap   the books folder {vault} is the vault folder too: its notes are indexed and"
+        " found twice; remove one of the two, or point it at another folder"
+    ]

@@ -67,6 +67,12 @@ def test_scene_strategy_splits_at_h2_and_overlaps_the_previous_scene() -> None:
     assert "暖炉" not in chunks[2].content
 
 
+def test_a_scene_overlap_of_zero_carries_nothing_over() -> None:
+    """Floored at one character, scene_overlap: 0 still opened each scene with a [prev] line."""
+    chunks = chunk_for("c1.md", {}, SCENES, options=_opts("scene", scene_overlap=0))
+    assert len(chunks) == 3 and not any("[prev]" in c.embedding_text for c in chunks)
+
+
 def test_recursive_split_respects_size_and_overlaps() -> None:
     text = "".join(f"これは{i}番目の文です。" for i in range(200))
     pieces = split_recursive(text, 400, 60)

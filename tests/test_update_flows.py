@@ -121,7 +121,7 @@ def test_update_with_a_missing_vault_says_so_in_one_line(
 def test_update_of_a_folder_without_notes_says_so(repo: Path, env: dict[str, str]) -> None:
     done = _cli(env, "update", "--no-embeddings")
     assert done.returncode == 0, done.stderr
-    assert f"  raw_docs: local:{repo} holds no notes: check the folder" in done.stderr
+    assert f"  raw_docs: local:{repo} holds no notes: check KA_VAULT_PATH" in done.stderr
 
 
 def test_update_prints_a_line_per_rejected_file_and_per_failed_step(

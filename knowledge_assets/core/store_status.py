@@ -182,9 +182,17 @@ def _overlaps(conn: psycopg.Connection, places: list[tuple[str, str | None]]) ->
             if inner_table == outer_table or not inner.is_relative_to(outer):
                 continue
             rel = inner.relative_to(outer).as_posix()
-            if rel == "." or not _stores_under(conn, outer_table, rel + "/"):
-                continue
             outer_name = "vault" if outer_table == "docs_local" else store.source_name(outer_table)
+            if rel == ".":  # one folder read twice: said once, of the pair in name order
+                if inner_table < outer_table and _stores_under(conn, outer_table, ""):
+                    found.append(
+                        f"the {store.source_name(inner_table)} folder {inner} is the"
+                        f" {outer_name} folder too: its notes are indexed and found twice;"
+                        " remove one of the two, or point it at another folder"
+                    )
+                continue
+            if not _stores_under(conn, outer_table, rel + "/"):
+                continue
             fix = (
                 f"move it out of the vault, or leave it out: KA_VAULT_EXCLUDE={rel}/ (or"
                 " Obsidian's Excluded files)"

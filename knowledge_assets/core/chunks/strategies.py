@@ -230,7 +230,8 @@ def _scenes(ctx: _Context, content: str, opts: ChunkingOptions) -> list[_Piece]:
         top = h1 if ctx.h1_title and h1 else ctx.title
         heading = section.heading or h1 or ctx.title
         path = (top, heading) if heading != top else (top,)
-        prev = tail(previous, max(1, int(len(previous) * opts.scene_overlap))) or None
+        share = max(1, int(len(previous) * opts.scene_overlap))
+        prev = (tail(previous, share) or None) if opts.scene_overlap else None  # 0: no [prev]
         if len(text) <= opts.max_chunk_chars:
             pieces.append(_Piece(path, text, prev=prev))
         else:

@@ -87,12 +87,12 @@ class DeletionGuard:
         raise MassDeletion(
             f"refused: {where}: this sync would delete {deleting:,} of the"
             f" {counted(self.stored, 'stored note')}. Nothing was deleted. Check"
-            f" {_setting(source.table)}; if the notes were removed on purpose, run once with"
+            f" {setting(source.table)}; if the notes were removed on purpose, run once with"
             f" {ALLOW_DELETE_ENV}=1"
         )
 
 
-def _setting(table: str) -> str:
+def setting(table: str) -> str:
     """The settings that say where a source's notes are, as a user changes them."""
     if table == "docs_local":
         return "KA_VAULT_PATH"

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from knowledge_assets.core.counts import counted, noun_for
 from knowledge_assets.core.ingest.conventions import bad_date
+from knowledge_assets.core.ingest.deletion_guard import setting
 from knowledge_assets.core.ingest.latest import LatestReport, merge_reports, refresh_latest
 from knowledge_assets.core.ingest.sync import store, sync_source
 from knowledge_assets.core.ingest.sync_report import SyncReport
@@ -60,7 +61,7 @@ def raw_docs(
         table = table_metadata(conn, f"raw.{source.table}")
     if not report.wrote_anything:
         context.log.info("source unchanged since %s: nothing written", report.head[:12])
-    log_report(context, report)
+    log_report(context, report, source.table)
     return dg.MaterializeResult(metadata=table | raw_metadata(report, source.table))
 
 
@@ -68,11 +69,11 @@ def raw_docs(
 NAMED_FILES = 3
 
 
-def log_report(context: dg.AssetExecutionContext, report: SyncReport) -> None:
+def log_report(context: dg.AssetExecutionContext, report: SyncReport, table: str) -> None:
     """A warning per file or folder rejected in this sync, one naming the first few files still
     rejected since an earlier run (not read again: nothing changed), and one when the source
     holds no note at all (a wrong folder, prefix or branch looks just like that, and search
-    would find nothing)."""
+    would find nothing), naming the settings of ``table``'s source to check."""
     for path, reason in report.rejected + report.unreadable:
         context.log.warning("rejected %s: %s", path, reason)
     if report.still_rejected:
@@ -82,11 +83,7 @@ def log_report(context: dg.AssetExecutionContext, report: SyncReport) -> None:
     if report.still_warned:
         context.log.warning("%s", still_warned_line(report))
     if holds_no_notes(report):
-        context.log.warning(
-            "%s holds no notes: check the folder (KA_VAULT_PATH), or the repository's branch"
-            " and prefix",
-            report.source,
-        )
+        context.log.warning("%s holds no notes: check %s", report.source, setting(table))
 
 
 def holds_no_notes(report: SyncReport) -> bool:

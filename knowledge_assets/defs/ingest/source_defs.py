@@ -92,7 +92,7 @@ def _raw_asset(profile: SourceProfile, source: Callable[[], Source]) -> dg.Asset
                 )
         except SourceError as exc:
             return _unsynced(context, profile, exc)
-        log_report(context, report)
+        log_report(context, report, src.table)
         return dg.MaterializeResult(metadata=raw_metadata(report, src.table))
 
     return _asset
