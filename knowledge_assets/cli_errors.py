@@ -104,6 +104,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     import dagster as dg
     import pydantic
     import yaml
+    from dagster.components.resolved.errors import ResolutionException
     from dagster_shared.error import DagsterUnresolvableSymbolError
 
     if isinstance(exc, pydantic.ValidationError):
@@ -117,6 +118,15 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     # "unexpected failure" to report, with no word of which file or what to write.
     if isinstance(exc, yaml.YAMLError):
         return _yaml_line(exc)
+    if isinstance(exc, ResolutionException):  # a value Dagster could not render: a template
+        cause = exc.__cause__ or exc.__context__
+        why = f": {first_line(cause)}" if cause is not None else ""
+        return (f"{first_line(exc)}{why}", _DECLARATION_FIX)
+    if type(exc).__name__ == "CheckError" and "No components found" in str(exc):
+        return (
+            "a defs.yaml of the project declares nothing (an empty file)",
+            _DECLARATION_FIX + ", or delete the empty file",
+        )
     if isinstance(exc, DagsterUnresolvableSymbolError):
         return (
             f"the project's definitions do not load: a defs.yaml names an unknown type:"

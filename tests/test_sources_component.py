@@ -141,6 +141,35 @@ def test_a_bad_declaration_is_refused_with_the_reason(
     assert says in str(raised.value.__cause__)
 
 
+@pytest.mark.parametrize(
+    ("kind", "doc_type", "says"),
+    [
+        ("books", "bookmark_json", "type 'bookmark_json' does not fit kind 'books', whose files"),
+        ("bookmarks", "markdown_note", "type 'markdown_note' does not fit kind 'bookmarks'"),
+    ],
+)
+def test_a_type_that_does_not_fit_the_kind_is_refused(
+    folders: dict[str, Path], kind: str, doc_type: str, says: str
+) -> None:
+    """A books source read as bookmarks rejected every note and the run succeeded; a bookmarks
+    source read as Markdown stored each file as one chunk of raw JSON."""
+    bad = {"books": {"kind": kind, "path": str(folders["books"]), "type": doc_type}}
+    with pytest.raises(Exception) as raised, declared(bad):
+        pass
+    assert says in str(raised.value.__cause__)
+
+
+def test_a_type_no_document_has_is_refused_naming_the_two(folders: dict[str, Path]) -> None:
+    bad = {"books": {"kind": "books", "path": str(folders["books"]), "type": "weird"}}
+    with pytest.raises(Exception) as raised, declared(bad):
+        pass
+    from knowledge_assets.cli_errors import explain
+
+    what, hint = explain(raised.value) or ("", "")
+    assert "markdown_note" in what and "bookmark_json" in what and "\n" not in what
+    assert hint.startswith("fix the declared source")
+
+
 HEAD = f"type: {SOURCE_TYPE}\nattributes:\n"
 
 
@@ -163,8 +192,14 @@ HEAD = f"type: {SOURCE_TYPE}\nattributes:\n"
             "attributes.name at ",
             "fix the declared source",
         ),
+        (
+            HEAD + '  name: books\n  kind: books\n  path: "{{ env.KA_BOOKS_PATH"\n',
+            "defs.yaml:5 - attributes.path: unexpected end of template",
+            "fix the declared source",
+        ),
+        ("", "a defs.yaml of the project declares nothing", "fix the declared source"),
     ],
-    ids=["not-yaml", "unknown-type", "no-name"],
+    ids=["not-yaml", "unknown-type", "no-name", "unclosed-template", "empty"],
 )
 def test_a_broken_defs_file_is_one_line_naming_the_problem_and_the_fix(
     text: str, says: str, fix: str

@@ -99,8 +99,8 @@ class KnowledgeSource(dg.Component, dg.Model, dg.Resolvable):
         default="GITHUB_TOKEN", description="environment variable holding the token"
     )
     base_url: str = "https://api.github.com"
-    type: str | None = Field(
-        default=None, description="markdown_note or bookmark_json (from the kind)"
+    type: Literal["markdown_note", "bookmark_json"] | None = Field(
+        default=None, description="markdown_note or bookmark_json: set by the kind"
     )
     content_type: str | None = Field(
         default=None, description="notes, books or articles (from the kind)"

@@ -62,6 +62,13 @@ class SourceProfile:
             )
         if self.kind not in KIND_DEFAULTS:
             raise ValueError(f"unknown source kind {self.kind!r}: use one of {list(KIND_DEFAULTS)}")
+        # The kind decides how files are read: a bookmarks source read as Markdown stored raw
+        # JSON, a books source read as bookmarks rejected every note, and the run succeeded.
+        if self.doc_type != (own := KIND_DEFAULTS[self.kind][0]):
+            raise ValueError(
+                f"type {self.doc_type!r} does not fit kind {self.kind!r}, whose files are read"
+                f" as {own}: leave type out (the kind sets it)"
+            )
 
     @property
     def table(self) -> str:
