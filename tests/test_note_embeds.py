@@ -17,6 +17,7 @@ NOTES = {
     "b.md": "# B\n\n![[a]]\n",  # embeds a note itself
     "long.md": "x" * (MAX_EMBED_CHARS + 500),
     "notes.md": "# 注\n\n子の文[^1]\n\n[^1]: 子の注\n",
+    "child.md": "# 子\n\n[[#詳細]] と [[#^blk]] を見る。\n\n## 詳細\n\n本文 ^blk\n",
 }
 
 
@@ -116,3 +117,12 @@ def test_footnotes_of_an_embedded_note_have_ids_of_their_own() -> None:
     html = render("親の文[^1]\n\n![[notes]]\n\n![[notes]]\n\n[^1]: 親の注\n")
     ids = re.findall(r'id="(fn[^"]*)"', html)
     assert len(ids) == 6 and len(set(ids)) == 6, ids  # a note and a ref each, three times
+
+
+def test_links_inside_an_embedded_note_to_its_own_headings_open_its_page() -> None:
+    """They were bare fragments: they scrolled to the host's heading of the same name, or to
+    nothing (an embed's headings and blocks carry no ids on the host's page)."""
+    html = render("## 詳細\n\n親の節\n\n![[child]]\n")
+    assert 'href="/notes/child.md#h-%E8%A9%B3%E7%B4%B0"' in html
+    assert 'href="/notes/child.md#b-blk"' in html
+    assert 'href="#h-' not in html

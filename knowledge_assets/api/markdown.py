@@ -82,11 +82,11 @@ def _label(target: str, label: str | None, embed: bool = False) -> str:
 
 def _href(links: NoteLinks, note: LinkTarget, heading: str) -> str:
     """The address of ``note`` at ``heading`` (none: its top); a heading of the linking note
-    itself is on the page already."""
+    itself is on the page already, unless the note is shown embedded in another's page."""
     if not heading.strip():
         return note.url
     fragment = "#" + quote(heading_id(heading), safe="")
-    return fragment if links.is_here(note) else note.url + fragment
+    return fragment if links.is_here(note) and not links.embedded else note.url + fragment
 
 
 def _note_anchor(href: str | None, inner: str) -> str:

@@ -201,6 +201,9 @@ class NoteLinks:
         self._own: _Paths | None = None
         self._every = _Paths(())
         self._holders: dict[str, list[str]] = {}
+        # Shown inside another note's page (an embed): its headings carry no ids there, so a
+        # link to one of them goes to its own page.
+        self.embedded = False
 
     def resolve(
         self, target: str, *, relative: bool = False, older: bool = True
@@ -247,6 +250,7 @@ class NoteLinks:
             files=self.files, older=self._older_notes,
         )  # fmt: skip
         links._listing_index = self._shared_index
+        links.embedded = True
         return links
 
     def image(self, target: str, *, relative: bool = False) -> str | None:
