@@ -326,3 +326,22 @@ def test_a_sources_new_content_type_and_heading_reach_its_stored_notes(
         ).fetchall()
         hits = search(conn, "ウィトルウィウス", mode="keyword", filters=SearchFilters(content_types=("novels",))).hits  # fmt: skip
     assert rows == [("novels", "小説")] and hits
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "content_type"),
+    [
+        ("content_type: project", "project"),
+        ("type: meeting", "meeting"),
+        ("type: [project, active]", "notes"),  # was the JSON text of the list
+        ("content_type: 3\ntype: ' '", "notes"),
+    ],
+)
+def test_a_content_type_is_a_frontmatter_text(
+    db_url: str, tmp_path: Path, frontmatter: str, content_type: str
+) -> None:
+    (tmp_path / "n.md").write_text(f"---\n{frontmatter}\n---\n# 会議\n\n本文。\n")
+    _ingest(db_url, _profile("notes", "local"), tmp_path)
+    with db.connect(db_url) as conn:
+        row = conn.execute("SELECT content_type FROM rag.latest_docs").fetchone()
+    assert row == (content_type,)

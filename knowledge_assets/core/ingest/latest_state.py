@@ -23,7 +23,7 @@ from knowledge_assets.core.ingest.conventions import Conventions
 from knowledge_assets.core.ingest.store import raw_table
 
 # Part of every settings key: a change to how plans are made or written makes stored ones stale.
-PLAN_VERSION = "2"
+PLAN_VERSION = "3"  # 3: a content type is a frontmatter text only
 
 
 @dataclass(frozen=True)

@@ -278,9 +278,11 @@ class KeptDoc(NamedTuple):
 # notes. A heading is bounded: it is a category's name, and its index refuses a value over
 # 2,700 bytes.
 _SOURCE_EXPRESSIONS = {
+    # Only a text names a content type: `type: [project, active]` became the JSON text of the
+    # list, which no filter matches.
     "content_type": sql.SQL(
-        "coalesce(d.frontmatter ->> 'content_type', d.frontmatter ->> 'type', s.content_type,"
-        " 'notes')"
+        "coalesce(rag.frontmatter_text(d.frontmatter -> 'content_type'),"
+        " rag.frontmatter_text(d.frontmatter -> 'type'), s.content_type, 'notes')"
     ),
     "top_heading": sql.SQL(
         "left(coalesce(rag.frontmatter_title(d.frontmatter -> 'heading'), s.default_heading), 500)"
