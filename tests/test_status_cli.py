@@ -115,6 +115,23 @@ def test_status_of_an_empty_store_says_what_to_run(
     assert "rejected" not in out and "-- fix" not in out
 
 
+def _overlap_lines(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], books: Path, vault: Path,
+) -> list[str]:  # fmt: skip
+    """The overlap lines of ``status`` once a books source on ``books`` and the vault on
+    ``vault`` are synced."""
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
+    with db.connect(db_url) as conn:
+        conn.execute("SELECT raw.ensure_docs_table(%s)", ("docs_books",))
+        sync_source(conn, LocalSource(books, table="docs_books"))
+        sync_source(conn, LocalSource(vault))
+        conn.commit()
+    assert main(["status"]) == 0
+    return [line for line in capsys.readouterr().out.splitlines() if line.startswith("overlap")]
+
+
 def test_status_says_when_a_source_folder_lies_inside_the_vault(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,15 +140,7 @@ def test_status_says_when_a_source_folder_lies_inside_the_vault(
     (vault / "Books").mkdir(parents=True)
     (vault / "日記.md").write_text("# 日記\n\n本文。\n", encoding="utf-8")
     (vault / "Books" / "9784003362211.md").write_text("# 本\n\n感想。\n", encoding="utf-8")
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
-    with db.connect(db_url) as conn:
-        conn.execute("SELECT raw.ensure_docs_table(%s)", ("docs_books",))
-        sync_source(conn, LocalSource(vault / "Books", table="docs_books"))
-        sync_source(conn, LocalSource(vault))
-        conn.commit()
-    assert main(["status"]) == 0
-    overlap = [line for line in capsys.readouterr().out.splitlines() if line.startswith("overlap")]
+    overlap = _overlap_lines(db_url, tmp_path, monkeypatch, capsys, vault / "Books", vault)
     assert overlap == [
         f"overlap   the books folder {vault / 'Books'} is inside the vault folder {vault}: its"
         " notes are indexed and found twice; move it out of the vault, or leave it out:"
@@ -167,15 +176,7 @@ def test_status_says_when_a_source_reads_the_vaults_own_folder(
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "日記.md").write_text("# 日記\n\n本文。\n", encoding="utf-8")
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("KA_DATA_DIR", str(tmp_path / "data"))
-    with db.connect(db_url) as conn:
-        conn.execute("SELECT raw.ensure_docs_table(%s)", ("docs_books",))
-        sync_source(conn, LocalSource(vault, table="docs_books"))
-        sync_source(conn, LocalSource(vault))
-        conn.commit()
-    assert main(["status"]) == 0
-    overlap = [line for line in capsys.readouterr().out.splitlines() if line.startswith("overlap")]
+    overlap = _overlap_lines(db_url, tmp_path, monkeypatch, capsys, vault, vault)
     assert overlap == [
         f"overlap   the books folder {vault} is the vault folder too: its notes are indexed and"
         " found twice; remove one of the two, or point it at another folder"
