@@ -8,7 +8,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from html.parser import HTMLParser
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 import pytest
@@ -267,6 +267,14 @@ def base(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     with sample_vault_database(server_url, None, vault) as url:
         with api_server(url, Asker(LLMSettings())) as base:
             yield base
+
+
+def test_a_heading_holding_a_wikilink_takes_its_text_in_its_id() -> None:
+    """``## [[inbox]] について`` had the id of "について" alone: a link to "inbox について" (the
+    heading as it reads) landed nowhere."""
+    html = render("## [[inbox]] について\n\n[[#inbox について]]\n")
+    anchor = quote("h-inbox-について")
+    assert f'id="{unquote(anchor)}"' in html and f'href="#{anchor}"' in html
 
 
 def test_the_note_api_serves_the_body_as_html(base: str) -> None:

@@ -224,14 +224,24 @@ def _heading_ids(state: StateCore) -> None:
     for i, token in headings:
         if token.attrGet("id"):
             continue
-        children = state.tokens[i + 1].children or []
-        slug = heading_id("".join(c.content for c in children if c.type in ("text", "code_inline")))
+        slug = heading_id(_heading_text(state.tokens[i + 1].children or []))
         unique, suffix = slug, next_suffix.get(slug, 1)
         while unique in taken:
             unique, suffix = f"{slug}-{suffix}", suffix + 1
         next_suffix[slug] = suffix
         taken.add(unique)
         token.attrSet("id", unique)
+
+
+def _heading_text(children: Sequence[Token]) -> str:
+    """A heading's text as a link to it names it: a wikilink in it by what it shows
+    (``## [[README]] について`` is "README について"; it was "について")."""
+    shown = {"text", "code_inline"}
+    return "".join(
+        _label(c.meta["target"], c.meta["label"]) if c.type == "wikilink" else c.content
+        for c in children
+        if c.type in shown or (c.type == "wikilink" and not c.meta.get("embed"))
+    )
 
 
 def _shift_headings(state: StateCore) -> None:
