@@ -54,6 +54,13 @@ def render(text: str, path: str = GUIDE) -> str:
         (":::details 続きを読む\n本文\n:::", '<summary class="callout-title">続きを読む</summary>'),
         (":::details\n本文\n:::", "<p>本文</p>\n</details>"),
         ("> [!note] 題だけ", '<p class="callout-title">題だけ</p>\n</div>'),
+        # A title is Markdown, as in Obsidian: its asterisks, brackets and backticks showed.
+        (
+            "> [!tip] **重要** な [[inbox]] と `code`\n> 本文",
+            '<p class="callout-title"><strong>重要</strong> な <span class="wikilink missing"'
+            ' title="このノートはありません">inbox</span> と <code>code</code></p>',
+        ),
+        ("> [!faq]- 問 <script>x</script>\n> 答", '<summary class="callout-title">問 </summary>'),
         ("> [!custom] x\n> y", 'data-callout="custom">\n<p class="callout-title">x</p>'),
         (
             "> [!note]\n> > [!bug]\n> > 中",

@@ -48,14 +48,15 @@ _OBSIDIAN = re.compile(r"\[!([^\]\s]+)\]([+-]?)[ \t]*(.*)")
 _SITE = re.compile(r"([A-Za-z]+)(?:\[(.*)\])?[ \t]*(.*)")
 
 
-def _box(kind: str, title: str, fold: str = "") -> str:
-    """The opening of a callout box of ``kind`` (as written) with ``title`` or its label.
+def _box(kind: str, title: str, fold: str = "", *, html: str | None = None) -> str:
+    """The opening of a callout box of ``kind`` (as written) with ``title`` or its label
+    (``html``: the title already rendered, for Obsidian's, whose titles are Markdown).
 
     ``fold`` is Obsidian's mark: ``-`` a folded box, ``+`` a foldable one shown open.
     """
     label, family = _KINDS.get(kind.lower(), (kind, "note"))
     attrs = f'class="callout callout-{family}" data-callout="{escapeHtml(kind.lower())}"'
-    title = escapeHtml(title.strip() or label)
+    title = html if html and title.strip() else escapeHtml(title.strip() or label)
     if fold:
         opened = " open" if fold == "+" else ""
         return f'<details {attrs}{opened}>\n<summary class="callout-title">{title}</summary>\n'
@@ -110,7 +111,8 @@ def _obsidian_callouts(state: StateCore) -> None:
         close = tokens[_closing(tokens, i)]
         opening.tag = close.tag = "div"
         close.meta["fold"] = match[2]
-        title = Token("callout_title", "", 0, content=_box(match[1], match[3], match[2]))
+        title = Token("callout_title", "", 0, content=match[3])
+        title.meta = {"kind": match[1], "fold": match[2]}
         if rest.strip():
             inline.content = rest
             tokens.insert(i + 1, title)
@@ -120,13 +122,20 @@ def _obsidian_callouts(state: StateCore) -> None:
         i += 2
 
 
-def _render_obsidian(
-    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
-) -> str:
-    token = tokens[idx]
-    if token.type == "callout_title":
-        return token.content  # the box's opening, escaped by _box
-    return _end(token.meta.get("fold", "")) if token.type == "callout_close" else ""
+def _obsidian_renderer(md: MarkdownIt) -> Any:
+    """The render rule of Obsidian's callouts: a title is Markdown (``**重要** な [[README]]``),
+    rendered as a line of the note is."""
+
+    def render(
+        renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
+    ) -> str:
+        token = tokens[idx]
+        if token.type == "callout_title":
+            html = md.renderInline(token.content.strip(), env) if token.content.strip() else None
+            return _box(token.meta["kind"], token.content, token.meta["fold"], html=html)
+        return _end(token.meta.get("fold", "")) if token.type == "callout_close" else ""
+
+    return render
 
 
 def callouts(md: MarkdownIt) -> None:
@@ -136,5 +145,6 @@ def callouts(md: MarkdownIt) -> None:
         render=_render_site,
     )  # fmt: skip
     md.core.ruler.before("inline", "obsidian_callouts", _obsidian_callouts)
+    render = _obsidian_renderer(md)
     for kind in ("callout_open", "callout_title", "callout_close"):
-        md.add_render_rule(kind, _render_obsidian)
+        md.add_render_rule(kind, render)
