@@ -105,6 +105,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
     import pydantic
     import yaml
     from dagster.components.resolved.errors import ResolutionException
+    from dagster_shared.check import CheckError
     from dagster_shared.error import DagsterUnresolvableSymbolError
 
     if isinstance(exc, pydantic.ValidationError):
@@ -122,7 +123,7 @@ def _explain_one(exc: BaseException) -> tuple[str, str] | None:
         cause = exc.__cause__ or exc.__context__
         why = f": {first_line(cause)}" if cause is not None else ""
         return (f"{first_line(exc)}{why}", _DECLARATION_FIX)
-    if type(exc).__name__ == "CheckError" and "No components found" in str(exc):
+    if isinstance(exc, CheckError) and "No components found" in str(exc):
         return (
             "a defs.yaml of the project declares nothing (an empty file)",
             _DECLARATION_FIX + ", or delete the empty file",

@@ -119,7 +119,6 @@ def _update(
     config = update_run_config(raw_keys, force=force, debug=debug_output())
     fail_dead_runs_now()  # a killed earlier run would otherwise hold the run queue
     keys = [None] if no_embeddings else _model_keys()
-    _warn_unconfigured_search_model()
     job = KEYWORD_JOB if no_embeddings else WHOLE_JOB
     told = Told(quiet=quiet, verbose=verbose)
     with waits_told():  # a step waiting for another run's writes says so in one line
@@ -135,30 +134,17 @@ def _update(
 
 
 def _model_keys() -> list[str]:
-    """The partition of the model search uses, then the configured model's if it differs."""
-    from knowledge_assets.defs.index.partitions import default_model_key, search_partition
+    """The partition of the model search uses, then the configured model's if it differs; one
+    line when search uses a model no longer configured: the runs embed the configured models
+    only, and search would fall behind for good without saying why."""
+    from knowledge_assets.core.index.models import unconfigured_hint
+    from knowledge_assets.defs.index.partitions import default_model_key, model_keys, search_model
     from knowledge_assets.resources import PostgresResource
 
-    return list(dict.fromkeys([search_partition(PostgresResource()), default_model_key()]))
-
-
-def _warn_unconfigured_search_model() -> None:
-    """One line when the model search uses is not configured: the runs embed the configured
-    model only, and search would fall behind for good without saying why."""
-    import psycopg
-
-    from knowledge_assets.core.database import db
-    from knowledge_assets.core.index.models import unconfigured_active_key, unconfigured_hint
-    from knowledge_assets.core.settings import EmbedSettings
-
-    configured = EmbedSettings.from_env().model_keys()
-    try:
-        with db.connect(db.store_url()) as conn:
-            key = unconfigured_active_key(conn, configured)
-    except psycopg.Error:  # the runs report an unreachable store themselves
-        return
-    if key:
-        print(f"warning: {unconfigured_hint(key, configured)}", file=sys.stderr)
+    partition, unconfigured = search_model(PostgresResource())
+    if unconfigured:
+        print(f"warning: {unconfigured_hint(unconfigured, model_keys())}", file=sys.stderr)
+    return list(dict.fromkeys([partition, default_model_key()]))
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ LANGUAGE sql IMMUTABLE AS $$
         GROUP BY 1
     ) s
     -- A "tag" of over 1,000 bytes (a paragraph) is none, and the tags' index refuses it
-    -- (core.chunks.chunk_text.MAX_TAG_BYTES).
+    -- (core.chunks.chunk_text.MAX_NAME_BYTES).
     WHERE t <> '' AND octet_length(t) <= 1000
 $$;
 

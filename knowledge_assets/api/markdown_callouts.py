@@ -56,7 +56,7 @@ def _box(kind: str, title: str, fold: str = "", *, html: str | None = None) -> s
     """
     label, family = _KINDS.get(kind.lower(), (kind, "note"))
     attrs = f'class="callout callout-{family}" data-callout="{escapeHtml(kind.lower())}"'
-    title = html if html and title.strip() else escapeHtml(title.strip() or label)
+    title = html or escapeHtml(title.strip() or label)
     if fold:
         opened = " open" if fold == "+" else ""
         return f'<details {attrs}{opened}>\n<summary class="callout-title">{title}</summary>\n'

@@ -22,6 +22,7 @@ from knowledge_assets.mcp.reader import (
     ReaderStore,
     is_unreachable,
     open_reader,
+    over_limits,
 )
 
 # Connections the server keeps for short reads: four hybrid searches at once, each on two.
@@ -87,7 +88,7 @@ def read(
     except psycopg.Error as exc:
         if isinstance(exc, psycopg.OperationalError) and is_unreachable(exc):
             raise _unavailable("the read-only role", exc) from None
-        if (exc.sqlstate or "").startswith("54"):  # an OperationalError too
+        if over_limits(exc):  # an OperationalError too
             raise QueryTooComplex(
                 f"the query is too complex to search ({first_line(exc)}); shorten it"
             ) from None

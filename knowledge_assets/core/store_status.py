@@ -17,7 +17,7 @@ import psycopg
 from psycopg import sql
 
 from knowledge_assets.core.index.coverage import missing_vectors
-from knowledge_assets.core.index.models import unconfigured_active_key, unconfigured_hint
+from knowledge_assets.core.index.models import active_key, unconfigured_hint
 from knowledge_assets.core.ingest import store
 from knowledge_assets.core.ingest.conventions import bad_date
 from knowledge_assets.core.settings import EmbedSettings
@@ -221,5 +221,5 @@ def _unconfigured(conn: psycopg.Connection) -> str | None:
         configured = EmbedSettings.from_env().model_keys()
     except ValueError:
         return None
-    key = unconfigured_active_key(conn, configured)
-    return unconfigured_hint(key, configured) if key else None
+    key = active_key(conn)
+    return unconfigured_hint(key, configured) if key and key not in configured else None

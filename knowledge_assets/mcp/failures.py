@@ -9,7 +9,12 @@ from knowledge_assets.core import search as core_search
 from knowledge_assets.core.database.db import DatabaseUrlError
 from knowledge_assets.core.database.server_output import EmbeddedStoreError
 from knowledge_assets.core.secrets import redact
-from knowledge_assets.mcp.reader import STATEMENT_TIMEOUT_MS, ServerBusy, is_unreachable
+from knowledge_assets.mcp.reader import (
+    STATEMENT_TIMEOUT_MS,
+    ServerBusy,
+    is_unreachable,
+    over_limits,
+)
 
 __all__ = ["describe_failure"]
 
@@ -20,8 +25,7 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, psycopg.errors.QueryCanceled):
         seconds = STATEMENT_TIMEOUT_MS // 1000
         return f"timeout: the search ran over {seconds} s and was cancelled; narrow the query"
-    if isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("54"):
-        # Class 54, program limit exceeded: "stack depth limit exceeded", "value is too big".
+    if isinstance(exc, psycopg.Error) and over_limits(exc):
         return f"bad input: the query is too complex to search ({_message(exc)}); shorten it"
     if isinstance(exc, psycopg.OperationalError) and is_unreachable(exc):
         return (

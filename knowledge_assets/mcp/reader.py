@@ -240,5 +240,11 @@ def is_unreachable(exc: psycopg.OperationalError) -> bool:
     )
 
 
+def over_limits(exc: psycopg.Error) -> bool:
+    """The server refused the query as over one of its limits (class 54: "stack depth limit
+    exceeded", a value too big): the query must be shortened, not retried."""
+    return (exc.sqlstate or "").startswith("54")
+
+
 def _broken(conn: psycopg.Connection) -> bool:
     return conn.closed or conn.broken

@@ -179,10 +179,10 @@ SPACES = (
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )  # every character str.isspace() accepts (a test checks it)
 BLANKS = SPACES + "\u200b\u200c\u200d\u2060\ufeff"
-# A frontmatter "tag" longer than this is a paragraph, not a tag, and the tags' index refuses
-# an entry of about 2,700 bytes: one such note stopped the latest_docs step for every note.
-# ``rag.note_tags`` (sql/R__views.sql) drops the same ones.
-MAX_TAG_BYTES = 1000
+# A tag or a link target longer than this is a paragraph, not a name, and the GIN indexes of tags
+# and link names refuse an entry of about 2,700 bytes: one such note stopped the latest_docs step
+# for every note. ``rag.note_tags`` (sql/R__views.sql) and name keys (sql/067) use the same bound.
+MAX_NAME_BYTES = 1000
 
 
 def normalise_tags(value: Any) -> list[str]:
@@ -204,7 +204,7 @@ def normalise_tags(value: Any) -> list[str]:
     else:  # a mapping or a boolean is not a tag list
         return []
     tags = (str(item).strip(BLANKS).lstrip("#").strip(BLANKS) for item in items)
-    return list(dict.fromkeys(t for t in tags if t and len(t.encode("utf-8")) <= MAX_TAG_BYTES))
+    return list(dict.fromkeys(t for t in tags if t and len(t.encode("utf-8")) <= MAX_NAME_BYTES))
 
 
 def flat_items(

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from itertools import repeat
 from urllib.parse import unquote
 
+from knowledge_assets.core.chunks.chunk_text import MAX_NAME_BYTES
 from knowledge_assets.core.chunks.comments import without_code_spans
 from knowledge_assets.core.chunks.markdown import fenced_flags
 from knowledge_assets.core.links.resolve import FOLDER_NOTES, note_stem, path_key
@@ -56,16 +57,12 @@ def name_key(path: str) -> str:
     return path_key(note_stem(posixpath.basename(path.rstrip("/"))))
 
 
-# The longest link target kept as a name a note may be linked by (a path of many folders).
-MAX_NAME_BYTES = 1000
-
-
 def link_names(body: str) -> list[str]:
     """The names (:func:`name_key`) the links of ``body`` may lead to, each once, in order: a
     Markdown link that may name a folder (``docs/``, ``docs``) may lead to its README or index."""
     names: dict[str, None] = {}
     for target, relative in link_targets(body):
-        # No file has a name that long, and the names' index refuses an entry of ~2,700 bytes.
+        # No file has a name that long (chunk_text.MAX_NAME_BYTES).
         if (key := name_key(target)) and len(key.encode("utf-8")) <= MAX_NAME_BYTES:
             names[key] = None
         if relative and (target.endswith("/") or not posixpath.splitext(target)[1]):

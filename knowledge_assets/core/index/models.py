@@ -84,24 +84,22 @@ def active_model_info(conn: psycopg.Connection) -> tuple[str, str] | None:
     return (str(row[0]), str(row[1])) if row else None
 
 
-def unconfigured_active_key(conn: psycopg.Connection, configured: Sequence[str]) -> str | None:
-    """The partition key of the model search uses when it is none of the ``configured`` keys
-    (``KA_EMBED_PROVIDER`` changed, say): no update embeds new notes with it then, so search
-    falls behind for good. None when it is configured, or no model is active."""
+def active_key(conn: psycopg.Connection) -> str | None:
+    """The partition key of the model search uses, or None (no model active yet, or one stored
+    under a name no key describes)."""
     from knowledge_assets.core.index.model_keys import key_for_stored
 
     active = active_model_info(conn)
-    if active is None:
-        return None
     try:
-        key = key_for_stored(*active)
-    except ValueError:  # a model stored under a name no key describes
+        return key_for_stored(*active) if active else None
+    except ValueError:
         return None
-    return None if key in configured else key
 
 
 def unconfigured_hint(key: str, configured: Sequence[str]) -> str:
-    """What to do when search uses ``key``, which is not configured (``configured[0]`` is)."""
+    """What to do when search uses ``key``, which is none of the ``configured`` keys
+    (``KA_EMBED_PROVIDER`` changed alone): no update embeds new notes with it then, so search
+    falls behind for good (``configured[0]`` is the configured model)."""
     return (
         f"search uses {key}, which is no longer configured, so new notes get no vector of it:"
         f" add {key} to KA_EMBED_MODELS, or run `knowledge-assets models activate"

@@ -9,7 +9,6 @@ list is the configured model (``KA_EMBED_PROVIDER`` / ``KA_EMBED_MODEL``) follow
 import dagster as dg
 
 from knowledge_assets.core.index import models
-from knowledge_assets.core.index.model_keys import key_for_stored
 from knowledge_assets.core.settings import EmbedSettings
 from knowledge_assets.resources import PostgresResource
 
@@ -31,14 +30,17 @@ def search_partition(postgres: PostgresResource) -> str:
     """The partition that keeps search current: the active model's, when it is a partition,
     else the configured model's (before any model is active, or when the store is unreachable,
     in which case the run itself reports the error)."""
+    return search_model(postgres)[0]
+
+
+def search_model(postgres: PostgresResource) -> tuple[str, str | None]:
+    """:func:`search_partition`, and the key of the model search uses when it is none of the
+    partitions (then no run embeds new notes with it), else None."""
     try:
         with postgres.connect() as conn:
-            active = models.active_model_info(conn)
+            key = models.active_key(conn)
     except Exception:  # an unavailable store must not fail a tick: the run reports it
-        return default_model_key()
-    keys = model_keys()
-    try:
-        key = key_for_stored(*active) if active else None
-    except ValueError:  # a model stored under a name no key describes
-        key = None
-    return key if key in keys else default_model_key()
+        return default_model_key(), None
+    if key is None or key in model_keys():
+        return key or default_model_key(), None
+    return default_model_key(), key
